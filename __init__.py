@@ -1,0 +1,7 @@
+"""duckmine: data-mining algorithms that run inside DuckDB, next to the data."""
+
+from .extension.arff import read_arff
+from .extension.loader import connect, load
+
+__version__ = "0.1.0"
+__all__ = ["connect", "load", "read_arff", "__version__"]

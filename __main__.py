@@ -1,0 +1,5 @@
+import sys
+
+from .extension.cli import main
+
+sys.exit(main())

@@ -1,0 +1,88 @@
+"""The ``duckmine`` command: ``demo`` builds the sample database and runs every
+mining function on it; ``sql`` runs a query on a loaded connection."""
+
+import argparse
+import os
+import sys
+import time
+
+from .loader import connect
+from .samples import create_sample_tables
+
+DEMO_DB = "duckmine_demo.duckdb"
+
+DEMO = [
+    ("The book's weather data (section 6.3): itemsets with support >= 6",
+     "SELECT * FROM fp_growth('weather', 6)"),
+    ("Closed itemsets of the contact-lens data at 25% support",
+     "SELECT * FROM fp_growth('contact_lenses', 0.25, target := 'closed')"),
+    ("Association rules of the weather data, support >= 3, confidence 1",
+     "SELECT antecedent, consequent, support_count, confidence, lift, leverage, "
+     "conviction FROM association_rules('weather', 3, min_confidence := 1.0) LIMIT 10"),
+    ("Market baskets (long layout): maximal itemsets at 3% support",
+     "SELECT * FROM fp_growth('baskets', 0.03, target := 'maximal') LIMIT 10"),
+    ("Rules from the baskets, consequents of one item",
+     "SELECT antecedent, consequent, support, confidence, lift FROM "
+     "association_rules('baskets', 0.02, min_confidence := 0.7, max_consequent := 1) "
+     "LIMIT 10"),
+    ("One model per group: frequent pairs per weekday, mined with GROUP BY",
+     "SELECT day, s.itemset, s.support_count FROM ("
+     "SELECT day, unnest(fp_growth_agg(items, 0.08, max_length := 2)) AS s FROM ("
+     "SELECT tid % 7 AS day, list(item) AS items FROM baskets GROUP BY tid) "
+     "GROUP BY day) WHERE len(s.itemset) = 2 ORDER BY day, s.support_count DESC "
+     "LIMIT 10"),
+]
+
+
+def demo(db):
+    if os.path.exists(db):
+        os.remove(db)
+    con = connect(db)
+    try:
+        create_sample_tables(con)
+        print(f"Sample database {db}: tables weather, contact_lenses, baskets "
+              f"({con.execute('SELECT count(DISTINCT tid) FROM baskets').fetchall()[0][0]}"
+              " baskets)\n")
+        for title, query in DEMO:
+            start = time.perf_counter()
+            rel = con.sql(query)
+            print(f"-- {title}\n{query};")
+            rel.show(max_width=200, max_rows=20)
+            print(f"({time.perf_counter() - start:.2f} s)\n")
+    finally:
+        con.close()
+
+
+def run_sql(query, db):
+    if db is None and os.path.exists(DEMO_DB):
+        db = DEMO_DB
+    con = connect(db)
+    try:
+        con.sql(query).show(max_width=200, max_rows=100)
+    finally:
+        con.close()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="duckmine", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("demo", help="build the sample database and mine it")
+    p.add_argument("--db", default=DEMO_DB, help=f"database file (default {DEMO_DB})")
+    p = sub.add_parser("sql", help="run a query on a connection with duckmine loaded")
+    p.add_argument("query")
+    p.add_argument("--db", default=None,
+                   help=f"database file (default {DEMO_DB} if present, else in memory)")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "demo":
+            demo(args.db)
+        else:
+            run_sql(args.query, args.db)
+    except Exception as err:  # a readable message, not a traceback
+        print(f"duckmine: {type(err).__name__}: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+"""The sample database behind ``duckmine demo``: the book's weather and
+contact-lens data and a deterministic market-basket table."""
+
+from importlib import resources
+
+import numpy as np
+import pyarrow as pa
+
+from ..algorithms.baskets import quest_baskets
+from .arff import read_arff
+
+PRODUCTS = [
+    "apples", "bananas", "beer", "biscuits", "bread", "butter", "cereal", "cheese",
+    "chicken", "chocolate", "coffee", "crisps", "eggs", "fish", "flour", "ham",
+    "jam", "juice", "milk", "nappies", "onions", "pasta", "pizza", "potatoes",
+    "rice", "salad", "sausages", "soap", "sugar", "tea", "tomatoes", "wine",
+    "yoghurt", "washing powder", "toothpaste", "shampoo", "oranges", "carrots",
+    "lemonade", "ice cream",
+]
+
+
+def basket_table(n_transactions, names, seed=1, **quest):
+    """Long-layout Arrow table (tid BIGINT, item VARCHAR) of Quest-style baskets."""
+    offsets, items = quest_baskets(n_transactions, n_items=len(names), seed=seed,
+                                   **quest)
+    tid = np.repeat(np.arange(n_transactions, dtype=np.int64), np.diff(offsets))
+    item = pa.DictionaryArray.from_arrays(pa.array(items), pa.array(names))
+    return pa.table({"tid": tid, "item": item.cast(pa.string())})
+
+
+def create_sample_tables(con):
+    """Create ``weather``, ``contact_lenses`` and ``baskets`` on ``con``."""
+    data = resources.files("duckmine") / "extension" / "data"
+    with resources.as_file(data / "weather.nominal.arff") as path:
+        read_arff(con, path, "weather", replace=True)
+    with resources.as_file(data / "contact-lenses.arff") as path:
+        read_arff(con, path, "contact_lenses", replace=True)
+    baskets = basket_table(2000, PRODUCTS, seed=7, avg_len=4, n_patterns=25,
+                           avg_pattern=3)
+    con.register("__duckmine_baskets", baskets)
+    try:
+        con.execute("CREATE OR REPLACE TABLE baskets AS "
+                    "SELECT * FROM __duckmine_baskets ORDER BY tid, item")
+    finally:
+        con.unregister("__duckmine_baskets")

@@ -1,0 +1,25 @@
+from pathlib import Path
+
+import duckmine
+import pytest
+
+DATA = Path(__file__).parent / "data"
+SAMPLES = Path(duckmine.__file__).parent / "extension" / "data"
+
+
+@pytest.fixture(scope="session")
+def con():
+    """One loaded connection with the book's data and the supermarket baskets."""
+    c = duckmine.connect()
+    duckmine.read_arff(c, SAMPLES / "weather.nominal.arff", "weather")
+    duckmine.read_arff(c, SAMPLES / "contact-lenses.arff", "contact_lenses")
+    duckmine.read_arff(c, DATA / "supermarket.arff", "supermarket")
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def fresh():
+    c = duckmine.connect()
+    yield c
+    c.close()

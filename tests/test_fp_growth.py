@@ -1,0 +1,192 @@
+"""FP-growth and association rules: the book's example, parity with pyfim and
+Weka's FPGrowth, every input layout, and the aggregate form."""
+
+import json
+import re
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def itemsets(con, sql):
+    return sorted([sorted(s), n] for s, n, _ in con.execute(sql).fetchall())
+
+
+def test_weather_book_example(con):
+    # Section 6.3: minimum support 6 gives six single items and two pairs
+    rows = con.execute("SELECT * FROM fp_growth('weather', 6)").fetchall()
+    assert rows == [
+        (["play=yes"], 9, 9 / 14),
+        (["windy=FALSE"], 8, 8 / 14),
+        (["humidity=high"], 7, 0.5),
+        (["humidity=normal"], 7, 0.5),
+        (["temperature=mild"], 6, 6 / 14),
+        (["windy=TRUE"], 6, 6 / 14),
+        (["humidity=normal", "play=yes"], 6, 6 / 14),
+        (["play=yes", "windy=FALSE"], 6, 6 / 14),
+    ]
+
+
+@pytest.mark.parametrize("path", sorted(GOLDEN.glob("*.json")), ids=lambda p: p.stem)
+def test_parity_with_pyfim(con, path):
+    data, target, count = path.stem.rsplit("_", 2)
+    table = {"supermarket": "supermarket", "contact-lenses": "contact_lenses"}[data]
+    got = itemsets(con, f"SELECT * FROM fp_growth('{table}', {count}, "
+                        f"target := '{target}')")
+    assert got == json.loads(path.read_text())
+
+
+def test_fraction_support_matches_count(con):
+    # 0.2 of 4627 transactions is 925.4: the threshold is 926
+    by_fraction = itemsets(con, "SELECT * FROM fp_growth('supermarket', 0.2)")
+    assert by_fraction == json.loads((GOLDEN / "supermarket_all_926.json").read_text())
+    n, = con.execute("SELECT min(support_count) FROM fp_growth('supermarket', 0.2)"
+                     ).fetchall()[0]
+    assert n >= 926
+
+
+def test_max_length(con):
+    golden = json.loads((GOLDEN / "supermarket_all_926.json").read_text())
+    got = itemsets(con, "SELECT * FROM fp_growth('supermarket', 926, max_length := 2)")
+    assert got == [r for r in golden if len(r[0]) <= 2]
+
+
+WEKA_RULE = re.compile(r"^\s*\d+\. \[(.*)\]: (\d+) ==> \[(.*)\]: (\d+)\s+<conf:\((\S+)\)> "
+                       r"lift:\((\S+)\) lev:\((\S+)\) conv:\((\S+)\)")
+
+
+@pytest.mark.parametrize("count", [926, 694])
+def test_rules_parity_with_weka(con, count):
+    """Weka's FPGrowth with -P 1 sees 't' and total=low as items: drop total=high."""
+    weka = {}
+    for line in (GOLDEN / f"weka_fpgrowth_{count}.txt").read_text().splitlines():
+        m = WEKA_RULE.match(line)
+        if m:
+            ant, prem, con_, tot, *metrics = m.groups()
+            key = (frozenset(ant.split(", ")), frozenset(con_.split(", ")))
+            weka[key] = (int(prem), int(tot), *map(float, metrics))
+    assert len(weka) > 100
+    query = ("SELECT * REPLACE (CASE WHEN total = 'low' THEN total END AS total) "
+             "FROM supermarket")
+    rows = con.execute(
+        f"SELECT antecedent, consequent, support_count, confidence, lift, leverage, "
+        f"conviction FROM association_rules($q, {count}, min_confidence := 0.8)",
+        {"q": query}).fetchall()
+    ours = {}
+    for ant, cons, tot, conf, lift, lev, conv in rows:
+        key = (frozenset(ant), frozenset(cons))
+        ours[key] = (round(tot / conf), tot, conf, lift, lev, conv)
+    assert set(ours) == set(weka)
+    for key, (prem, tot, *metrics) in ours.items():
+        w = weka[key]
+        assert (prem, tot) == w[:2], key
+        for mine, printed in zip(metrics, w[2:], strict=True):
+            assert abs(mine - printed) <= 0.005 + 1e-9, (key, metrics, w)
+
+
+def test_rule_measures_by_definition(con):
+    rows = con.execute("SELECT * FROM association_rules('weather', 3, "
+                       "min_confidence := 0.0) WHERE antecedent = ['outlook=overcast'] "
+                       "AND consequent = ['play=yes']").fetchall()
+    (_, _, count, support, conf, lift, lev, conv), = rows
+    n, prem, cons = 14, 4, 9
+    assert (count, support, conf) == (4, 4 / 14, 1.0)
+    assert lift == pytest.approx(conf / (cons / n))
+    assert lev == pytest.approx(4 / n - (prem / n) * (cons / n))
+    assert conv == pytest.approx(prem * (n - cons) / n / (prem - count + 1))
+
+
+def test_consequents_of_several_items_and_bound(con):
+    many = con.execute("SELECT max(len(consequent)) FROM association_rules("
+                       "'contact_lenses', 3, min_confidence := 0.9)").fetchall()[0][0]
+    assert many >= 2
+    one = con.execute("SELECT max(len(consequent)) FROM association_rules("
+                      "'contact_lenses', 3, min_confidence := 0.9, "
+                      "max_consequent := 1)").fetchall()[0][0]
+    assert one == 1
+
+
+def test_layouts_agree(fresh):
+    fresh.execute("CREATE TABLE long_t AS SELECT * FROM (VALUES (1, 'a'), (1, 'b'), "
+                  "(2, 'a'), (2, 'c'), (3, 'a'), (3, 'b'), (3, NULL), (4, NULL), "
+                  "(1, 'a')) t(tid, item)")
+    fresh.execute("CREATE TABLE list_t AS SELECT [x for x in list(item) if x IS NOT "
+                  "NULL] AS items FROM long_t GROUP BY tid")
+    fresh.execute("CREATE TABLE wide_t AS SELECT a, b, c FROM (VALUES "
+                  "(true, true, false), (true, false, true), (true, true, NULL), "
+                  "(false, false, false)) t(a, b, c)")
+    expect = [(["a"], 3, 0.75), (["b"], 2, 0.5), (["a", "b"], 2, 0.5)]
+    for table in ("long_t", "list_t", "wide_t"):
+        assert fresh.execute(f"SELECT * FROM fp_growth('{table}', 2)").fetchall() == \
+            expect, table
+    assert fresh.execute("SELECT * FROM fp_growth('SELECT items FROM list_t', 0.5)"
+                         ).fetchall() == expect
+    fresh.execute("CREATE VIEW v AS SELECT * FROM long_t")
+    fresh.execute("CREATE TEMP TABLE tmp AS SELECT * FROM long_t")
+    for name in ("v", "tmp"):
+        assert fresh.execute(f"SELECT * FROM fp_growth('{name}', 2)").fetchall() == expect
+
+
+def test_registered_pandas_and_arrow(fresh):
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"basket_id": ["x", "x", "y", "y", "z"],
+                          "product": ["tea", "milk", "tea", "milk", "tea"]})
+    fresh.register("frame", frame)
+    fresh.register("arrow_t", pa.Table.from_pandas(frame))
+    expect = [(["tea"], 3, 1.0), (["milk"], 2, 2 / 3), (["milk", "tea"], 2, 2 / 3)]
+    for name in ("frame", "arrow_t"):
+        assert fresh.execute(f"SELECT * FROM fp_growth('{name}', 2)").fetchall() == expect
+
+
+def test_explicit_layout(fresh):
+    fresh.execute("CREATE TABLE pairs AS SELECT * FROM (VALUES ('x', 'y'), ('x', 'y'), "
+                  "('x', 'z')) t(colour, size)")
+    wide = fresh.execute("SELECT * FROM fp_growth('pairs', 2)").fetchall()
+    assert wide == [(["colour=x"], 3, 1.0), (["size=y"], 2, 2 / 3),
+                    (["colour=x", "size=y"], 2, 2 / 3)]
+    long = fresh.execute("SELECT * FROM fp_growth('pairs', 1, layout := 'long')"
+                         ).fetchall()
+    assert long == [(["y"], 1, 1.0), (["z"], 1, 1.0), (["y", "z"], 1, 1.0)]
+
+
+def test_aggregate_form_mines_each_group(con):
+    grouped = con.execute("""
+        SELECT outlook, s.itemset, s.support_count FROM (
+          SELECT outlook, unnest(fp_growth_agg(items, 2, target := 'maximal')) AS s
+          FROM (SELECT outlook, ['temperature=' || temperature, 'play=' || play] AS items
+                FROM weather) GROUP BY outlook)""").fetchall()
+    for outlook in ("sunny", "overcast", "rainy"):
+        alone = con.execute(f"""SELECT * FROM fp_growth(
+            'SELECT temperature, play FROM weather WHERE outlook = ''{outlook}''', 2,
+            target := 'maximal')""").fetchall()
+        assert sorted((s, n) for o, s, n in grouped if o == outlook) == \
+            sorted((s, n) for s, n, _ in alone)
+    rules = con.execute("""SELECT len(association_rules_agg(items, 2, min_confidence := 0.5))
+        FROM (SELECT ['temperature=' || temperature, 'play=' || play] AS items
+              FROM weather)""").fetchall()[0][0]
+    whole = con.execute("SELECT count(*) FROM association_rules('SELECT temperature, "
+                        "play FROM weather', 2, min_confidence := 0.5)").fetchall()[0][0]
+    assert rules == whole > 0
+
+
+def test_empty_table_and_null_items(fresh):
+    fresh.execute("CREATE TABLE e (tid INTEGER, item VARCHAR)")
+    assert fresh.execute("SELECT * FROM fp_growth('e', 0.1)").fetchall() == []
+    assert fresh.execute("SELECT * FROM association_rules('e', 1)").fetchall() == []
+    fresh.execute("CREATE TABLE nulls AS SELECT * FROM (VALUES (1, NULL), (2, NULL)) "
+                  "t(tid, item)")
+    assert fresh.execute("SELECT * FROM fp_growth('nulls', 1)").fetchall() == []
+    fresh.execute("CREATE TABLE l (items VARCHAR[])")
+    fresh.execute("INSERT INTO l VALUES (['a', NULL]), (NULL), (['a'])")
+    assert fresh.execute("SELECT * FROM fp_growth('l', 2)").fetchall() == \
+        [(["a"], 2, 2 / 3)]
+
+
+def test_long_layout_counts_repeated_items_once(fresh):
+    fresh.execute("CREATE TABLE r AS SELECT * FROM (VALUES (1, 'a'), (1, 'a'), (2, 'b')) "
+                  "t(tid, item)")
+    assert fresh.execute("SELECT * FROM fp_growth('r', 1)").fetchall() == \
+        [(["a"], 1, 0.5), (["b"], 1, 0.5)]

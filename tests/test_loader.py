@@ -1,0 +1,64 @@
+"""Registration on any connection, and the command line."""
+
+import subprocess
+import sys
+
+import duckdb
+import duckmine
+from duckmine.extension import cli
+
+QUERY = "SELECT count(*) FROM fp_growth('SELECT [''a'', ''b''] AS items', 1)"
+
+
+def test_load_twice_and_several_connections():
+    a = duckdb.connect()
+    b = duckdb.connect()
+    duckmine.load(a)
+    duckmine.load(a)
+    duckmine.load(b)
+    assert a.execute(QUERY).fetchall() == b.execute(QUERY).fetchall() == [(3,)]
+    a.close()
+    assert b.execute(QUERY).fetchall() == [(3,)]
+    b.close()
+
+
+def test_file_database_keeps_no_macros(tmp_path):
+    path = str(tmp_path / "x.duckdb")
+    con = duckmine.connect(path)
+    con.execute("CREATE TABLE t AS SELECT 1 AS x")
+    assert con.execute(QUERY).fetchall() == [(3,)]
+    con.close()
+    plain = duckdb.connect(path)
+    assert plain.execute("SELECT count(*) FROM duckdb_functions() WHERE function_name = "
+                         "'fp_growth'").fetchall() == [(0,)]
+    plain.close()
+    again = duckmine.connect(path)
+    assert again.execute("SELECT * FROM t").fetchall() == [(1,)]
+    assert again.execute(QUERY).fetchall() == [(3,)]
+    again.close()
+
+
+def test_demo_and_sql_commands(tmp_path, capsys):
+    db = str(tmp_path / "demo.duckdb")
+    assert cli.main(["demo", "--db", db]) == 0
+    out = capsys.readouterr().out
+    assert "humidity=normal" in out and "association_rules" in out
+    assert cli.main(["sql", "SELECT count(*) AS n FROM fp_growth('weather', 6)",
+                     "--db", db]) == 0
+    assert "8" in capsys.readouterr().out
+    assert cli.main(["sql", "SELECT * FROM fp_growth('nope', 1)", "--db", db]) == 1
+    assert "nope" in capsys.readouterr().err
+
+
+def test_second_process_starts_warm(tmp_path):
+    """Kernels are cached on disk: a new process loads and mines quickly."""
+    code = ("import time; t = time.perf_counter(); import duckmine; "
+            "con = duckmine.connect(); t1 = time.perf_counter(); "
+            f"con.execute(\"{QUERY}\").fetchall(); "
+            "print(t1 - t, time.perf_counter() - t1)")
+    subprocess.run([sys.executable, "-c", code], check=True)  # warm the cache
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True).stdout.split()
+    load, first_query = map(float, out)
+    assert load < 1.0, load
+    assert first_query < 2.0, first_query

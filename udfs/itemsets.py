@@ -1,0 +1,224 @@
+"""Arrow adapters for frequent itemsets and association rules.
+
+The SQL macros hand over whole transaction sets (one row per table, or per group
+under GROUP BY) as ``VARCHAR[][]``, plus, when DuckDB already counted the items,
+the frequent items in rank order. Items are encoded with a hash lookup in Arrow,
+mined by the numba kernels in ``algorithms``, and decoded back to names.
+"""
+
+import math
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..algorithms import itemsets as core
+from .registry import column, scalars, udf
+
+DEFAULT_MAX_ITEMSETS = 20_000_000
+MAX_RULE_ITEMSET = 24  # a rule search enumerates 2**n splits of an n-itemset
+
+INTEGER_TYPES = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT",
+                 "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT"}
+
+ITEMSET = pa.struct([("itemset", pa.list_(pa.string())),
+                     ("support_count", pa.int64()), ("support", pa.float64())])
+RULE = pa.struct([("antecedent", pa.list_(pa.string())),
+                  ("consequent", pa.list_(pa.string())),
+                  ("support_count", pa.int64()), ("support", pa.float64()),
+                  ("confidence", pa.float64()), ("lift", pa.float64()),
+                  ("leverage", pa.float64()), ("conviction", pa.float64())])
+ITEMSET_SQL = "STRUCT(itemset VARCHAR[], support_count BIGINT, support DOUBLE)[]"
+RULE_SQL = ("STRUCT(antecedent VARCHAR[], consequent VARCHAR[], support_count BIGINT, "
+            "support DOUBLE, confidence DOUBLE, lift DOUBLE, leverage DOUBLE, "
+            "conviction DOUBLE)[]")
+
+
+def min_count(fn, min_support, sql_type, n):
+    """The absolute support threshold for ``n`` transactions.
+
+    An integer-typed ``min_support`` is a count. Any other number is a fraction
+    when it is at most 1, and a count when it is a whole number above 1.
+    """
+    if min_support is None:
+        raise ValueError(f"{fn}: min_support must not be NULL")
+    if not math.isfinite(min_support) or min_support <= 0:
+        raise ValueError(f"{fn}: min_support must be a fraction in (0, 1] or a count "
+                         f">= 1, got {min_support}")
+    if sql_type.upper() in INTEGER_TYPES:
+        return int(min_support)
+    if min_support <= 1:
+        # the least count whose share of n reaches the fraction
+        return max(1, math.ceil(min_support * n - 1e-9 * max(1, n)))
+    if min_support != int(min_support):
+        raise ValueError(f"{fn}: min_support {min_support} is above 1 but not a whole "
+                         "count; give a fraction in (0, 1] or a count")
+    return int(min_support)
+
+
+def check_options(fn, max_length, target=None, min_confidence=None,
+                  max_consequent=None, limit=None):
+    """Validate the scalar options; return (max_length, max_consequent, limit)."""
+    if max_length is not None and max_length < 1:
+        raise ValueError(f"{fn}: max_length must be >= 1 or NULL, got {max_length}")
+    if target is not None and target not in core.TARGETS:
+        raise ValueError(f"{fn}: target must be one of 'all', 'closed', 'maximal', "
+                         f"got {target!r}")
+    if fn == "association_rules":
+        if min_confidence is None or not 0 <= min_confidence <= 1:
+            raise ValueError(f"{fn}: min_confidence must be in [0, 1], got "
+                             f"{min_confidence}")
+        if max_consequent is not None and max_consequent < 1:
+            raise ValueError(f"{fn}: max_consequent must be >= 1 or NULL, got "
+                             f"{max_consequent}")
+    if limit is not None and limit < 1:
+        raise ValueError(f"{fn}: duckmine_max_itemsets must be >= 1, got {limit}")
+    big = np.iinfo(np.int32).max
+    return (big if max_length is None else int(max_length),
+            big if max_consequent is None else int(max_consequent),
+            DEFAULT_MAX_ITEMSETS if limit is None else int(limit))
+
+
+class Transactions:
+    """One transaction set, encoded: CSR codes ranked by descending support."""
+
+    def __init__(self, tx, frequent, threshold):
+        """``tx``: ListArray of item lists (NULL = empty); ``frequent``: the items
+        with support >= ``threshold`` in rank order, or None to count them here."""
+        self.n = len(tx)
+        values = tx.flatten() if self.n else pa.array([], pa.string())
+        if frequent is None:
+            frequent = self._rank(tx, values, threshold)
+        self.names = frequent
+        self.codes = pc.fill_null(pc.index_in(values, value_set=frequent), -1)
+        self.codes = self.codes.to_numpy(zero_copy_only=False).astype(np.int32)
+        offsets = np.asarray(tx.offsets, dtype=np.int64)
+        self.offsets = offsets - offsets[0]
+        # position of each item in sorted name order, to sort itemsets by name
+        order = np.argsort(np.array(frequent.to_pylist(), dtype=object), kind="stable")
+        self.name_rank = np.empty(len(frequent), np.int64)
+        self.name_rank[order] = np.arange(len(frequent))
+
+    @staticmethod
+    def _rank(tx, values, threshold):
+        """Items with support >= threshold, by descending support then name."""
+        if len(values) == 0:
+            return pa.array([], pa.string())
+        row = pc.list_parent_indices(tx)
+        pairs = pa.table({"row": row, "item": values}).filter(pc.is_valid(values))
+        distinct = pairs.group_by(["row", "item"]).aggregate([])
+        counts = distinct.group_by("item").aggregate([("row", "count")])
+        counts = counts.filter(pc.greater_equal(counts["row_count"], threshold))
+        counts = counts.sort_by([("row_count", "descending"), ("item", "ascending")])
+        return counts["item"].combine_chunks().cast(pa.string())
+
+    def itemsets(self, threshold, max_len, target, limit):
+        return core.frequent_itemsets(self.offsets, self.codes, len(self.names),
+                                      threshold, max_len, target, limit)
+
+    def lists(self, rec_parent, rec_item, records):
+        """Sorted item-name lists of ``records``."""
+        offsets, flat = core.expand(rec_parent, rec_item, records, self.name_rank)
+        return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)),
+                                        self.names.take(pa.array(flat)))
+
+
+def _too_many(fn, err, limit):
+    return ValueError(
+        f"{fn}: stopped after finding more than {err.found:,} frequent itemsets "
+        f"(the limit is {limit:,}); raise min_support, set max_length, or raise the "
+        "limit with SET VARIABLE duckmine_max_itemsets = N")
+
+
+def _rows(fn, tx, frequent, min_support, sql_type, *options):
+    """Per row (one transaction set each): its encoded transactions, support
+    threshold and remaining options as Python values."""
+    tx, frequent = column(tx), column(frequent)
+    rows = zip(scalars(min_support), scalars(sql_type), *map(scalars, options))
+    for i, (support, sql_type_i, *opts) in enumerate(rows):
+        group = tx[i].values if tx[i].is_valid else pa.array([], pa.list_(pa.string()))
+        threshold = min_count(fn, support, sql_type_i, len(group))
+        ranked = frequent[i].values if frequent[i].is_valid else None
+        yield Transactions(group, ranked, threshold), threshold, opts
+
+
+def _wrap(parts, value_type):
+    """One list value per row from per-row Arrow arrays."""
+    offsets = np.zeros(len(parts) + 1, np.int32)
+    offsets[1:] = np.cumsum([len(p) for p in parts])
+    values = pa.concat_arrays(parts) if parts else pa.array([], value_type)
+    return pa.ListArray.from_arrays(pa.array(offsets), values)
+
+
+@udf("_dm_itemsets", ["VARCHAR[][]", "VARCHAR[]", "DOUBLE", "VARCHAR", "BIGINT",
+                      "VARCHAR", "BIGINT"], ITEMSET_SQL)
+def itemsets_udf(tx, frequent, min_support, sql_type, max_length, target, limit):
+    fn = "fp_growth"
+    parts = []
+    for t, threshold, (mx, tgt, lim) in _rows(fn, tx, frequent, min_support, sql_type,
+                                             max_length, target, limit):
+        max_len, _, lim = check_options(fn, mx, target=tgt, limit=lim)
+        try:
+            rec_parent, rec_item, rec_count, sel = t.itemsets(threshold, max_len, tgt,
+                                                              lim)
+        except core.TooManyItemsets as err:
+            raise _too_many(fn, err, lim) from None
+        counts = rec_count[sel]
+        parts.append(pa.StructArray.from_arrays(
+            [t.lists(rec_parent, rec_item, sel), pa.array(counts),
+             pa.array(counts / max(t.n, 1))], fields=list(ITEMSET)))
+    return _wrap(parts, ITEMSET)
+
+
+@udf("_dm_rules", ["VARCHAR[][]", "VARCHAR[]", "DOUBLE", "VARCHAR", "DOUBLE", "BIGINT",
+                   "BIGINT", "BIGINT"], RULE_SQL)
+def rules_udf(tx, frequent, min_support, sql_type, min_confidence, max_length,
+              max_consequent, limit):
+    fn = "association_rules"
+    parts = []
+    for t, threshold, (conf, mx, mc, lim) in _rows(
+            fn, tx, frequent, min_support, sql_type, min_confidence, max_length,
+            max_consequent, limit):
+        max_len, max_con, lim = check_options(fn, mx, min_confidence=conf,
+                                              max_consequent=mc, limit=lim)
+        try:
+            rec_parent, rec_item, rec_count, _ = t.itemsets(threshold, max_len, "all",
+                                                            lim)
+        except core.TooManyItemsets as err:
+            raise _too_many(fn, err, lim) from None
+        longest = int(core.lengths(rec_parent).max()) if len(rec_parent) else 0
+        if longest > MAX_RULE_ITEMSET:
+            raise ValueError(f"{fn}: a frequent itemset has {longest} items; rules "
+                             f"are searched for itemsets of at most {MAX_RULE_ITEMSET}: "
+                             "set max_length or raise min_support")
+        whole, ant, con, n_rules = core.rules(rec_parent, rec_item, rec_count,
+                                              len(t.names), conf, max_con, lim)
+        if n_rules > lim:
+            raise ValueError(f"{fn}: stopped after finding more than {lim:,} rules; "
+                             "raise min_support or min_confidence, set max_length, or "
+                             "SET VARIABLE duckmine_max_itemsets = N")
+        parts.append(rule_columns(t, rec_parent, rec_item, rec_count, whole, ant, con))
+    return _wrap(parts, RULE)
+
+
+def rule_columns(t, rec_parent, rec_item, rec_count, whole, ant, con):
+    """Rule measures as Weka's FPGrowth defines them (DefaultAssociationRule)."""
+    n = float(t.n)
+    total = rec_count[whole].astype(np.float64)
+    premise = rec_count[ant].astype(np.float64)
+    consequence = rec_count[con].astype(np.float64)
+    confidence = total / premise
+    lift = confidence / (consequence / n)
+    leverage = total / n - (premise / n) * (consequence / n)
+    conviction = premise * (n - consequence) / n / (premise - total + 1)
+    cols = [t.lists(rec_parent, rec_item, ant), t.lists(rec_parent, rec_item, con),
+            pa.array(rec_count[whole]), pa.array(total / n), pa.array(confidence),
+            pa.array(lift), pa.array(leverage), pa.array(conviction)]
+    return pa.StructArray.from_arrays(cols, fields=list(RULE))
+
+
+@udf("_dm_min_count", ["DOUBLE", "VARCHAR", "BIGINT", "VARCHAR"], "BIGINT")
+def min_count_udf(min_support, sql_type, n, fn):
+    return pa.array([min_count(f, s, t, c) for s, t, c, f in
+                     zip(scalars(min_support), scalars(sql_type), scalars(n),
+                         scalars(fn))], pa.int64())

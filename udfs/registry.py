@@ -1,0 +1,53 @@
+"""The one registration mechanism: Arrow UDFs declared with ``@udf`` and SQL macro
+files in ``sql/``, both installed on a connection by ``extension.loader.load``.
+
+Every UDF sees NULLs (``null_handling='special'``): NULL is a missing value and
+each algorithm decides what it means.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+
+@dataclass(frozen=True)
+class Udf:
+    name: str
+    fn: Callable
+    params: tuple
+    returns: str
+
+
+UDFS: list[Udf] = []
+
+
+def udf(name, params, returns):
+    """Declare ``fn`` as the Arrow UDF ``name(params) -> returns``."""
+
+    def declare(fn):
+        UDFS.append(Udf(name, fn, tuple(params), returns))
+        return fn
+
+    return declare
+
+
+def register(con):
+    """Create (or re-create) every declared UDF on ``con``."""
+    for u in UDFS:
+        try:
+            con.remove_function(u.name)
+        except Exception:  # not registered yet
+            pass
+        con.create_function(u.name, u.fn, list(u.params), u.returns, type="arrow",
+                            null_handling="special", side_effects=False)
+
+
+def column(x):
+    """A UDF argument as one contiguous Arrow array."""
+    return x.combine_chunks() if isinstance(x, pa.ChunkedArray) else x
+
+
+def scalars(x):
+    """A UDF argument as a list of Python values, one per row."""
+    return column(x).to_pylist()
