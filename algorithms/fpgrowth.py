@@ -2,8 +2,10 @@
 
 Items arrive as integer codes ranked by descending global frequency (code 0 is the
 most frequent item); infrequent items are already gone (code -1). An FP-tree is a
-set of flat arrays: node item, count, parent, first child and next sibling, and the
-node link that threads all nodes of one item from the header table.
+set of flat arrays: per node its parent and item packed in one integer (a walk to
+the root touches one array), its count, and the node link that threads all nodes of
+one item from the header table. While a tree is built, an open-addressing table
+keyed by (parent, item) finds a node's children.
 
 Mining builds conditional FP-trees with no candidate generation. The conditional
 trees live in one arena used as a stack: a tree is built on top of its parent and
@@ -21,6 +23,7 @@ from numba import njit
 
 STATUS_OK = 0
 STATUS_LIMIT = 1
+ITEM_MASK = np.int64(0xFFFFFFFF)
 
 
 @njit(cache=True, nogil=True)
@@ -34,38 +37,84 @@ def _grow(a, need):
 
 
 @njit(cache=True, nogil=True)
-def _insert(path, plen, cnt, ib, item, count, parent, first_child, next_sib,
-            next_link, head, root_child, item_count, top):
+def _pack(parent_node, it):
+    return (np.int64(parent_node + 1) << 32) | it
+
+
+@njit(cache=True, nogil=True)
+def _slot(table, key, up):
+    """Slot of the node whose packed (parent, item) is ``key`` in the open-addressing
+    table of the tree under construction, or of the empty slot where it belongs."""
+    mask = table.shape[0] - 1
+    h = key * np.int64(-7046029254386353131)
+    h = (h ^ (h >> 29)) & mask
+    while True:
+        c = table[h]
+        if c == -1 or up[c] == key:
+            return h
+        h = (h + 1) & mask
+
+
+@njit(cache=True, nogil=True)
+def _rehash(table, base, top, up, slot):
+    """Double the child table; it holds the nodes ``base..top`` of one tree."""
+    new = np.full(2 * table.shape[0], -1, np.int32)
+    for c in range(base, top):
+        h = _slot(new, up[c], up)
+        new[h] = c
+        slot[c] = h
+    return new
+
+
+@njit(cache=True, nogil=True)
+def _insert(path, plen, cnt, ib, up, count, next_link, slot, head, item_count, table,
+            base, top):
     """Insert a path of item indices (ascending) with weight ``cnt`` into the tree
-    whose header starts at ``ib``; new nodes go at ``top``. Returns the new top."""
+    whose nodes start at ``base`` and header at ``ib``; new nodes go at ``top``.
+    Returns the new top and table."""
     node = -1
     for t in range(plen):
         it = path[t]
         item_count[ib + it] += cnt
-        if node == -1:
-            c = root_child[ib + it]
-        else:
-            c = first_child[node]
-            while c != -1 and item[c] != it:
-                c = next_sib[c]
+        key = _pack(node, it)
+        h = _slot(table, key, up)
+        c = table[h]
         if c == -1:
+            if 2 * (top - base + 1) > table.shape[0]:
+                table = _rehash(table, base, top, up, slot)
+                h = _slot(table, key, up)
             c = top
             top += 1
-            item[c] = it
+            up[c] = key
             count[c] = 0
-            parent[c] = node
-            first_child[c] = -1
-            if node == -1:
-                root_child[ib + it] = c
-                next_sib[c] = -1
-            else:
-                next_sib[c] = first_child[node]
-                first_child[node] = c
             next_link[c] = head[ib + it]
             head[ib + it] = c
+            table[h] = c
+            slot[c] = h
         count[c] += cnt
         node = c
-    return top
+    return top, table
+
+
+@njit(cache=True, nogil=True)
+def _sorted_unique(codes, lo, hi, path):
+    """The non-negative codes of ``codes[lo:hi]``, sorted and de-duplicated into
+    ``path``; returns their number."""
+    plen = 0
+    for j in range(lo, hi):
+        v = codes[j]
+        if v < 0:
+            continue
+        k = plen  # insertion sort: transactions are short
+        while k > 0 and path[k - 1] > v:
+            k -= 1
+        if k > 0 and path[k - 1] == v:
+            continue
+        for q in range(plen, k, -1):
+            path[q] = path[q - 1]
+        path[k] = v
+        plen += 1
+    return plen
 
 
 @njit(cache=True, nogil=True)
@@ -77,53 +126,35 @@ def fp_growth(offsets, codes, n_items, min_count, max_len, limit):
     Returns the records ``(parent, item, count)`` and a status: ``STATUS_LIMIT``
     when there are more than ``limit`` itemsets (then ``limit`` records are kept).
     """
-    # node arena
-    cap = 16
+    cap = 16  # node arena
     for v in codes:
         if v >= 0:
             cap += 1
-    item = np.empty(cap, np.int32)
+    up = np.empty(cap, np.int64)
     count = np.empty(cap, np.int64)
-    parent = np.empty(cap, np.int32)
-    first_child = np.empty(cap, np.int32)
-    next_sib = np.empty(cap, np.int32)
     next_link = np.empty(cap, np.int32)
-    # header arena: per tree item, its first node, root child, count, global code
-    icap = 2 * n_items + 16
+    slot = np.empty(cap, np.int32)
+    table = np.full(1 << 12, -1, np.int32)  # children of the tree being built
+    icap = 2 * n_items + 16  # header arena: per tree item, first node, count, code
     head = np.full(icap, -1, np.int32)
-    root_child = np.full(icap, -1, np.int32)
     item_count = np.zeros(icap, np.int64)
     gitem = np.empty(icap, np.int32)
     gitem[:n_items] = np.arange(n_items)
-    # work arrays, restored after each use
-    path = np.empty(n_items + 1, np.int32)
+    path = np.empty(n_items + 1, np.int32)  # work arrays, restored after each use
     scratch = np.zeros(n_items + 1, np.int64)
     touched = np.empty(n_items + 1, np.int32)
     local = np.full(n_items + 1, -1, np.int32)
+    pbuf = np.empty(1024, np.int32)  # prefix paths of one conditional pattern base
+    pend = np.empty(1024, np.int64)
+    pcnt = np.empty(1024, np.int64)
 
     # pass 2 of the book: the first FP-tree
     top = 0
     for t in range(offsets.shape[0] - 1):
-        plen = 0
-        for j in range(offsets[t], offsets[t + 1]):
-            v = codes[j]
-            if v < 0:
-                continue
-            dup = False
-            for q in range(plen):
-                if path[q] == v:
-                    dup = True
-                    break
-            if dup:
-                continue
-            k = plen  # insertion sort: transactions are short
-            while k > 0 and path[k - 1] > v:
-                path[k] = path[k - 1]
-                k -= 1
-            path[k] = v
-            plen += 1
-        top = _insert(path, plen, 1, 0, item, count, parent, first_child, next_sib,
-                      next_link, head, root_child, item_count, top)
+        plen = _sorted_unique(codes, offsets[t], offsets[t + 1], path)
+        top, table = _insert(path, plen, 1, 0, up, count, next_link, slot, head,
+                             item_count, table, 0, top)
+    table = np.full(1 << 12, -1, np.int32)  # conditional trees are smaller
 
     out_parent = np.empty(1024, np.int32)
     out_item = np.empty(1024, np.int32)
@@ -135,8 +166,6 @@ def fp_growth(offsets, codes, n_items, min_count, max_len, limit):
     lvl_ib = np.zeros(depth_cap, np.int64)     # first header entry
     lvl_i = np.zeros(depth_cap, np.int64)      # next item to mine (descending)
     lvl_prefix = np.zeros(depth_cap, np.int32)  # record of the suffix itemset
-    lvl_node[0] = 0
-    lvl_ib[0] = 0
     lvl_i[0] = n_items - 1
     lvl_prefix[0] = -1
     sp = 1 if max_len >= 1 else 0
@@ -166,21 +195,33 @@ def fp_growth(offsets, codes, n_items, min_count, max_len, limit):
         if L + 1 >= max_len or i == 0:
             continue
 
-        # conditional pattern base of item i: counts of the items on its paths
+        # the conditional pattern base of item i: its prefix paths (leaf to root)
+        # copied to pbuf while the items on them are counted
         n_touched = 0
-        bound = 0
+        n_paths = 0
+        used = 0
         node = head[ib + i]
         while node != -1:
             c = count[node]
-            p = parent[node]
+            p = (up[node] >> 32) - 1
             while p != -1:
-                it = item[p]
+                key = up[p]
+                it = key & ITEM_MASK
                 if scratch[it] == 0:
                     touched[n_touched] = it
                     n_touched += 1
                 scratch[it] += c
-                bound += 1
-                p = parent[p]
+                if used == pbuf.shape[0]:
+                    pbuf = _grow(pbuf, used + 1)
+                pbuf[used] = it
+                used += 1
+                p = (key >> 32) - 1
+            if n_paths == pend.shape[0]:
+                pend = _grow(pend, n_paths + 1)
+                pcnt = _grow(pcnt, n_paths + 1)
+            pend[n_paths] = used
+            pcnt[n_paths] = c
+            n_paths += 1
             node = next_link[node]
         k = 0
         for q in range(n_touched):
@@ -195,43 +236,34 @@ def fp_growth(offsets, codes, n_items, min_count, max_len, limit):
         nib = itop
         if nib + k > head.shape[0]:
             head = _grow(head, nib + k)
-            root_child = _grow(root_child, nib + k)
             item_count = _grow(item_count, nib + k)
             gitem = _grow(gitem, nib + k)
         for q in range(k):
             local[sel[q]] = q
             head[nib + q] = -1
-            root_child[nib + q] = -1
             item_count[nib + q] = 0
             gitem[nib + q] = gitem[ib + sel[q]]
-        if top + bound > item.shape[0]:
-            need = top + bound
-            item = _grow(item, need)
+        if top + used > up.shape[0]:
+            need = top + used
+            up = _grow(up, need)
             count = _grow(count, need)
-            parent = _grow(parent, need)
-            first_child = _grow(first_child, need)
-            next_sib = _grow(next_sib, need)
             next_link = _grow(next_link, need)
+            slot = _grow(slot, need)
         # the conditional FP-tree: each prefix path, filtered, with the node's count
         base = top
-        node = head[ib + i]
-        while node != -1:
-            c = count[node]
+        start = 0
+        for q in range(n_paths):
             plen = 0
-            p = parent[node]
-            while p != -1:
-                li = local[item[p]]
+            for j in range(pend[q] - 1, start - 1, -1):  # root first
+                li = local[pbuf[j]]
                 if li >= 0:
                     path[plen] = li
                     plen += 1
-                p = parent[p]
-            for q in range(plen // 2):  # walked leaf to root: reverse
-                tmp = path[q]
-                path[q] = path[plen - 1 - q]
-                path[plen - 1 - q] = tmp
-            top = _insert(path, plen, c, nib, item, count, parent, first_child,
-                          next_sib, next_link, head, root_child, item_count, top)
-            node = next_link[node]
+            start = pend[q]
+            top, table = _insert(path, plen, pcnt[q], nib, up, count, next_link, slot,
+                                 head, item_count, table, base, top)
+        for c in range(base, top):
+            table[slot[c]] = -1
         for q in range(k):
             local[sel[q]] = -1
         lvl_node[sp] = base

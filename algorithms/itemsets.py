@@ -23,6 +23,21 @@ class TooManyItemsets(Exception):
 
 
 @njit(cache=True, nogil=True)
+def item_supports(offsets, codes, n_items):
+    """Number of transactions holding each item (repeats count once; -1 skipped).
+    This is the first pass of FP-growth."""
+    support = np.zeros(n_items, np.int64)
+    last = np.full(n_items, -1, np.int64)
+    for t in range(offsets.shape[0] - 1):
+        for j in range(offsets[t], offsets[t + 1]):
+            v = codes[j]
+            if v >= 0 and last[v] != t:
+                last[v] = t
+                support[v] += 1
+    return support
+
+
+@njit(cache=True, nogil=True)
 def _key(parent, item, n_items):
     return (np.int64(parent) + 1) * n_items + item
 

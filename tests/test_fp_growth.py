@@ -131,7 +131,7 @@ def test_layouts_agree(fresh):
 
 
 def test_registered_pandas_and_arrow(fresh):
-    pd = pytest.importorskip("pandas")
+    import pandas as pd
     frame = pd.DataFrame({"basket_id": ["x", "x", "y", "y", "z"],
                           "product": ["tea", "milk", "tea", "milk", "tea"]})
     fresh.register("frame", frame)

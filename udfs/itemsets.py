@@ -1,9 +1,10 @@
 """Arrow adapters for frequent itemsets and association rules.
 
-The SQL macros hand over whole transaction sets (one row per table, or per group
-under GROUP BY) as ``VARCHAR[][]``, plus, when DuckDB already counted the items,
-the frequent items in rank order. Items are encoded with a hash lookup in Arrow,
-mined by the numba kernels in ``algorithms``, and decoded back to names.
+The table macros hand over a whole relation as one value: item codes per
+transaction (``INTEGER[][]``) and the item names by code. The aggregate forms hand
+over one group per row as item lists (``VARCHAR[][]``), encoded here by Arrow.
+Either way the numba kernels in ``algorithms`` count, rank and mine the codes, and
+the results are decoded back to names.
 """
 
 import math
@@ -80,41 +81,45 @@ def check_options(fn, max_length, target=None, min_confidence=None,
 
 
 class Transactions:
-    """One transaction set, encoded: CSR codes ranked by descending support."""
+    """One transaction set: CSR item codes ranked by descending support (-1 for
+    infrequent items), the frequent item names in rank order, and each one's
+    position in name order (itemsets are shown sorted by name)."""
 
-    def __init__(self, tx, frequent, threshold):
-        """``tx``: ListArray of item lists (NULL = empty); ``frequent``: the items
-        with support >= ``threshold`` in rank order, or None to count them here."""
-        self.n = len(tx)
-        values = tx.flatten() if self.n else pa.array([], pa.string())
-        if frequent is None:
-            frequent = self._rank(tx, values, threshold)
-        self.names = frequent
-        self.codes = pc.fill_null(pc.index_in(values, value_set=frequent), -1)
-        self.codes = self.codes.to_numpy(zero_copy_only=False).astype(np.int32)
-        offsets = np.asarray(tx.offsets, dtype=np.int64)
-        self.offsets = offsets - offsets[0]
-        # position of each item in sorted name order, to sort itemsets by name
-        order = np.argsort(np.array(frequent.to_pylist(), dtype=object), kind="stable")
-        self.name_rank = np.empty(len(frequent), np.int64)
-        self.name_rank[order] = np.arange(len(frequent))
+    def __init__(self, offsets, codes, names, fn, min_support, sql_type):
+        """``codes`` index ``names``; -1 is a missing item."""
+        self.n = len(offsets) - 1
+        self.threshold = min_count(fn, min_support, sql_type, self.n)
+        self.offsets = offsets
+        support = core.item_supports(offsets, codes, len(names))
+        by_name = np.asarray(pc.array_sort_indices(names))
+        name_pos = np.empty(len(names), np.int64)
+        name_pos[by_name] = np.arange(len(names))
+        frequent = np.flatnonzero(support >= self.threshold)
+        ranked = frequent[np.lexsort((name_pos[frequent], -support[frequent]))]
+        rank = np.full(len(names) + 1, -1, np.int32)  # the extra slot maps -1 to -1
+        rank[ranked] = np.arange(len(ranked))
+        self.codes = rank[codes]
+        self.names = names.take(pa.array(ranked))
+        self.name_rank = name_pos[ranked]
 
-    @staticmethod
-    def _rank(tx, values, threshold):
-        """Items with support >= threshold, by descending support then name."""
-        if len(values) == 0:
-            return pa.array([], pa.string())
-        row = pc.list_parent_indices(tx)
-        pairs = pa.table({"row": row, "item": values}).filter(pc.is_valid(values))
-        distinct = pairs.group_by(["row", "item"]).aggregate([])
-        counts = distinct.group_by("item").aggregate([("row", "count")])
-        counts = counts.filter(pc.greater_equal(counts["row_count"], threshold))
-        counts = counts.sort_by([("row_count", "descending"), ("item", "ascending")])
-        return counts["item"].combine_chunks().cast(pa.string())
+    @classmethod
+    def from_codes(cls, tx, names, *args):
+        """From DuckDB's encoding: ``tx`` a ListArray of INTEGER code lists."""
+        offsets = np.asarray(tx.offsets, np.int64)
+        codes = np.asarray(tx.flatten().fill_null(-1), np.int32)
+        return cls(offsets - offsets[0], codes, names, *args)
 
-    def itemsets(self, threshold, max_len, target, limit):
+    @classmethod
+    def from_items(cls, tx, *args):
+        """From item lists: ``tx`` a ListArray of VARCHAR lists."""
+        offsets = np.asarray(tx.offsets, np.int64)
+        encoded = pc.dictionary_encode(tx.flatten().cast(pa.string()))
+        codes = np.asarray(encoded.indices.fill_null(-1), np.int32)
+        return cls(offsets - offsets[0], codes, encoded.dictionary, *args)
+
+    def itemsets(self, max_len, target, limit):
         return core.frequent_itemsets(self.offsets, self.codes, len(self.names),
-                                      threshold, max_len, target, limit)
+                                      self.threshold, max_len, target, limit)
 
     def lists(self, rec_parent, rec_item, records):
         """Sorted item-name lists of ``records``."""
@@ -130,16 +135,20 @@ def _too_many(fn, err, limit):
         "limit with SET VARIABLE duckmine_max_itemsets = N")
 
 
-def _rows(fn, tx, frequent, min_support, sql_type, *options):
-    """Per row (one transaction set each): its encoded transactions, support
-    threshold and remaining options as Python values."""
-    tx, frequent = column(tx), column(frequent)
+def _rows(fn, tx, names, min_support, sql_type, *options):
+    """Per row (one transaction set each): its Transactions and the remaining
+    options as Python values. ``names`` is None when ``tx`` holds item lists."""
+    tx = column(tx)
+    names = None if names is None else column(names)
     rows = zip(scalars(min_support), scalars(sql_type), *map(scalars, options))
+    empty = pa.array([], pa.list_(pa.int32() if names is not None else pa.string()))
     for i, (support, sql_type_i, *opts) in enumerate(rows):
-        group = tx[i].values if tx[i].is_valid else pa.array([], pa.list_(pa.string()))
-        threshold = min_count(fn, support, sql_type_i, len(group))
-        ranked = frequent[i].values if frequent[i].is_valid else None
-        yield Transactions(group, ranked, threshold), threshold, opts
+        group = tx[i].values if tx[i].is_valid else empty
+        if names is None:
+            t = Transactions.from_items(group, fn, support, sql_type_i)
+        else:
+            t = Transactions.from_codes(group, names[i].values, fn, support, sql_type_i)
+        yield t, opts
 
 
 def _wrap(parts, value_type):
@@ -150,17 +159,14 @@ def _wrap(parts, value_type):
     return pa.ListArray.from_arrays(pa.array(offsets), values)
 
 
-@udf("_dm_itemsets", ["VARCHAR[][]", "VARCHAR[]", "DOUBLE", "VARCHAR", "BIGINT",
-                      "VARCHAR", "BIGINT"], ITEMSET_SQL)
-def itemsets_udf(tx, frequent, min_support, sql_type, max_length, target, limit):
+def itemsets(tx, names, min_support, sql_type, max_length, target, limit):
     fn = "fp_growth"
     parts = []
-    for t, threshold, (mx, tgt, lim) in _rows(fn, tx, frequent, min_support, sql_type,
-                                             max_length, target, limit):
+    for t, (mx, tgt, lim) in _rows(fn, tx, names, min_support, sql_type, max_length,
+                                   target, limit):
         max_len, _, lim = check_options(fn, mx, target=tgt, limit=lim)
         try:
-            rec_parent, rec_item, rec_count, sel = t.itemsets(threshold, max_len, tgt,
-                                                              lim)
+            rec_parent, rec_item, rec_count, sel = t.itemsets(max_len, tgt, lim)
         except core.TooManyItemsets as err:
             raise _too_many(fn, err, lim) from None
         counts = rec_count[sel]
@@ -170,20 +176,16 @@ def itemsets_udf(tx, frequent, min_support, sql_type, max_length, target, limit)
     return _wrap(parts, ITEMSET)
 
 
-@udf("_dm_rules", ["VARCHAR[][]", "VARCHAR[]", "DOUBLE", "VARCHAR", "DOUBLE", "BIGINT",
-                   "BIGINT", "BIGINT"], RULE_SQL)
-def rules_udf(tx, frequent, min_support, sql_type, min_confidence, max_length,
-              max_consequent, limit):
+def rules(tx, names, min_support, sql_type, min_confidence, max_length, max_consequent,
+          limit):
     fn = "association_rules"
     parts = []
-    for t, threshold, (conf, mx, mc, lim) in _rows(
-            fn, tx, frequent, min_support, sql_type, min_confidence, max_length,
-            max_consequent, limit):
+    for t, (conf, mx, mc, lim) in _rows(fn, tx, names, min_support, sql_type,
+                                        min_confidence, max_length, max_consequent, limit):
         max_len, max_con, lim = check_options(fn, mx, min_confidence=conf,
                                               max_consequent=mc, limit=lim)
         try:
-            rec_parent, rec_item, rec_count, _ = t.itemsets(threshold, max_len, "all",
-                                                            lim)
+            rec_parent, rec_item, rec_count, _ = t.itemsets(max_len, "all", lim)
         except core.TooManyItemsets as err:
             raise _too_many(fn, err, lim) from None
         longest = int(core.lengths(rec_parent).max()) if len(rec_parent) else 0
@@ -201,6 +203,24 @@ def rules_udf(tx, frequent, min_support, sql_type, min_confidence, max_length,
     return _wrap(parts, RULE)
 
 
+TAIL = ["DOUBLE", "VARCHAR", "BIGINT", "VARCHAR", "BIGINT"]
+RULE_TAIL = ["DOUBLE", "VARCHAR", "DOUBLE", "BIGINT", "BIGINT", "BIGINT"]
+udf("_dm_itemsets", ["INTEGER[][]", "VARCHAR[]", *TAIL], ITEMSET_SQL)(itemsets)
+udf("_dm_rules", ["INTEGER[][]", "VARCHAR[]", *RULE_TAIL], RULE_SQL)(rules)
+
+
+@udf("_dm_itemsets_agg", ["VARCHAR[][]", *TAIL], ITEMSET_SQL)
+def itemsets_agg(tx, min_support, sql_type, max_length, target, limit):
+    return itemsets(tx, None, min_support, sql_type, max_length, target, limit)
+
+
+@udf("_dm_rules_agg", ["VARCHAR[][]", *RULE_TAIL], RULE_SQL)
+def rules_agg(tx, min_support, sql_type, min_confidence, max_length, max_consequent,
+              limit):
+    return rules(tx, None, min_support, sql_type, min_confidence, max_length,
+                 max_consequent, limit)
+
+
 def rule_columns(t, rec_parent, rec_item, rec_count, whole, ant, con):
     """Rule measures as Weka's FPGrowth defines them (DefaultAssociationRule)."""
     n = float(t.n)
@@ -215,10 +235,3 @@ def rule_columns(t, rec_parent, rec_item, rec_count, whole, ant, con):
             pa.array(rec_count[whole]), pa.array(total / n), pa.array(confidence),
             pa.array(lift), pa.array(leverage), pa.array(conviction)]
     return pa.StructArray.from_arrays(cols, fields=list(RULE))
-
-
-@udf("_dm_min_count", ["DOUBLE", "VARCHAR", "BIGINT", "VARCHAR"], "BIGINT")
-def min_count_udf(min_support, sql_type, n, fn):
-    return pa.array([min_count(f, s, t, c) for s, t, c, f in
-                     zip(scalars(min_support), scalars(sql_type), scalars(n),
-                         scalars(fn))], pa.int64())
