@@ -18,6 +18,8 @@ more frequent (a smaller code) than every item of its parent, so the records for
 a trie of itemsets keyed by descending codes; ``itemsets.py`` looks subsets up in it.
 """
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 from numba import njit
 
@@ -118,15 +120,13 @@ def _sorted_unique(codes, lo, hi, path):
 
 
 @njit(cache=True, nogil=True)
-def fp_growth(offsets, codes, n_items, min_count, max_len, limit):
-    """All itemsets with support >= ``min_count`` and at most ``max_len`` items,
-    from transactions in CSR form (``offsets``, ``codes``; -1 = dropped item;
-    repeated items count once).
+def build_tree(offsets, codes, n_items):
+    """The first FP-tree, from transactions in CSR form (``offsets``, ``codes``;
+    -1 = dropped item; repeated items count once): the book's second pass.
 
-    Returns the records ``(parent, item, count)`` and a status: ``STATUS_LIMIT``
-    when there are more than ``limit`` itemsets (then ``limit`` records are kept).
-    """
-    cap = 16  # node arena
+    Returns its nodes (packed parent and item, count, node link) and header
+    (first node and count of each item)."""
+    cap = 16
     for v in codes:
         if v >= 0:
             cap += 1
@@ -134,53 +134,112 @@ def fp_growth(offsets, codes, n_items, min_count, max_len, limit):
     count = np.empty(cap, np.int64)
     next_link = np.empty(cap, np.int32)
     slot = np.empty(cap, np.int32)
-    table = np.full(1 << 12, -1, np.int32)  # children of the tree being built
-    icap = 2 * n_items + 16  # header arena: per tree item, first node, count, code
-    head = np.full(icap, -1, np.int32)
-    item_count = np.zeros(icap, np.int64)
-    gitem = np.empty(icap, np.int32)
-    gitem[:n_items] = np.arange(n_items)
-    path = np.empty(n_items + 1, np.int32)  # work arrays, restored after each use
-    scratch = np.zeros(n_items + 1, np.int64)
-    touched = np.empty(n_items + 1, np.int32)
-    local = np.full(n_items + 1, -1, np.int32)
-    pbuf = np.empty(1024, np.int32)  # prefix paths of one conditional pattern base
-    pend = np.empty(1024, np.int64)
-    pcnt = np.empty(1024, np.int64)
-
-    # pass 2 of the book: the first FP-tree
+    table = np.full(1 << 12, -1, np.int32)
+    head = np.full(n_items, -1, np.int32)
+    item_count = np.zeros(n_items, np.int64)
+    path = np.empty(n_items + 1, np.int32)
     top = 0
     for t in range(offsets.shape[0] - 1):
         plen = _sorted_unique(codes, offsets[t], offsets[t + 1], path)
         top, table = _insert(path, plen, 1, 0, up, count, next_link, slot, head,
                              item_count, table, 0, top)
-    table = np.full(1 << 12, -1, np.int32)  # conditional trees are smaller
+    return up[:top].copy(), count[:top].copy(), next_link[:top].copy(), head, item_count
 
+
+@njit(cache=True, nogil=True)
+def _pattern_base(node, up, count, next_link, scratch, touched, n_touched, pbuf, pend,
+                  pcnt):
+    """Copy the prefix paths of the nodes linked from ``node`` (leaf to root) to
+    ``pbuf``, each ending at ``pend`` with count ``pcnt``, while counting their
+    items in ``scratch`` (``touched`` lists the items counted)."""
+    n_paths = 0
+    used = 0
+    while node != -1:
+        c = count[node]
+        p = (up[node] >> 32) - 1
+        while p != -1:
+            key = up[p]
+            it = key & ITEM_MASK
+            if scratch[it] == 0:
+                touched[n_touched] = it
+                n_touched += 1
+            scratch[it] += c
+            if used == pbuf.shape[0]:
+                pbuf = _grow(pbuf, used + 1)
+            pbuf[used] = it
+            used += 1
+            p = (key >> 32) - 1
+        if n_paths == pend.shape[0]:
+            pend = _grow(pend, n_paths + 1)
+            pcnt = _grow(pcnt, n_paths + 1)
+        pend[n_paths] = used
+        pcnt[n_paths] = c
+        n_paths += 1
+        node = next_link[node]
+    return pbuf, pend, pcnt, n_paths, used, n_touched
+
+
+@njit(cache=True, nogil=True)
+def mine(g_up, g_count, g_next_link, g_head, g_item_count, items, n_items, min_count,
+         max_len, limit):
+    """Every frequent itemset of at most ``max_len`` items whose least frequent item
+    is one of ``items``, mined from the first FP-tree (the ``g_`` arrays, only read,
+    so that several threads can mine disjoint ``items`` at once).
+
+    Returns the records ``(parent, item, count)`` and a status: ``STATUS_LIMIT``
+    when there are more than ``limit`` itemsets (then ``limit`` records are kept).
+    """
+    # arena of the conditional trees: nodes, and per tree item its first node,
+    # count and global code
+    up = np.empty(1024, np.int64)
+    count = np.empty(1024, np.int64)
+    next_link = np.empty(1024, np.int32)
+    slot = np.empty(1024, np.int32)
+    table = np.full(1 << 12, -1, np.int32)  # children of the tree being built
+    head = np.full(2 * n_items + 16, -1, np.int32)
+    item_count = np.zeros(2 * n_items + 16, np.int64)
+    gitem = np.empty(2 * n_items + 16, np.int32)
+    path = np.empty(n_items + 1, np.int32)  # work arrays, restored after each use
+    scratch = np.zeros(n_items + 1, np.int64)
+    touched = np.empty(n_items + 1, np.int32)
+    local = np.full(n_items + 1, -1, np.int32)
+    pbuf = np.empty(1024, np.int32)
+    pend = np.empty(1024, np.int64)
+    pcnt = np.empty(1024, np.int64)
     out_parent = np.empty(1024, np.int32)
     out_item = np.empty(1024, np.int32)
     out_count = np.empty(1024, np.int64)
     n_out = 0
-    # the explicit recursion stack: one level per conditional tree
+    # the explicit recursion stack: level 0 is the first tree, level L > 0 the
+    # conditional tree of the itemset of record lvl_prefix[L]
     depth_cap = n_items + 2
-    lvl_node = np.zeros(depth_cap, np.int64)   # first node of the level's tree
-    lvl_ib = np.zeros(depth_cap, np.int64)     # first header entry
+    lvl_node = np.zeros(depth_cap, np.int64)   # first arena node of the level's tree
+    lvl_ib = np.zeros(depth_cap, np.int64)     # first arena header entry
     lvl_i = np.zeros(depth_cap, np.int64)      # next item to mine (descending)
-    lvl_prefix = np.zeros(depth_cap, np.int32)  # record of the suffix itemset
-    lvl_i[0] = n_items - 1
+    lvl_prefix = np.zeros(depth_cap, np.int32)
+    lvl_i[0] = items.shape[0] - 1
     lvl_prefix[0] = -1
     sp = 1 if max_len >= 1 else 0
-    itop = n_items
+    top = 0
+    itop = 0
     while sp > 0:
         L = sp - 1
-        i = lvl_i[L]
-        if i < 0:  # level done: drop its tree
+        if lvl_i[L] < 0:  # level done: drop its tree
             top = lvl_node[L]
             itop = lvl_ib[L]
             sp -= 1
             continue
-        lvl_i[L] = i - 1
         ib = lvl_ib[L]
-        if item_count[ib + i] < min_count:
+        if L == 0:
+            i = items[lvl_i[0]]
+            support = g_item_count[i]
+            code = i
+        else:
+            i = lvl_i[L]
+            support = item_count[ib + i]
+            code = gitem[ib + i]
+        lvl_i[L] -= 1
+        if support < min_count:
             continue
         if n_out >= limit:
             return out_parent[:n_out], out_item[:n_out], out_count[:n_out], STATUS_LIMIT
@@ -189,40 +248,20 @@ def fp_growth(offsets, codes, n_items, min_count, max_len, limit):
         out_count = _grow(out_count, n_out + 1)
         rec = n_out
         out_parent[rec] = lvl_prefix[L]
-        out_item[rec] = gitem[ib + i]
-        out_count[rec] = item_count[ib + i]
+        out_item[rec] = code
+        out_count[rec] = support
         n_out += 1
         if L + 1 >= max_len or i == 0:
             continue
 
-        # the conditional pattern base of item i: its prefix paths (leaf to root)
-        # copied to pbuf while the items on them are counted
-        n_touched = 0
-        n_paths = 0
-        used = 0
-        node = head[ib + i]
-        while node != -1:
-            c = count[node]
-            p = (up[node] >> 32) - 1
-            while p != -1:
-                key = up[p]
-                it = key & ITEM_MASK
-                if scratch[it] == 0:
-                    touched[n_touched] = it
-                    n_touched += 1
-                scratch[it] += c
-                if used == pbuf.shape[0]:
-                    pbuf = _grow(pbuf, used + 1)
-                pbuf[used] = it
-                used += 1
-                p = (key >> 32) - 1
-            if n_paths == pend.shape[0]:
-                pend = _grow(pend, n_paths + 1)
-                pcnt = _grow(pcnt, n_paths + 1)
-            pend[n_paths] = used
-            pcnt[n_paths] = c
-            n_paths += 1
-            node = next_link[node]
+        # the conditional pattern base of item i
+        if L == 0:
+            pbuf, pend, pcnt, n_paths, used, n_touched = _pattern_base(
+                g_head[i], g_up, g_count, g_next_link, scratch, touched, 0, pbuf, pend,
+                pcnt)
+        else:
+            pbuf, pend, pcnt, n_paths, used, n_touched = _pattern_base(
+                head[ib + i], up, count, next_link, scratch, touched, 0, pbuf, pend, pcnt)
         k = 0
         for q in range(n_touched):
             if scratch[touched[q]] >= min_count:
@@ -242,7 +281,7 @@ def fp_growth(offsets, codes, n_items, min_count, max_len, limit):
             local[sel[q]] = q
             head[nib + q] = -1
             item_count[nib + q] = 0
-            gitem[nib + q] = gitem[ib + sel[q]]
+            gitem[nib + q] = sel[q] if L == 0 else gitem[ib + sel[q]]
         if top + used > up.shape[0]:
             need = top + used
             up = _grow(up, need)
@@ -273,3 +312,42 @@ def fp_growth(offsets, codes, n_items, min_count, max_len, limit):
         itop = nib + k
         sp += 1
     return out_parent[:n_out], out_item[:n_out], out_count[:n_out], STATUS_OK
+
+
+def fp_growth(offsets, codes, n_items, min_count, max_len, limit, threads=2):
+    """All itemsets with support >= ``min_count`` and at most ``max_len`` items, as
+    records ``(parent, item, count)``, and a status (see ``mine``).
+
+    The first tree is built once; its items are then mined on ``threads`` threads
+    (the kernels release the GIL), each taking items of about equal total work.
+    """
+    tree = build_tree(offsets, codes, n_items)
+    frequent = np.flatnonzero(tree[4] >= min_count).astype(np.int32)
+    if threads < 2 or len(tree[0]) < 50_000 or len(frequent) < 2:
+        parts = [mine(*tree, frequent, n_items, min_count, max_len, limit)]
+    else:
+        # the work of an item grows with its number of nodes; deal greedily
+        nodes = np.bincount((tree[0] & 0xFFFFFFFF).astype(np.int64), minlength=n_items)
+        loads = np.zeros(threads)
+        shares = [[] for _ in range(threads)]
+        for i in frequent[np.argsort(-nodes[frequent], kind="stable")]:
+            j = int(np.argmin(loads))
+            shares[j].append(i)
+            loads[j] += nodes[i]
+        with ThreadPoolExecutor(threads) as pool:
+            parts = list(pool.map(
+                lambda share: mine(*tree, np.sort(np.array(share, np.int32)), n_items,
+                                   min_count, max_len, limit), shares))
+    rec_parent = np.concatenate([p[0] for p in parts])
+    rec_item = np.concatenate([p[1] for p in parts])
+    rec_count = np.concatenate([p[2] for p in parts])
+    shift = 0
+    for p in parts:  # renumber each part's parents after the parts before it
+        n = len(p[0])
+        block = rec_parent[shift:shift + n]
+        block[block >= 0] += shift
+        shift += n
+    status = max(p[3] for p in parts)
+    if len(rec_parent) > limit:
+        status = STATUS_LIMIT
+    return rec_parent[:limit], rec_item[:limit], rec_count[:limit], status
