@@ -19,6 +19,7 @@ a trie of itemsets keyed by descending codes; ``itemsets.py`` looks subsets up i
 """
 
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 
 import numpy as np
 from numba import njit
@@ -99,12 +100,16 @@ def _insert(path, plen, cnt, ib, up, count, next_link, slot, head, item_count, t
 
 
 @njit(cache=True, nogil=True)
-def _sorted_unique(codes, lo, hi, path):
-    """The non-negative codes of ``codes[lo:hi]``, sorted and de-duplicated into
-    ``path``; returns their number."""
+def _sorted_unique(codes, lo, hi, rank, path):
+    """The ranks of the items ``codes[lo:hi]`` (``rank[c]``, -1 for infrequent
+    items, skipped, as are codes -1), sorted and de-duplicated into ``path``;
+    returns their number."""
     plen = 0
     for j in range(lo, hi):
-        v = codes[j]
+        c = codes[j]
+        if c < 0:
+            continue
+        v = rank[c]
         if v < 0:
             continue
         k = plen  # insertion sort: transactions are short
@@ -120,16 +125,34 @@ def _sorted_unique(codes, lo, hi, path):
 
 
 @njit(cache=True, nogil=True)
-def build_tree(offsets, codes, n_items):
-    """The first FP-tree, from transactions in CSR form (``offsets``, ``codes``;
-    -1 = dropped item; repeated items count once): the book's second pass.
+def first_items(offsets, codes, rank):
+    """The most frequent (lowest ranked) item of each transaction, -1 if none."""
+    n = offsets.shape[0] - 1
+    out = np.full(n, -1, np.int32)
+    for t in range(n):
+        best = -1
+        for j in range(offsets[t], offsets[t + 1]):
+            c = codes[j]
+            if c >= 0:
+                v = rank[c]
+                if v >= 0 and (best < 0 or v < best):
+                    best = v
+        out[t] = best
+    return out
+
+
+@njit(cache=True, nogil=True)
+def build_part(offsets, codes, rank, n_items, first, owner, part):
+    """The part of the first FP-tree below the root items that ``owner`` gives to
+    ``part``: the transactions whose most frequent item is one of them. Parts
+    share no node, so they can be built at once and then concatenated.
 
     Returns its nodes (packed parent and item, count, node link) and header
-    (first node and count of each item)."""
+    (first and last node and count of each item)."""
     cap = 16
-    for v in codes:
-        if v >= 0:
-            cap += 1
+    for t in range(offsets.shape[0] - 1):
+        if first[t] >= 0 and owner[first[t]] == part:
+            cap += offsets[t + 1] - offsets[t]
     up = np.empty(cap, np.int64)
     count = np.empty(cap, np.int64)
     next_link = np.empty(cap, np.int32)
@@ -140,10 +163,18 @@ def build_tree(offsets, codes, n_items):
     path = np.empty(n_items + 1, np.int32)
     top = 0
     for t in range(offsets.shape[0] - 1):
-        plen = _sorted_unique(codes, offsets[t], offsets[t + 1], path)
+        if first[t] < 0 or owner[first[t]] != part:
+            continue
+        plen = _sorted_unique(codes, offsets[t], offsets[t + 1], rank, path)
         top, table = _insert(path, plen, 1, 0, up, count, next_link, slot, head,
                              item_count, table, 0, top)
-    return up[:top].copy(), count[:top].copy(), next_link[:top].copy(), head, item_count
+    tail = np.full(n_items, -1, np.int32)  # chains were built by prepending
+    for c in range(top):
+        it = up[c] & ITEM_MASK
+        if tail[it] == -1:
+            tail[it] = c
+    return (up[:top].copy(), count[:top].copy(), next_link[:top].copy(), head, tail,
+            item_count)
 
 
 @njit(cache=True, nogil=True)
@@ -314,30 +345,73 @@ def mine(g_up, g_count, g_next_link, g_head, g_item_count, items, n_items, min_c
     return out_parent[:n_out], out_item[:n_out], out_count[:n_out], STATUS_OK
 
 
-def fp_growth(offsets, codes, n_items, min_count, max_len, limit, threads=2):
-    """All itemsets with support >= ``min_count`` and at most ``max_len`` items, as
-    records ``(parent, item, count)``, and a status (see ``mine``).
+def _deal(weights, items, threads):
+    """Split ``items`` into ``threads`` shares of about equal total weight."""
+    loads = np.zeros(threads)
+    shares = [[] for _ in range(threads)]
+    for i in items[np.argsort(-weights[items], kind="stable")]:
+        j = int(np.argmin(loads))
+        shares[j].append(i)
+        loads[j] += weights[i]
+    return [np.sort(np.array(s, np.int32)) for s in shares]
 
-    The first tree is built once; its items are then mined on ``threads`` threads
-    (the kernels release the GIL), each taking items of about equal total work.
-    """
-    tree = build_tree(offsets, codes, n_items)
-    frequent = np.flatnonzero(tree[4] >= min_count).astype(np.int32)
-    if threads < 2 or len(tree[0]) < 50_000 or len(frequent) < 2:
-        parts = [mine(*tree, frequent, n_items, min_count, max_len, limit)]
+
+def build_tree(offsets, codes, rank, n_items, pool=None, threads=1):
+    """The first FP-tree (the book's second pass) over the items ranked by ``rank``
+    (raw code -> rank, -1 = infrequent): built in ``threads`` parts that share no
+    node, then concatenated. Returns nodes and header as ``mine`` takes them."""
+    first = first_items(offsets, codes, rank)
+    owner = np.zeros(n_items, np.int32)
+    if pool is None or threads < 2:
+        parts = [build_part(offsets, codes, rank, n_items, first, owner, 0)]
     else:
-        # the work of an item grows with its number of nodes; deal greedily
-        nodes = np.bincount((tree[0] & 0xFFFFFFFF).astype(np.int64), minlength=n_items)
-        loads = np.zeros(threads)
-        shares = [[] for _ in range(threads)]
-        for i in frequent[np.argsort(-nodes[frequent], kind="stable")]:
-            j = int(np.argmin(loads))
-            shares[j].append(i)
-            loads[j] += nodes[i]
-        with ThreadPoolExecutor(threads) as pool:
+        weights = np.bincount(first[first >= 0], minlength=n_items)
+        for j, share in enumerate(_deal(weights, np.arange(n_items), threads)):
+            owner[share] = j
+        parts = list(pool.map(
+            lambda j: build_part(offsets, codes, rank, n_items, first, owner, j),
+            range(threads)))
+    up, count, next_link, head, tail, item_count = parts[0]
+    ups, counts, links = [up], [count], [next_link]
+    shift = len(up)
+    for p_up, p_count, p_link, p_head, p_tail, p_item_count in parts[1:]:
+        parent = (p_up >> 32) - 1  # renumber the part's nodes after those before
+        ups.append((np.where(parent >= 0, parent + shift, -1) + 1 << 32)
+                   | (p_up & 0xFFFFFFFF))
+        counts.append(p_count)
+        links.append(np.where(p_link >= 0, p_link + shift, -1).astype(np.int32))
+        both = (head >= 0) & (p_head >= 0)  # chain the part's node links on
+        links[0][tail[both]] = p_head[both] + shift
+        only = (head < 0) & (p_head >= 0)
+        head = np.where(only, p_head + shift, head).astype(np.int32)
+        tail = np.where(p_tail >= 0, p_tail + shift, tail).astype(np.int32)
+        item_count = item_count + p_item_count
+        shift += len(p_up)
+    return (np.concatenate(ups), np.concatenate(counts), np.concatenate(links), head,
+            item_count)
+
+
+def fp_growth(offsets, codes, rank, n_items, min_count, max_len, limit, threads=2):
+    """All itemsets with support >= ``min_count`` and at most ``max_len`` items, as
+    records ``(parent, item, count)`` over ranked items, and a status (see
+    ``mine``). ``rank`` maps raw codes to ranks 0..n_items-1 (or -1).
+
+    The first tree is built in parts and its items are mined on ``threads``
+    threads (the kernels release the GIL), each with about equal work.
+    """
+    big = len(codes) >= 200_000 and threads >= 2
+    with ThreadPoolExecutor(threads) if big else nullcontext() as pool:
+        tree = build_tree(offsets, codes, rank, n_items, pool, threads)
+        frequent = np.flatnonzero(tree[4] >= min_count).astype(np.int32)
+        if not big or len(frequent) < 2:
+            parts = [mine(*tree, frequent, n_items, min_count, max_len, limit)]
+        else:
+            # the work of an item grows with its number of nodes
+            nodes = np.bincount((tree[0] & 0xFFFFFFFF).astype(np.int64),
+                                minlength=n_items)
             parts = list(pool.map(
-                lambda share: mine(*tree, np.sort(np.array(share, np.int32)), n_items,
-                                   min_count, max_len, limit), shares))
+                lambda share: mine(*tree, share, n_items, min_count, max_len, limit),
+                _deal(nodes, frequent, threads)))
     rec_parent = np.concatenate([p[0] for p in parts])
     rec_item = np.concatenate([p[1] for p in parts])
     rec_count = np.concatenate([p[2] for p in parts])

@@ -214,10 +214,11 @@ def expand(rec_parent, rec_item, records, name_rank):
     return offsets, flat
 
 
-def frequent_itemsets(offsets, codes, n_items, min_count, max_len, target, limit):
+def frequent_itemsets(offsets, codes, rank, n_items, min_count, max_len, target, limit):
     """Records ``(parent, item, count)`` and the selected record indices.
 
-    ``codes`` rank items by descending support (-1 drops an item). For the
+    ``rank`` maps the raw ``codes`` to items ranked by descending support
+    (0..n_items-1; -1 drops an item). For the
     ``closed`` and ``maximal`` targets one more level is mined so that itemsets
     of exactly ``max_len`` items are judged against their true supersets.
     """
@@ -225,7 +226,7 @@ def frequent_itemsets(offsets, codes, n_items, min_count, max_len, target, limit
         raise ValueError(f"target must be one of {', '.join(TARGETS)}")
     depth = max_len if target == "all" else min(max_len + 1, n_items + 1)
     rec_parent, rec_item, rec_count, status = fp_growth(
-        offsets, codes, n_items, min_count, depth, limit)
+        offsets, codes, rank, n_items, min_count, depth, limit)
     if status == STATUS_LIMIT:
         raise TooManyItemsets(limit)
     assert status == STATUS_OK

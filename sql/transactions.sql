@@ -7,12 +7,15 @@ FROM query(CASE
     ELSE 'FROM query_table(''' || replace(tbl, '''', '''''') || ''')'
 END);
 
--- (t, item) pairs, one per item of every transaction t; a transaction without items
--- gives one row with a NULL item, so that it still counts. The layout is read from
--- the schema (see _dm_layout): long (transaction id, item), a LIST column, or a
--- wide nominal table whose cells are the items "column=value" (a BOOLEAN column is
--- the item "column" where it is true). NULL items are dropped.
-CREATE OR REPLACE TEMP MACRO dm_items(tbl, layout := 'auto') AS TABLE
+-- The transactions of a relation as one value: the item codes of each transaction
+-- (INTEGER[][]) and the items by code (VARCHAR[], sorted). DuckDB groups the rows
+-- into transactions and encodes the items, in parallel next to the data.
+--
+-- The layout is read from the schema (see _dm_layout): long (transaction id, item),
+-- a LIST column, or a wide nominal table whose cells are the items "column=value"
+-- (a BOOLEAN column is the item "column" where it is true). NULL items are
+-- dropped; a transaction without items still counts (an empty list).
+CREATE OR REPLACE TEMP MACRO dm_baskets(tbl, layout := 'auto') AS TABLE
 WITH src AS (FROM dm_source(tbl)),
 spec AS (
     SELECT _dm_layout(n.names, t.types, layout) AS s
@@ -21,33 +24,38 @@ spec AS (
          (SELECT list_value(*COLUMNS(*)) AS types
           FROM (SELECT typeof(COLUMNS(s.*)) FROM (SELECT 1) o LEFT JOIN (FROM src LIMIT 1) s ON true)) t
 ),
+-- every row as VARCHARs (v) and as lists (l, NULL where a column is no list);
+-- __dm_t keeps the first column's own type: it is the long layout's transaction id
 rows AS (
-    SELECT list_value(*COLUMNS('^v_')) AS v, list_value(*COLUMNS('^l_')) AS l
-    FROM (SELECT COLUMNS(*)::VARCHAR AS 'v_\0', TRY_CAST(COLUMNS(*) AS VARCHAR[]) AS 'l_\0' FROM src)
+    SELECT __dm_t, list_value(*COLUMNS('^v_')) AS v, list_value(*COLUMNS('^l_')) AS l
+    FROM (SELECT #1 AS __dm_t, COLUMNS(*)::VARCHAR AS 'v_\0',
+                 TRY_CAST(COLUMNS(*) AS VARCHAR[]) AS 'l_\0' FROM src)
 ),
-lists AS (
-    SELECT row_number() OVER ()::VARCHAR AS t,
-           list_filter(CASE WHEN s.kind = 'list' THEN l[s.a] ELSE list_transform(v, lambda x, j: CASE
-               WHEN NOT s.bool[j] THEN s.names[j] || '=' || x
-               WHEN x = 'true' THEN s.names[j] END) END, lambda x: x IS NOT NULL) AS items
-    FROM rows, spec WHERE s.kind IN ('list', 'wide')
-)
-SELECT v[s.a] AS t, v[s.b] AS item FROM rows, spec WHERE s.kind = 'long' AND v[s.a] IS NOT NULL
-UNION ALL
-SELECT t, unnest(CASE WHEN len(items) > 0 THEN items ELSE [NULL] END) FROM lists;
-
--- The transactions of a relation as one value: item codes per transaction
--- (INTEGER[][]) and the items by code (VARCHAR[], sorted). DuckDB groups the rows
--- into transactions and encodes the items, in parallel next to the data.
-CREATE OR REPLACE TEMP MACRO dm_baskets(tbl, layout := 'auto') AS TABLE
-WITH pairs AS MATERIALIZED (FROM dm_items(tbl, layout := layout)),
+long_pairs AS MATERIALIZED (
+    SELECT __dm_t AS t, v[s.b] AS item FROM rows, spec
+    WHERE s.kind = 'long' AND __dm_t IS NOT NULL
+),
+row_pairs AS MATERIALIZED (
+    SELECT t, unnest(CASE WHEN len(items) > 0 THEN items ELSE [NULL] END) AS item
+    FROM (SELECT row_number() OVER () AS t,
+                 list_filter(CASE WHEN s.kind = 'list' THEN l[s.a]
+                                  ELSE list_transform(v, lambda x, j: CASE
+                                      WHEN NOT s.bool[j] THEN s.names[j] || '=' || x
+                                      WHEN x = 'true' THEN s.names[j] END) END,
+                             lambda x: x IS NOT NULL) AS items
+          FROM rows, spec WHERE s.kind IN ('list', 'wide'))
+),
 dict AS (
     SELECT item, (row_number() OVER (ORDER BY item) - 1)::INTEGER AS code
-    FROM (SELECT DISTINCT item FROM pairs WHERE item IS NOT NULL)
+    FROM (SELECT item FROM long_pairs UNION SELECT item FROM row_pairs)
+    WHERE item IS NOT NULL
 ),
 tx AS (
     SELECT list(code) FILTER (WHERE code IS NOT NULL) AS codes
-    FROM pairs LEFT JOIN dict USING (item) GROUP BY t
+    FROM long_pairs LEFT JOIN dict USING (item) GROUP BY t
+    UNION ALL
+    SELECT list(code) FILTER (WHERE code IS NOT NULL)
+    FROM row_pairs LEFT JOIN dict USING (item) GROUP BY t
 )
 SELECT (SELECT list(codes) FROM tx) AS tx,
        (SELECT coalesce(list(item ORDER BY code), []) FROM dict) AS items;

@@ -81,8 +81,8 @@ def check_options(fn, max_length, target=None, min_confidence=None,
 
 
 class Transactions:
-    """One transaction set: CSR item codes ranked by descending support (-1 for
-    infrequent items), the frequent item names in rank order, and each one's
+    """One transaction set: CSR item codes, their ranks by descending support (-1
+    for infrequent items), the frequent item names in rank order, and each one's
     position in name order (itemsets are shown sorted by name)."""
 
     def __init__(self, offsets, codes, names, fn, min_support, sql_type):
@@ -96,9 +96,9 @@ class Transactions:
         name_pos[by_name] = np.arange(len(names))
         frequent = np.flatnonzero(support >= self.threshold)
         ranked = frequent[np.lexsort((name_pos[frequent], -support[frequent]))]
-        rank = np.full(len(names) + 1, -1, np.int32)  # the extra slot maps -1 to -1
-        rank[ranked] = np.arange(len(ranked))
-        self.codes = rank[codes]
+        self.rank = np.full(len(names), -1, np.int32)
+        self.rank[ranked] = np.arange(len(ranked))
+        self.codes = codes
         self.names = names.take(pa.array(ranked))
         self.name_rank = name_pos[ranked]
 
@@ -106,7 +106,8 @@ class Transactions:
     def from_codes(cls, tx, names, *args):
         """From DuckDB's encoding: ``tx`` a ListArray of INTEGER code lists."""
         offsets = np.asarray(tx.offsets, np.int64)
-        codes = np.asarray(tx.flatten().fill_null(-1), np.int32)
+        flat = tx.flatten()
+        codes = np.asarray(flat.fill_null(-1) if flat.null_count else flat, np.int32)
         return cls(offsets - offsets[0], codes, names, *args)
 
     @classmethod
@@ -118,7 +119,7 @@ class Transactions:
         return cls(offsets - offsets[0], codes, encoded.dictionary, *args)
 
     def itemsets(self, max_len, target, limit):
-        return core.frequent_itemsets(self.offsets, self.codes, len(self.names),
+        return core.frequent_itemsets(self.offsets, self.codes, self.rank, len(self.names),
                                       self.threshold, max_len, target, limit)
 
     def lists(self, rec_parent, rec_item, records):
