@@ -31,6 +31,12 @@ DEMO = [
      "SELECT tid % 7 AS day, list(item) AS items FROM baskets GROUP BY tid) "
      "GROUP BY day) WHERE len(s.itemset) = 2 ORDER BY day, s.support_count DESC "
      "LIMIT 10"),
+    ("One rule set per group: the strongest rule of each weekday",
+     "SELECT day, r.antecedent, r.consequent, round(r.confidence, 3) AS confidence FROM ("
+     "SELECT day, unnest(association_rules_agg(items, 0.05, min_confidence := 0.8)) AS r "
+     "FROM (SELECT tid % 7 AS day, list(item) AS items FROM baskets GROUP BY tid) "
+     "GROUP BY day) QUALIFY row_number() OVER (PARTITION BY day ORDER BY r.confidence "
+     "DESC, r.support_count DESC) = 1 ORDER BY day"),
 ]
 
 

@@ -2,7 +2,7 @@
 -- query_table, anything that reads as a query through query().
 CREATE OR REPLACE TEMP MACRO dm_source(tbl) AS TABLE
 FROM query(CASE
-    WHEN regexp_matches(tbl, '^\s*(select|from|with|values|pivot|unpivot|table|\()', 'i')
+    WHEN regexp_matches(tbl, '^\s*((select|from|with|values|pivot|unpivot|table)\b|\()', 'i')
     THEN tbl
     ELSE 'FROM query_table(''' || replace(tbl, '''', '''''') || ''')'
 END);

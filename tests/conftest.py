@@ -1,7 +1,8 @@
 from pathlib import Path
 
-import duckmine
 import pytest
+
+import duckmine
 
 DATA = Path(__file__).parent / "data"
 SAMPLES = Path(duckmine.__file__).parent / "extension" / "data"

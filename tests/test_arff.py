@@ -2,8 +2,9 @@
 
 import datetime
 
-import duckmine
 import pytest
+
+import duckmine
 from duckmine.extension.arff import ArffError
 
 from .conftest import SAMPLES

@@ -126,7 +126,8 @@ def test_layouts_agree(fresh):
                          ).fetchall() == expect
     fresh.execute("CREATE VIEW v AS SELECT * FROM long_t")
     fresh.execute("CREATE TEMP TABLE tmp AS SELECT * FROM long_t")
-    for name in ("v", "tmp"):
+    fresh.execute("CREATE TABLE selections AS SELECT * FROM long_t")
+    for name in ("v", "tmp", "selections"):
         assert fresh.execute(f"SELECT * FROM fp_growth('{name}', 2)").fetchall() == expect
 
 

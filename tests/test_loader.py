@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import duckdb
+
 import duckmine
 from duckmine.extension import cli
 
