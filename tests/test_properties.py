@@ -61,6 +61,14 @@ def as_table(tx):
     return pa.table({"items": pa.array(tx, pa.list_(pa.string()))})
 
 
+def as_long_table(tx):
+    """One row per (transaction, item), repeats kept; an empty transaction is one
+    row with a NULL item."""
+    pairs = [(t, i) for t, items in enumerate(tx) for i in (items or [None])]
+    return pa.table({"tid": pa.array([t for t, _ in pairs], pa.int64()),
+                     "item": pa.array([i for _, i in pairs], pa.string())})
+
+
 @SETTINGS
 @given(tx=transactions, min_count=st.integers(1, 5), max_len=st.integers(1, 7),
        target=st.sampled_from(["all", "closed", "maximal"]))
@@ -72,6 +80,11 @@ def test_itemsets_match_brute_force(con, tx, min_count, max_len, target):
     assert {frozenset(s): n for s, n, _ in rows} == expect
     assert all(s == sorted(s) for s, _, _ in rows)
     assert len(rows) == len(expect)
+    assert all(abs(f - n / len(tx)) < 1e-12 for _, n, f in rows)
+    con.register("hyp_long", as_long_table(tx))
+    long_rows = con.execute(f"SELECT * FROM fp_growth('hyp_long', {min_count}, max_length "
+                            f":= {max_len}, target := '{target}')").fetchall()
+    assert long_rows == rows
     agg = con.execute(f"SELECT fp_growth_agg(items, {min_count}, max_length := "
                       f"{max_len}, target := '{target}') FROM hyp").fetchall()[0][0]
     assert {frozenset(r["itemset"]): r["support_count"] for r in agg} == expect
