@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..algorithms import itemsets as core
-from .registry import column, scalars, udf
+from .registry import column, list_csr, scalars, udf
 
 DEFAULT_MAX_ITEMSETS = 20_000_000
 MAX_RULE_ITEMSET = 24  # a rule search enumerates 2**n splits of an n-itemset
@@ -105,18 +105,17 @@ class Transactions:
     @classmethod
     def from_codes(cls, tx, names, *args):
         """From DuckDB's encoding: ``tx`` a ListArray of INTEGER code lists."""
-        offsets = np.asarray(tx.offsets, np.int64)
-        flat = tx.flatten()
+        offsets, flat = list_csr(tx)
         codes = np.asarray(flat.fill_null(-1) if flat.null_count else flat, np.int32)
-        return cls(offsets - offsets[0], codes, names, *args)
+        return cls(offsets, codes, names, *args)
 
     @classmethod
     def from_items(cls, tx, *args):
         """From item lists: ``tx`` a ListArray of VARCHAR lists."""
-        offsets = np.asarray(tx.offsets, np.int64)
-        encoded = pc.dictionary_encode(tx.flatten().cast(pa.string()))
+        offsets, flat = list_csr(tx)
+        encoded = pc.dictionary_encode(flat.cast(pa.string()))
         codes = np.asarray(encoded.indices.fill_null(-1), np.int32)
-        return cls(offsets - offsets[0], codes, encoded.dictionary, *args)
+        return cls(offsets, codes, encoded.dictionary, *args)
 
     def itemsets(self, max_len, target, limit):
         return core.frequent_itemsets(self.offsets, self.codes, self.rank, len(self.names),

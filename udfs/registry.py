@@ -8,7 +8,9 @@ each algorithm decides what it means.
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 
 @dataclass(frozen=True)
@@ -51,3 +53,11 @@ def column(x):
 def scalars(x):
     """A UDF argument as a list of Python values, one per row."""
     return column(x).to_pylist()
+
+
+def list_csr(lists):
+    """A ListArray as CSR: int64 offsets and the flat values (a NULL list is empty)."""
+    lengths = np.asarray(pc.list_value_length(lists).fill_null(0), np.int64)
+    offsets = np.zeros(len(lists) + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return offsets, lists.flatten()
