@@ -17,6 +17,8 @@ END);
 -- dropped; a transaction without items still counts (an empty list).
 CREATE OR REPLACE TEMP MACRO dm_baskets(tbl, layout := 'auto') AS TABLE
 WITH src AS (FROM dm_source(tbl)),
+-- a NULL column after the others, so that #2 exists whatever the table
+padded AS (SELECT *, NULL::VARCHAR AS __dm_pad FROM src),
 spec AS (
     SELECT _dm_layout(n.names, t.types, layout) AS s
     FROM (SELECT list_value(*COLUMNS(*)) AS names
@@ -24,16 +26,17 @@ spec AS (
          (SELECT list_value(*COLUMNS(*)) AS types
           FROM (SELECT typeof(COLUMNS(s.*)) FROM (SELECT 1) o LEFT JOIN (FROM src LIMIT 1) s ON true)) t
 ),
--- every row as VARCHARs (v) and as lists (l, NULL where a column is no list);
--- __dm_t keeps the first column's own type: it is the long layout's transaction id
+-- every row as VARCHARs (v) and as lists (l, NULL where a column is no list)
 rows AS (
-    SELECT __dm_t, list_value(*COLUMNS('^v_')) AS v, list_value(*COLUMNS('^l_')) AS l
-    FROM (SELECT #1 AS __dm_t, COLUMNS(*)::VARCHAR AS 'v_\0',
-                 TRY_CAST(COLUMNS(*) AS VARCHAR[]) AS 'l_\0' FROM src)
+    SELECT list_value(*COLUMNS('^v_')) AS v, list_value(*COLUMNS('^l_')) AS l
+    FROM (SELECT COLUMNS(*)::VARCHAR AS 'v_\0', TRY_CAST(COLUMNS(*) AS VARCHAR[]) AS 'l_\0'
+          FROM src)
 ),
+-- the long layout reads its two columns as they are: #1 keeps the transaction
+-- id's own type
 long_pairs AS MATERIALIZED (
-    SELECT __dm_t AS t, v[s.b] AS item FROM rows, spec
-    WHERE s.kind = 'long' AND __dm_t IS NOT NULL
+    SELECT #1 AS t, #2::VARCHAR AS item FROM padded, spec
+    WHERE s.kind = 'long' AND #1 IS NOT NULL
 ),
 row_pairs AS MATERIALIZED (
     SELECT t, unnest(CASE WHEN len(items) > 0 THEN items ELSE [NULL] END) AS item
