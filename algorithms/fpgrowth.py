@@ -1,7 +1,8 @@
 """FP-growth (Han, Pei & Yin), as the book's section 6.3 describes it.
 
-Items arrive as integer codes ranked by descending global frequency (code 0 is the
-most frequent item); infrequent items are already gone (code -1). An FP-tree is a
+Transactions arrive as integer item codes with a map from code to rank by descending
+global support (rank 0 is the most frequent item; -1 drops an infrequent item): the
+book's first pass has been done. An FP-tree is a
 set of flat arrays: per node its parent and item packed in one integer (a walk to
 the root touches one array), its count, and the node link that threads all nodes of
 one item from the header table. While a tree is built, an open-addressing table

@@ -20,7 +20,7 @@ WITH src AS (FROM dm_source(tbl)),
 -- a NULL column after the others, so that #2 exists whatever the table
 padded AS (SELECT *, NULL::VARCHAR AS __dm_pad FROM src),
 spec AS (
-    SELECT _dm_layout(n.names, t.types, layout) AS s
+    SELECT _dm_layout(n.names, t.types, layout) AS __dm_s
     FROM (SELECT list_value(*COLUMNS(*)) AS names
           FROM (SELECT alias(COLUMNS(s.*)) FROM (SELECT 1) o LEFT JOIN (FROM src LIMIT 1) s ON true)) n,
          (SELECT list_value(*COLUMNS(*)) AS types
@@ -35,18 +35,18 @@ rows AS (
 -- the long layout reads its two columns as they are: #1 keeps the transaction
 -- id's own type
 long_pairs AS MATERIALIZED (
-    SELECT #1 AS t, #2::VARCHAR AS item FROM padded, spec
-    WHERE s.kind = 'long' AND #1 IS NOT NULL
+    SELECT #1 AS t, #2::VARCHAR AS item FROM padded
+    WHERE (SELECT __dm_s.kind FROM spec) = 'long' AND #1 IS NOT NULL
 ),
 row_pairs AS MATERIALIZED (
     SELECT t, unnest(CASE WHEN len(items) > 0 THEN items ELSE [NULL] END) AS item
     FROM (SELECT row_number() OVER () AS t,
-                 list_filter(CASE WHEN s.kind = 'list' THEN l[s.a]
+                 list_filter(CASE WHEN __dm_s.kind = 'list' THEN l[__dm_s.a]
                                   ELSE list_transform(v, lambda x, j: CASE
-                                      WHEN NOT s.bool[j] THEN s.names[j] || '=' || x
-                                      WHEN x = 'true' THEN s.names[j] END) END,
+                                      WHEN NOT __dm_s.bool[j] THEN __dm_s.names[j] || '=' || x
+                                      WHEN x = 'true' THEN __dm_s.names[j] END) END,
                              lambda x: x IS NOT NULL) AS items
-          FROM rows, spec WHERE s.kind IN ('list', 'wide'))
+          FROM rows, spec WHERE __dm_s.kind IN ('list', 'wide'))
 ),
 dict AS (
     SELECT item, (row_number() OVER (ORDER BY item) - 1)::INTEGER AS code
