@@ -78,5 +78,8 @@ def test_output_limit_says_how_many(fresh):
         fails(fresh, "SELECT count(*) FROM association_rules('SELECT [i::VARCHAR FOR i "
                      "IN range(12)] FROM range(3)', 1, min_confidence := 0.0, "
                      "max_length := 3)", "stopped after finding more than 1,000 rules")
+        fresh.execute("SET VARIABLE duckmine_max_itemsets = 0")
+        fails(fresh, "SELECT count(*) FROM fp_growth('dense', 1)",
+              "duckmine_max_itemsets must be in [1, 1,000,000,000], got 0")
     finally:
         fresh.execute("RESET VARIABLE duckmine_max_itemsets")

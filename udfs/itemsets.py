@@ -17,6 +17,7 @@ from ..algorithms import itemsets as core
 from .registry import column, list_csr, scalars, udf
 
 DEFAULT_MAX_ITEMSETS = 20_000_000
+MAX_LIMIT = 1_000_000_000  # results are Arrow lists with 32-bit offsets
 MAX_RULE_ITEMSET = 24  # a rule search enumerates 2**n splits of an n-itemset
 
 INTEGER_TYPES = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT",
@@ -72,8 +73,9 @@ def check_options(fn, max_length, target=None, min_confidence=None,
         if max_consequent is not None and max_consequent < 1:
             raise ValueError(f"{fn}: max_consequent must be >= 1 or NULL, got "
                              f"{max_consequent}")
-    if limit is not None and limit < 1:
-        raise ValueError(f"{fn}: duckmine_max_itemsets must be >= 1, got {limit}")
+    if limit is not None and not 1 <= limit <= MAX_LIMIT:
+        raise ValueError(f"{fn}: duckmine_max_itemsets must be in [1, {MAX_LIMIT:,}], "
+                         f"got {limit}")
     big = np.iinfo(np.int32).max
     return (big if max_length is None else int(max_length),
             big if max_consequent is None else int(max_consequent),
