@@ -41,7 +41,7 @@ long_pairs AS MATERIALIZED (
 row_pairs AS MATERIALIZED (
     SELECT t, unnest(CASE WHEN len(items) > 0 THEN items ELSE [NULL] END) AS item
     FROM (SELECT row_number() OVER () AS t,
-                 list_filter(CASE WHEN __dm_s.kind = 'list' THEN l[__dm_s.a]
+                 list_filter(CASE WHEN __dm_s.kind = 'list' THEN l[__dm_s.list_column]
                                   ELSE list_transform(v, lambda x, j: CASE
                                       WHEN NOT __dm_s.bool[j] THEN __dm_s.names[j] || '=' || x
                                       WHEN x = 'true' THEN __dm_s.names[j] END) END,

@@ -17,14 +17,14 @@ NOMINAL = re.compile(r"^(VARCHAR|BOOLEAN|ENUM\(.*\))$", re.S)
 ID_NAME = re.compile(r"(^|_)(t?id|txn|transaction|basket|order|invoice|receipt)s?"
                      r"(_?id)?$|id$", re.I)
 
-SPEC = pa.struct([("kind", pa.string()), ("a", pa.int32()), ("b", pa.int32()),
+SPEC = pa.struct([("kind", pa.string()), ("list_column", pa.int32()),
                   ("names", pa.list_(pa.string())), ("bool", pa.list_(pa.bool_()))])
-SPEC_SQL = "STRUCT(kind VARCHAR, a INTEGER, b INTEGER, names VARCHAR[], bool BOOLEAN[])"
+SPEC_SQL = "STRUCT(kind VARCHAR, list_column INTEGER, names VARCHAR[], bool BOOLEAN[])"
 
 
 def layout(names, types, requested):
-    """Return (kind, a, b): list column ``a``; or transaction id ``a`` and item
-    ``b`` (1-based); or the wide layout. Raise a ValueError naming the problem."""
+    """Return the layout's kind and, for the list layout, the (1-based) LIST
+    column. Raise a ValueError naming the problem."""
     if requested not in LAYOUTS:
         raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {requested!r}")
     lists = [i for i, t in enumerate(types) if LIST.search(t)]
@@ -33,13 +33,13 @@ def layout(names, types, requested):
             found = ", ".join(names[i] for i in lists) or "none"
             raise ValueError(f"the list layout needs exactly one LIST column of items "
                              f"(found: {found}); select one with a query")
-        return "list", lists[0] + 1, 0
+        return "list", lists[0] + 1
     if requested == "long" or (requested == "auto" and len(names) == 2 and (
             INTEGER.match(types[0]) or ID_NAME.search(names[0]))):
         if len(names) != 2:
             raise ValueError(f"the long layout needs exactly two columns (transaction "
                              f"id, item), got {len(names)}: {', '.join(names)}")
-        return "long", 1, 2
+        return "long", 0
     for n, t in zip(names, types):
         if not NOMINAL.match(t):
             raise ValueError(
@@ -47,14 +47,14 @@ def layout(names, types, requested):
                 "nominal columns (ENUM, VARCHAR, BOOLEAN), a long table two columns "
                 "(transaction id, item) and a list table one LIST column. Cast or "
                 "exclude the column, or pass layout := 'long' | 'list' | 'wide'")
-    return "wide", 0, 0
+    return "wide", 0
 
 
 @udf("_dm_layout", ["VARCHAR[]", "VARCHAR[]", "VARCHAR"], SPEC_SQL)
 def layout_udf(names, types, requested):
     out = []
     for n, t, r in zip(scalars(names), scalars(types), scalars(requested)):
-        kind, a, b = layout(n, t, r)
-        out.append({"kind": kind, "a": a, "b": b, "names": n,
+        kind, list_column = layout(n, t, r)
+        out.append({"kind": kind, "list_column": list_column, "names": n,
                     "bool": [x == "BOOLEAN" for x in t]})
     return pa.array(out, SPEC)
