@@ -26,27 +26,35 @@ spec AS (
          (SELECT list_value(*COLUMNS(*)) AS types
           FROM (SELECT typeof(COLUMNS(s.*)) FROM (SELECT 1) o LEFT JOIN (FROM src LIMIT 1) s ON true)) t
 ),
--- every row as VARCHARs (v) and as lists (l, NULL where a column is no list)
-rows AS (
-    SELECT list_value(*COLUMNS('^v_')) AS v, list_value(*COLUMNS('^l_')) AS l
-    FROM (SELECT COLUMNS(*)::VARCHAR AS 'v_\0', TRY_CAST(COLUMNS(*) AS VARCHAR[]) AS 'l_\0'
-          FROM src)
-),
 -- the long layout reads its two columns as they are: #1 keeps the transaction
 -- id's own type
 long_pairs AS MATERIALIZED (
     SELECT #1 AS t, #2::VARCHAR AS item FROM padded
     WHERE (SELECT __dm_s.kind FROM spec) = 'long' AND #1 IS NOT NULL
 ),
+-- the list layout: every row's columns as lists (NULL where a column is no list)
+list_rows AS (
+    SELECT list_value(*COLUMNS(*)) AS l
+    FROM (SELECT TRY_CAST(COLUMNS(*) AS VARCHAR[]) FROM src
+          WHERE (SELECT __dm_s.kind FROM spec) = 'list')
+),
+-- the wide layout: every row's columns as VARCHARs
+wide_rows AS (
+    SELECT list_value(*COLUMNS(*)) AS v
+    FROM (SELECT COLUMNS(*)::VARCHAR FROM src WHERE (SELECT __dm_s.kind FROM spec) = 'wide')
+),
 row_pairs AS MATERIALIZED (
     SELECT t, unnest(CASE WHEN len(items) > 0 THEN items ELSE [NULL] END) AS item
     FROM (SELECT row_number() OVER () AS t,
-                 list_filter(CASE WHEN __dm_s.kind = 'list' THEN l[__dm_s.list_column]
-                                  ELSE list_transform(v, lambda x, j: CASE
-                                      WHEN NOT __dm_s.bool[j] THEN __dm_s.names[j] || '=' || x
-                                      WHEN x = 'true' THEN __dm_s.names[j] END) END,
-                             lambda x: x IS NOT NULL) AS items
-          FROM rows, spec WHERE __dm_s.kind IN ('list', 'wide'))
+                 list_filter(l[__dm_s.list_column], lambda x: x IS NOT NULL) AS items
+          FROM list_rows, spec
+          UNION ALL
+          SELECT row_number() OVER (),
+                 list_filter(list_transform(v, lambda x, j: CASE
+                                 WHEN NOT __dm_s.bool[j] THEN __dm_s.names[j] || '=' || x
+                                 WHEN x = 'true' THEN __dm_s.names[j] END),
+                             lambda x: x IS NOT NULL)
+          FROM wide_rows, spec)
 ),
 dict AS (
     SELECT item, (row_number() OVER (ORDER BY item) - 1)::INTEGER AS code
