@@ -41,12 +41,13 @@ def _grow(a, need):
 
 
 @njit(cache=True, nogil=True)
-def _pack(parent_node, it):
+def pack_key(parent_node, it):
+    """A (parent, item) pair as one integer: the key of a node or record."""
     return (np.int64(parent_node + 1) << 32) | it
 
 
 @njit(cache=True, nogil=True)
-def _slot(table, key, up):
+def find_slot(table, key, up):
     """Slot of the node whose packed (parent, item) is ``key`` in the open-addressing
     table of the tree under construction, or of the empty slot where it belongs."""
     mask = table.shape[0] - 1
@@ -64,7 +65,7 @@ def _rehash(table, base, top, up, slot):
     """Double the child table; it holds the nodes ``base..top`` of one tree."""
     new = np.full(2 * table.shape[0], -1, np.int32)
     for c in range(base, top):
-        h = _slot(new, up[c], up)
+        h = find_slot(new, up[c], up)
         new[h] = c
         slot[c] = h
     return new
@@ -80,13 +81,13 @@ def _insert(path, plen, cnt, ib, up, count, next_link, slot, head, item_count, t
     for t in range(plen):
         it = path[t]
         item_count[ib + it] += cnt
-        key = _pack(node, it)
-        h = _slot(table, key, up)
+        key = pack_key(node, it)
+        h = find_slot(table, key, up)
         c = table[h]
         if c == -1:
             if 2 * (top - base + 1) > table.shape[0]:
                 table = _rehash(table, base, top, up, slot)
-                h = _slot(table, key, up)
+                h = find_slot(table, key, up)
             c = top
             top += 1
             up[c] = key
@@ -98,6 +99,21 @@ def _insert(path, plen, cnt, ib, up, count, next_link, slot, head, item_count, t
         count[c] += cnt
         node = c
     return top, table
+
+
+@njit(cache=True, nogil=True)
+def item_supports(offsets, codes, n_items):
+    """The book's first pass: the number of transactions holding each item
+    (repeats count once; codes -1 are skipped)."""
+    support = np.zeros(n_items, np.int64)
+    last = np.full(n_items, -1, np.int64)
+    for t in range(offsets.shape[0] - 1):
+        for j in range(offsets[t], offsets[t + 1]):
+            v = codes[j]
+            if v >= 0 and last[v] != t:
+                last[v] = t
+                support[v] += 1
+    return support
 
 
 @njit(cache=True, nogil=True)

@@ -9,7 +9,7 @@ the record of any frequent itemset in as many probes as it has items.
 import numpy as np
 from numba import njit
 
-from .fpgrowth import STATUS_LIMIT, STATUS_OK, fp_growth
+from .fpgrowth import STATUS_LIMIT, STATUS_OK, find_slot, fp_growth, pack_key
 
 TARGETS = ("all", "closed", "maximal")
 
@@ -23,62 +23,27 @@ class TooManyItemsets(Exception):
 
 
 @njit(cache=True, nogil=True)
-def item_supports(offsets, codes, n_items):
-    """Number of transactions holding each item (repeats count once; -1 skipped).
-    This is the first pass of FP-growth."""
-    support = np.zeros(n_items, np.int64)
-    last = np.full(n_items, -1, np.int64)
-    for t in range(offsets.shape[0] - 1):
-        for j in range(offsets[t], offsets[t + 1]):
-            v = codes[j]
-            if v >= 0 and last[v] != t:
-                last[v] = t
-                support[v] += 1
-    return support
-
-
-@njit(cache=True, nogil=True)
-def _key(parent, item, n_items):
-    return (np.int64(parent) + 1) * n_items + item
-
-
-@njit(cache=True, nogil=True)
-def build_index(rec_parent, rec_item, n_items):
-    """Open-addressing hash table from ``(parent, item)`` to record."""
+def build_index(rec_parent, rec_item):
+    """The packed ``(parent, item)`` key of every record, and an open-addressing
+    table from key to record (the FP-tree's own child table, see ``find_slot``)."""
     n = rec_parent.shape[0]
+    keys = np.empty(n, np.int64)
     size = 2
     while size < 2 * n + 2:
         size *= 2
-    table = np.full(size, -1, np.int64)
-    mask = size - 1
+    table = np.full(size, -1, np.int32)
     for r in range(n):
-        h = (_key(rec_parent[r], rec_item[r], n_items) * 0x9E3779B97F4A7C15) & mask
-        while table[h] != -1:
-            h = (h + 1) & mask
-        table[h] = r
-    return table
+        keys[r] = pack_key(rec_parent[r], rec_item[r])
+        table[find_slot(table, keys[r], keys)] = r
+    return keys, table
 
 
 @njit(cache=True, nogil=True)
-def _child(table, rec_parent, rec_item, parent, item, n_items):
-    mask = table.shape[0] - 1
-    key = _key(parent, item, n_items)
-    h = (key * 0x9E3779B97F4A7C15) & mask
-    while True:
-        r = table[h]
-        if r == -1:
-            return -1
-        if rec_item[r] == item and rec_parent[r] == parent:
-            return r
-        h = (h + 1) & mask
-
-
-@njit(cache=True, nogil=True)
-def _lookup(table, rec_parent, rec_item, items, n, n_items):
-    """Record of the itemset ``items[:n]`` given in descending code order."""
+def _lookup(keys, table, items, n):
+    """Record of the itemset ``items[:n]`` given in descending code order, or -1."""
     r = -1
     for q in range(n):
-        r = _child(table, rec_parent, rec_item, r, items[q], n_items)
+        r = table[find_slot(table, pack_key(r, items[q]), keys)]
         if r == -1:
             return -1
     return r
@@ -111,20 +76,21 @@ def lengths(rec_parent):
 
 
 @njit(cache=True, nogil=True)
-def closed_maximal(rec_parent, rec_item, rec_count, n_items, max_len):
-    """Flags ``(closed, maximal)`` for the records of at most ``max_len`` items.
+def closed_maximal(rec_parent, rec_item, rec_count):
+    """Flags ``(closed, maximal)`` for every record.
 
     An itemset is closed when no frequent itemset with one more item has the same
     support, and maximal when none is frequent at all: checking immediate
-    supersets suffices, since support only falls as items are added. The records
-    must include the itemsets of ``max_len + 1`` items.
+    supersets suffices, since support only falls as items are added. Flags are
+    right for the records whose supersets of one more item were mined too.
     """
     n = rec_parent.shape[0]
     closed = np.ones(n, np.bool_)
     maximal = np.ones(n, np.bool_)
-    table = build_index(rec_parent, rec_item, n_items)
-    buf = np.empty(n_items + 1, np.int32)
-    sub = np.empty(n_items + 1, np.int32)
+    keys, table = build_index(rec_parent, rec_item)
+    longest = lengths(rec_parent).max() if n else 0
+    buf = np.empty(longest, np.int32)
+    sub = np.empty(longest, np.int32)
     for r in range(n):
         L = _chain(rec_parent, rec_item, r, buf)
         if L < 2:
@@ -135,7 +101,7 @@ def closed_maximal(rec_parent, rec_item, rec_count, n_items, max_len):
                 if q != drop:
                     sub[m] = buf[q]
                     m += 1
-            s = _lookup(table, rec_parent, rec_item, sub, m, n_items)
+            s = _lookup(keys, table, sub, m)
             maximal[s] = False
             if rec_count[s] == rec_count[r]:
                 closed[s] = False
@@ -143,14 +109,14 @@ def closed_maximal(rec_parent, rec_item, rec_count, n_items, max_len):
 
 
 @njit(cache=True, nogil=True)
-def rules(rec_parent, rec_item, rec_count, n_items, min_conf, max_consequent, limit):
+def rules(rec_parent, rec_item, rec_count, min_conf, max_consequent, limit):
     """Every rule ``X -> Y`` with ``X ∪ Y`` a frequent itemset, X and Y non-empty,
     ``|Y| <= max_consequent`` and confidence ``supp(X ∪ Y) / supp(X) >= min_conf``.
 
     Returns, per rule, the records of the whole itemset, of X and of Y, and the
     number of rules found (``limit + 1`` when there are more than ``limit``).
     """
-    table = build_index(rec_parent, rec_item, n_items)
+    keys, table = build_index(rec_parent, rec_item)
     buf = np.empty(64, np.int32)
     ant = np.empty(64, np.int32)
     con = np.empty(64, np.int32)
@@ -175,7 +141,7 @@ def rules(rec_parent, rec_item, rec_count, n_items, min_conf, max_consequent, li
                     na += 1
             if nc > max_consequent:
                 continue
-            a = _lookup(table, rec_parent, rec_item, ant, na, n_items)
+            a = _lookup(keys, table, ant, na)
             if rec_count[r] / rec_count[a] < min_conf:
                 continue
             if n_out >= limit:
@@ -186,7 +152,7 @@ def rules(rec_parent, rec_item, rec_count, n_items, min_conf, max_consequent, li
                 out_con = np.concatenate((out_con, np.empty(n_out, np.int64)))
             out_all[n_out] = r
             out_ant[n_out] = a
-            out_con[n_out] = _lookup(table, rec_parent, rec_item, con, nc, n_items)
+            out_con[n_out] = _lookup(keys, table, con, nc)
             n_out += 1
     return out_all[:n_out], out_ant[:n_out], out_con[:n_out], n_out
 
@@ -232,8 +198,7 @@ def frequent_itemsets(offsets, codes, rank, n_items, min_count, max_len, target,
     assert status == STATUS_OK
     selected = np.arange(rec_parent.shape[0], dtype=np.int64)
     if target != "all":
-        closed, maximal = closed_maximal(rec_parent, rec_item, rec_count, n_items,
-                                         max_len)
+        closed, maximal = closed_maximal(rec_parent, rec_item, rec_count)
         keep = closed if target == "closed" else maximal
         keep &= lengths(rec_parent) <= max_len
         selected = selected[keep]

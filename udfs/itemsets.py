@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..algorithms import itemsets as core
+from ..algorithms.fpgrowth import item_supports
 from .registry import column, list_csr, scalars, udf
 
 DEFAULT_MAX_ITEMSETS = 20_000_000
@@ -92,7 +93,7 @@ class Transactions:
         self.n = len(offsets) - 1
         self.threshold = min_count(fn, min_support, sql_type, self.n)
         self.offsets = offsets
-        support = core.item_supports(offsets, codes, len(names))
+        support = item_supports(offsets, codes, len(names))
         by_name = np.asarray(pc.array_sort_indices(names))
         name_pos = np.empty(len(names), np.int64)
         name_pos[by_name] = np.arange(len(names))
@@ -195,8 +196,8 @@ def rules(tx, names, min_support, sql_type, min_confidence, max_length, max_cons
             raise ValueError(f"{fn}: a frequent itemset has {longest} items; rules "
                              f"are searched for itemsets of at most {MAX_RULE_ITEMSET}: "
                              "set max_length or raise min_support")
-        whole, ant, con, n_rules = core.rules(rec_parent, rec_item, rec_count,
-                                              len(t.names), conf, max_con, lim)
+        whole, ant, con, n_rules = core.rules(rec_parent, rec_item, rec_count, conf,
+                                              max_con, lim)
         if n_rules > lim:
             raise ValueError(f"{fn}: stopped after finding more than {lim:,} rules; "
                              "raise min_support or min_confidence, set max_length, or "
