@@ -362,6 +362,11 @@ def mine(g_up, g_count, g_next_link, g_head, g_item_count, items, n_items, min_c
     return out_parent[:n_out], out_item[:n_out], out_count[:n_out], STATUS_OK
 
 
+def _shifted(index, shift):
+    """Node or record indices moved ``shift`` places on; -1 (none) stays."""
+    return np.where(index >= 0, index + shift, -1).astype(index.dtype)
+
+
 def _deal(weights, items, threads):
     """Split ``items`` into ``threads`` shares of about equal total weight."""
     loads = np.zeros(threads)
@@ -392,16 +397,15 @@ def build_tree(offsets, codes, rank, n_items, pool=None, threads=1):
     ups, counts, links = [up], [count], [next_link]
     shift = len(up)
     for p_up, p_count, p_link, p_head, p_tail, p_item_count in parts[1:]:
-        parent = (p_up >> 32) - 1  # renumber the part's nodes after those before
-        ups.append((np.where(parent >= 0, parent + shift, -1) + 1 << 32)
-                   | (p_up & 0xFFFFFFFF))
+        # renumber the part's nodes after those before
+        ups.append((_shifted((p_up >> 32) - 1, shift) + 1 << 32) | (p_up & 0xFFFFFFFF))
         counts.append(p_count)
-        links.append(np.where(p_link >= 0, p_link + shift, -1).astype(np.int32))
+        links.append(_shifted(p_link, shift))
+        p_head, p_tail = _shifted(p_head, shift), _shifted(p_tail, shift)
         both = (head >= 0) & (p_head >= 0)  # chain the part's node links on
-        links[0][tail[both]] = p_head[both] + shift
-        only = (head < 0) & (p_head >= 0)
-        head = np.where(only, p_head + shift, head).astype(np.int32)
-        tail = np.where(p_tail >= 0, p_tail + shift, tail).astype(np.int32)
+        links[0][tail[both]] = p_head[both]
+        head = np.where(head >= 0, head, p_head)
+        tail = np.where(p_tail >= 0, p_tail, tail)
         item_count = item_count + p_item_count
         shift += len(p_up)
     return (np.concatenate(ups), np.concatenate(counts), np.concatenate(links), head,
@@ -429,15 +433,11 @@ def fp_growth(offsets, codes, rank, n_items, min_count, max_len, limit, threads=
             parts = list(pool.map(
                 lambda share: mine(*tree, share, n_items, min_count, max_len, limit),
                 _deal(nodes, frequent, threads)))
-    rec_parent = np.concatenate([p[0] for p in parts])
+    starts = np.cumsum([0] + [len(p[0]) for p in parts])
+    # renumber each part's parents after the parts before it
+    rec_parent = np.concatenate([_shifted(p[0], s) for p, s in zip(parts, starts)])
     rec_item = np.concatenate([p[1] for p in parts])
     rec_count = np.concatenate([p[2] for p in parts])
-    shift = 0
-    for p in parts:  # renumber each part's parents after the parts before it
-        n = len(p[0])
-        block = rec_parent[shift:shift + n]
-        block[block >= 0] += shift
-        shift += n
     status = max(p[3] for p in parts)
     if len(rec_parent) > limit:
         status = STATUS_LIMIT

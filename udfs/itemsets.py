@@ -59,28 +59,31 @@ def min_count(fn, min_support, sql_type, n):
     return int(min_support)
 
 
-def check_options(fn, max_length, target=None, min_confidence=None,
-                  max_consequent=None, limit=None):
-    """Validate the scalar options; return (max_length, max_consequent, limit)."""
+UNBOUNDED = np.iinfo(np.int32).max
+
+
+def check_options(fn, max_length, limit, target="all"):
+    """Validate the options every mining call has; return (max_length, limit)."""
     if max_length is not None and max_length < 1:
         raise ValueError(f"{fn}: max_length must be >= 1 or NULL, got {max_length}")
-    if target is not None and target not in core.TARGETS:
+    if target not in core.TARGETS:
         raise ValueError(f"{fn}: target must be one of 'all', 'closed', 'maximal', "
                          f"got {target!r}")
-    if fn == "association_rules":
-        if min_confidence is None or not 0 <= min_confidence <= 1:
-            raise ValueError(f"{fn}: min_confidence must be in [0, 1], got "
-                             f"{min_confidence}")
-        if max_consequent is not None and max_consequent < 1:
-            raise ValueError(f"{fn}: max_consequent must be >= 1 or NULL, got "
-                             f"{max_consequent}")
     if limit is not None and not 1 <= limit <= MAX_LIMIT:
         raise ValueError(f"{fn}: duckmine_max_itemsets must be in [1, {MAX_LIMIT:,}], "
                          f"got {limit}")
-    big = np.iinfo(np.int32).max
-    return (big if max_length is None else int(max_length),
-            big if max_consequent is None else int(max_consequent),
+    return (UNBOUNDED if max_length is None else int(max_length),
             DEFAULT_MAX_ITEMSETS if limit is None else int(limit))
+
+
+def check_rule_options(fn, min_confidence, max_consequent):
+    """Validate the options of rule mining; return max_consequent."""
+    if min_confidence is None or not 0 <= min_confidence <= 1:
+        raise ValueError(f"{fn}: min_confidence must be in [0, 1], got {min_confidence}")
+    if max_consequent is not None and max_consequent < 1:
+        raise ValueError(f"{fn}: max_consequent must be >= 1 or NULL, got "
+                         f"{max_consequent}")
+    return UNBOUNDED if max_consequent is None else int(max_consequent)
 
 
 class Transactions:
@@ -167,7 +170,7 @@ def itemsets(tx, names, min_support, sql_type, max_length, target, limit):
     parts = []
     for t, (mx, tgt, lim) in _rows(fn, tx, names, min_support, sql_type, max_length,
                                    target, limit):
-        max_len, _, lim = check_options(fn, mx, target=tgt, limit=lim)
+        max_len, lim = check_options(fn, mx, lim, tgt)
         try:
             rec_parent, rec_item, rec_count, sel = t.itemsets(max_len, tgt, lim)
         except core.TooManyItemsets as err:
@@ -185,8 +188,8 @@ def rules(tx, names, min_support, sql_type, min_confidence, max_length, max_cons
     parts = []
     for t, (conf, mx, mc, lim) in _rows(fn, tx, names, min_support, sql_type,
                                         min_confidence, max_length, max_consequent, limit):
-        max_len, max_con, lim = check_options(fn, mx, min_confidence=conf,
-                                              max_consequent=mc, limit=lim)
+        max_len, lim = check_options(fn, mx, lim)
+        max_con = check_rule_options(fn, conf, mc)
         try:
             rec_parent, rec_item, rec_count, _ = t.itemsets(max_len, "all", lim)
         except core.TooManyItemsets as err:
