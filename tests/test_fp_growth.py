@@ -5,8 +5,13 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pytest
+
+from duckmine.algorithms.baskets import quest_baskets
+from duckmine.algorithms.fpgrowth import fp_growth
+from duckmine.algorithms.itemsets import expand
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -202,3 +207,20 @@ def test_column_names_do_not_clash(fresh):
                   "t(s, v)")
     assert fresh.execute("SELECT * FROM fp_growth('odd_wide', 2)").fetchall() == \
         [(["s=x"], 2, 1.0)]
+
+
+def test_threaded_mining_matches_one_thread():
+    """Large inputs build the first tree in parts and mine on two threads."""
+    offsets, codes = quest_baskets(30_000, n_items=200, seed=3)
+    assert len(codes) >= 200_000  # large enough for the threaded path
+    rank = np.arange(200, dtype=np.int32)
+    results = []
+    for threads in (1, 2):
+        parent, item, count, status = fp_growth(offsets, codes, rank, 200, 150, 99, 10**7,
+                                                threads=threads)
+        o, flat = expand(parent, item, np.arange(len(parent)), np.arange(200))
+        results.append(sorted((tuple(flat[o[q]:o[q + 1]]), int(count[q]))
+                              for q in range(len(parent))))
+        assert status == 0
+    assert len(results[0]) > 1000
+    assert results[0] == results[1]

@@ -108,25 +108,3 @@ def test_rules_match_brute_force(con, tx, min_count, min_conf, max_len, max_cons
         en, econf, elift = expect[key]
         assert n == en and abs(conf - econf) < 1e-12 and abs(lift - elift) < 1e-9
 
-
-def test_threaded_mining_matches_one_thread():
-    """Large inputs build the first tree in parts and mine on two threads."""
-    import numpy as np
-
-    from duckmine.algorithms.baskets import quest_baskets
-    from duckmine.algorithms.fpgrowth import fp_growth
-    from duckmine.algorithms.itemsets import expand
-
-    offsets, codes = quest_baskets(30_000, n_items=200, seed=3)
-    assert len(codes) >= 200_000  # large enough for the threaded path
-    rank = np.arange(200, dtype=np.int32)
-    results = []
-    for threads in (1, 2):
-        parent, item, count, status = fp_growth(offsets, codes, rank, 200, 150, 99, 10**7,
-                                                threads=threads)
-        o, flat = expand(parent, item, np.arange(len(parent)), np.arange(200))
-        results.append(sorted((tuple(flat[o[q]:o[q + 1]]), int(count[q]))
-                              for q in range(len(parent))))
-        assert status == 0
-    assert len(results[0]) > 1000
-    assert results[0] == results[1]
