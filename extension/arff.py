@@ -2,7 +2,8 @@
 
 Nominal attributes become ENUMs in their declared order (Weka's value order),
 numeric ones DOUBLE, strings VARCHAR, dates TIMESTAMP; ``?`` becomes NULL. Dense
-and sparse data sections are both read; instance weights (``{w}``) are ignored.
+and sparse data sections are both read (an omitted sparse value is Weka's 0: zero,
+the first nominal value, the epoch); instance weights (``{w}``) are ignored.
 """
 
 import re
@@ -124,7 +125,7 @@ def parse(text):
                 raise ArffError(f"line {line_no}: unexpected header line {line[:40]!r}")
             continue
         if line.endswith("}") and line.startswith("{"):
-            row = [0.0 if a.kind == "numeric" else None for a in attrs]
+            row = [_sparse_default(a) for a in attrs]
             for pair in _tokens(line[1:-1], line_no):
                 if not pair[0]:
                     continue
@@ -143,6 +144,14 @@ def parse(text):
     if not in_data:
         raise ArffError("no @data section")
     return attrs, rows
+
+
+def _sparse_default(attr):
+    """What a sparse row means by an attribute it omits: Weka's internal value 0,
+    which is 0, the first declared nominal value, or the epoch (strings have no
+    such value and are left missing)."""
+    return {"numeric": 0.0, "nominal": attr.values[0] if attr.values else None,
+            "date": datetime(1970, 1, 1)}.get(attr.kind)
 
 
 def _value(attr, text, quoted, line_no):

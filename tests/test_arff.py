@@ -42,11 +42,18 @@ def test_types_order_and_missing(fresh, tmp_path):
         ("red", 1.5, "hello, world", datetime.datetime(2020, 1, 2, 3, 4, 5), "t"),
         ("light blue", None, None, None, None),
         ("green", -2.0, "plain", datetime.datetime(2021, 12, 31), "t"),
-        ("green", 7.0, None, None, None),  # sparse: absent numeric values are 0
+        # sparse: an omitted value is Weka's 0 (the first nominal value, the epoch)
+        ("green", 7.0, None, datetime.datetime(1970, 1, 1), "t"),
     ]
     # ENUM order is the declared order, as in Weka
     assert fresh.execute('SELECT "colour name" FROM t ORDER BY "colour name"'
                          ).fetchall() == [("red",), ("light blue",), ("green",), ("green",)]
+
+
+def test_sparse_rows_omit_weka_zeros(fresh, tmp_path):
+    text = "@relation r\n@attribute a {x, y}\n@attribute b numeric\n@data\n{1 2}\n{0 y}\n"
+    duckmine.read_arff(fresh, write(tmp_path, text), "sp")
+    assert fresh.execute("SELECT * FROM sp").fetchall() == [("x", 2.0), ("y", 0.0)]
 
 
 def test_weather_loads_as_in_the_book(fresh):
