@@ -4,11 +4,11 @@ from importlib import resources
 
 import duckdb
 
-from ..udfs import itemsets, transactions  # noqa: F401  (declare their UDFs)
+from ..udfs import c45, itemsets, models, transactions  # noqa: F401  (declare UDFs)
 from ..udfs.registry import register
 
 # macro files, in dependency order
-SQL_FILES = ("transactions.sql", "itemsets.sql")
+SQL_FILES = ("transactions.sql", "itemsets.sql", "models.sql", "c45.sql")
 
 
 def _statements(text):

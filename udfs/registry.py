@@ -2,7 +2,9 @@
 files in ``sql/``, both installed on a connection by ``extension.loader.load``.
 
 Every UDF sees NULLs (``null_handling='special'``): NULL is a missing value and
-each algorithm decides what it means.
+each algorithm decides what it means. A UDF declared with ``params=None`` takes
+arguments of any type: that is how rows of any schema (a table alias is a STRUCT)
+reach the learners.
 """
 
 from collections.abc import Callable
@@ -17,18 +19,21 @@ import pyarrow.compute as pc
 class Udf:
     name: str
     fn: Callable
-    params: tuple
+    params: tuple | None
     returns: str
+    side_effects: bool = False
 
 
 UDFS: list[Udf] = []
 
 
-def udf(name, params, returns):
-    """Declare ``fn`` as the Arrow UDF ``name(params) -> returns``."""
+def udf(name, params, returns, side_effects=False):
+    """Declare ``fn`` as the Arrow UDF ``name(params) -> returns``; ``params`` None
+    accepts any argument types. ``side_effects`` keeps DuckDB from folding calls."""
 
     def declare(fn):
-        UDFS.append(Udf(name, fn, tuple(params), returns))
+        UDFS.append(Udf(name, fn, None if params is None else tuple(params), returns,
+                        side_effects))
         return fn
 
     return declare
@@ -41,8 +46,9 @@ def register(con):
             con.remove_function(u.name)
         except Exception:  # not registered yet
             pass
-        con.create_function(u.name, u.fn, list(u.params), u.returns, type="arrow",
-                            null_handling="special", side_effects=False)
+        con.create_function(u.name, u.fn, None if u.params is None else list(u.params),
+                            u.returns, type="arrow", null_handling="special",
+                            side_effects=u.side_effects)
 
 
 def column(x):

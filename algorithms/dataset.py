@@ -1,0 +1,60 @@
+"""The columnar form every learner trains on, independent of where the data lives.
+
+A ``Dataset`` holds one float64 array per attribute: the value of a numeric
+attribute, or the code of a nominal one (an index into its ``values``), with NaN
+for a missing value. Instance weights travel with the rows, so fractional
+instances and weighted data need nothing special.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+NUMERIC = "numeric"
+NOMINAL = "nominal"
+
+
+@dataclass(frozen=True)
+class Attribute:
+    name: str
+    kind: str  # NUMERIC or NOMINAL
+    values: tuple = ()  # nominal values, in code order
+
+    @property
+    def nominal(self):
+        return self.kind == NOMINAL
+
+    def to_json(self):
+        out = {"name": self.name, "kind": self.kind}
+        if self.nominal:
+            out["values"] = list(self.values)
+        return out
+
+    @classmethod
+    def from_json(cls, d):
+        return cls(d["name"], d["kind"], tuple(d.get("values", ())))
+
+
+@dataclass
+class Dataset:
+    attributes: list  # of Attribute
+    columns: list  # one float64 array per attribute, NaN = missing
+    weights: np.ndarray = field(default=None)
+
+    def __post_init__(self):
+        if self.weights is None:
+            self.weights = np.ones(self.n, np.float64)
+
+    @property
+    def n(self):
+        return len(self.columns[0]) if self.columns else 0
+
+    def index(self, name):
+        for i, a in enumerate(self.attributes):
+            if a.name == name:
+                return i
+        raise KeyError(name)
+
+    def select(self, rows):
+        """The instances at ``rows`` (indices or a mask), as a new Dataset."""
+        return Dataset(self.attributes, [c[rows] for c in self.columns], self.weights[rows])

@@ -1,0 +1,315 @@
+"""A decision tree as a value: flat node arrays that serialise to JSON, score rows
+with a numba kernel, print as the reference prints them, and list as rows.
+
+Node ``i`` hangs below ``parent[i]`` on branch ``branch[i]``; nodes are in
+depth-first order. ``dist[i]`` is a leaf's class distribution (one row) or a split's
+distribution per branch, with missing values spread across the branches.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from . import c45
+from .dataset import Attribute
+from .javafmt import counts, double_to_string, java_double
+from .models import learner
+
+NUMERIC_SPLIT, NOMINAL_SPLIT, VALUE_SPLIT = c45.NUMERIC_SPLIT, c45.NOMINAL_SPLIT, \
+    c45.VALUE_SPLIT
+
+
+class Tree:
+    """``binary`` marks a tree grown with binary splits only, which the reference
+    prints with full-precision thresholds."""
+
+    def __init__(self, attr, kind, threshold, value, parent, branch, dist, empty,
+                 binary=False):
+        self.binary = bool(binary)
+        self.attr = np.asarray(attr, np.int64)
+        self.kind = np.asarray(kind, np.int64)
+        self.threshold = np.asarray(threshold, np.float64)
+        self.value = np.asarray(value, np.int64)
+        self.parent = np.asarray(parent, np.int64)
+        self.branch = np.asarray(branch, np.int64)
+        self.dist = [np.asarray(d, np.float64).reshape(-1, len(d[0])) for d in dist]
+        self.empty = np.asarray(empty, np.bool_)
+        n = len(self.attr)
+        self.n_classes = self.dist[0].shape[1]
+        self.children = [[] for _ in range(n)]
+        for i in range(1, n):
+            self.children[self.parent[i]].append(i)
+        for c in self.children:
+            c.sort(key=lambda i: self.branch[i])
+
+    @classmethod
+    def from_nodes(cls, root, binary=False):
+        cols = ([], [], [], [], [], [], [], [])
+
+        def visit(node, parent, branch):
+            for col, v in zip(cols, (node.attr, node.kind, node.threshold, node.value,
+                                     parent, branch, node.dist.tolist(), node.empty)):
+                col.append(v)
+            me = len(cols[0]) - 1
+            for b, child in enumerate(node.children):
+                visit(child, me, b)
+
+        visit(root, -1, -1)
+        return cls(*cols, binary=binary)
+
+    def to_json(self):
+        return {"attr": self.attr.tolist(), "kind": self.kind.tolist(),
+                "threshold": self.threshold.tolist(), "value": self.value.tolist(),
+                "parent": self.parent.tolist(), "branch": self.branch.tolist(),
+                "dist": [d.tolist() for d in self.dist], "empty": self.empty.tolist(),
+                "binary": self.binary}
+
+    @classmethod
+    def from_json(cls, d):
+        return cls(d["attr"], d["kind"], d["threshold"], d["value"], d["parent"],
+                   d["branch"], d["dist"], d["empty"], d.get("binary", False))
+
+    def is_leaf(self, i):
+        return self.attr[i] < 0
+
+    # scoring
+
+    def arrays(self):
+        """The flat arrays the scoring kernel reads (cached)."""
+        if not hasattr(self, "_arrays"):
+            n, k = len(self.attr), self.n_classes
+            start = np.zeros(n + 1, np.int64)
+            start[1:] = np.cumsum([len(c) for c in self.children])
+            flat = np.array([c for cs in self.children for c in cs], np.int64)
+            frac = np.zeros(len(flat))
+            fallback = np.zeros((len(flat), k))
+            leaf_prob = np.zeros((n, k))
+            for i in range(n):
+                d = self.dist[i]
+                if self.is_leaf(i):
+                    leaf_prob[i] = _prob(d.sum(axis=0))
+                    continue
+                frac[start[i]:start[i + 1]] = c45.fractions(d)
+                for b in range(d.shape[0]):
+                    fallback[start[i] + b] = _prob(d[b]) if c45.gr(d[b].sum(), 0) \
+                        else _prob(d.sum(axis=0))
+            self._arrays = (self.attr, self.kind, self.threshold, self.value, start,
+                            flat, frac, fallback, leaf_prob, self.empty)
+        return self._arrays
+
+    def proba(self, columns, n):
+        """Class probabilities for ``n`` rows given as the model's attribute columns."""
+        x = np.ascontiguousarray(np.vstack(columns)) if columns else np.empty((0, n))
+        return _proba(x, *self.arrays())
+
+    # printing
+
+    def text(self, attributes, classes):
+        """The tree as J48 prints it (from the line after its heading)."""
+        if self.is_leaf(0):
+            return ": " + _label(self.dist[0], 0, classes) + self._footer()
+        lines = []
+        self._dump(0, 0, attributes, classes, lines)
+        return "\n" + "\n".join(lines) + self._footer()
+
+    def _footer(self):
+        leaves = int(sum(self.is_leaf(i) for i in range(len(self.attr))))
+        return (f"\n\nNumber of Leaves  : \t{leaves}\n"
+                f"\nSize of the tree : \t{len(self.attr)}\n")
+
+    def _dump(self, i, depth, attributes, classes, lines):
+        for child in self.children[i]:
+            b = self.branch[child]
+            line = "|   " * depth + self.test(i, b, attributes)
+            if self.is_leaf(child):
+                lines.append(line + ": " + _label(self.dist[i], b, classes))
+            else:
+                lines.append(line)
+                self._dump(child, depth + 1, attributes, classes, lines)
+
+    def test(self, i, b, attributes):
+        """The text of branch ``b`` of node ``i``, e.g. ``humidity <= 75``."""
+        attr, op, value = self.condition(i, b, attributes, printed=True)
+        return f"{attr} {op} {value}"
+
+    def condition(self, i, b, attributes, printed=False):
+        """(attribute, operator, value text) of branch ``b`` of node ``i``; a
+        threshold as the reference prints it, or else in full precision."""
+        a = attributes[self.attr[i]]
+        kind = self.kind[i]
+        if kind == NUMERIC_SPLIT:
+            t = float(self.threshold[i])
+            if not printed:
+                text = repr(t)
+                text = text[:-2] if text.endswith(".0") else text
+            else:
+                text = java_double(t) if self.binary else double_to_string(t, 6)
+            return a.name, "<=" if b == 0 else ">", text
+        if kind == NOMINAL_SPLIT:
+            return a.name, "=", a.values[b]
+        return a.name, "=" if b == 0 else "!=", a.values[self.value[i]]
+
+    # relation
+
+    def rows(self, attributes, classes):
+        """One dict per node, as the tree relation lists them."""
+        out = []
+        depth = np.zeros(len(self.attr), np.int64)
+        for i in range(len(self.attr)):
+            p = self.parent[i]
+            if p >= 0:
+                depth[i] = depth[p] + 1
+                b = self.branch[i]
+                attr, op, value = self.condition(p, b, attributes)
+                per_class = self.dist[p][b]
+                cls = c45.bag_class(self.dist[p], b)
+            else:
+                attr = op = value = None
+                per_class = self.dist[i].sum(axis=0)
+                cls = c45.max_class(per_class)
+            weight = float(per_class.sum())
+            out.append({
+                "node": i, "parent": None if p < 0 else int(p), "depth": int(depth[i]),
+                "attribute": attr, "operator": op, "value": value,
+                "is_leaf": bool(self.is_leaf(i)), "class": classes[cls],
+                "weight": weight, "errors": float(weight - per_class[cls]),
+                "distribution": dict(zip(classes, map(float, per_class)))})
+        return out
+
+
+def _prob(per_class):
+    total = per_class.sum()
+    if c45.eq(total, 0):
+        return np.zeros_like(per_class)
+    return per_class / total
+
+
+def _label(dist, b, classes):
+    """A leaf as J48 prints it: class (weight/errors)."""
+    cls = c45.bag_class(dist, b)
+    weight = dist[b].sum()
+    wrong = weight - dist[b][cls]
+    text = f"{classes[cls]} ({counts(weight)}"
+    if c45.gr(wrong, 0):
+        text += "/" + counts(wrong)
+    return text + ")"
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _proba(x, attr, kind, threshold, value, start, flat, frac, fallback, leaf_prob,
+           empty):
+    n = x.shape[1]
+    k = leaf_prob.shape[1]
+    out = np.zeros((n, k))
+    for r in prange(n):
+        stack_node = np.empty(64, np.int64)
+        stack_w = np.empty(64)
+        top = 0
+        stack_node[0] = 0
+        stack_w[0] = 1.0
+        top = 1
+        while top > 0:
+            top -= 1
+            node = stack_node[top]
+            wt = stack_w[top]
+            if attr[node] < 0:
+                for c in range(k):
+                    out[r, c] += wt * leaf_prob[node, c]
+                continue
+            v = x[attr[node], r]
+            if np.isnan(v):
+                for j in range(start[node], start[node + 1]):
+                    child = flat[j]
+                    if not empty[child]:
+                        if top == stack_node.shape[0]:
+                            stack_node = np.concatenate((stack_node, np.empty(top, np.int64)))
+                            stack_w = np.concatenate((stack_w, np.empty(top)))
+                        stack_node[top] = child
+                        stack_w[top] = wt * frac[j]
+                        top += 1
+                continue
+            if kind[node] == 0:
+                b = 0 if v <= threshold[node] else 1
+            elif kind[node] == 1:
+                b = int(v)
+            else:
+                b = 0 if int(v) == value[node] else 1
+            j = start[node] + b
+            if empty[flat[j]]:
+                for c in range(k):
+                    out[r, c] += wt * fallback[j, c]
+            else:
+                stack_node[top] = flat[j]
+                stack_w[top] = wt
+                top += 1
+    return out
+
+
+def labels(proba):
+    """The predicted class of each row: the first of largest probability (a later
+    class must be larger by more than 1e-6 to win, as in the reference)."""
+    n, k = proba.shape
+    best = np.zeros(n, np.int64)
+    top = np.full(n, -1.0)
+    for c in range(k):
+        better = proba[:, c] - top > c45.SMALL
+        best[better] = c
+        top[better] = proba[better, c]
+    return best
+
+
+@learner
+class C45Model:
+    """A C4.5 classifier: the tree, the attributes it was trained on and the
+    classes."""
+
+    learner = "c45"
+
+    def __init__(self, target, classes, attributes, tree, options, instances):
+        self.target = target
+        self.classes = tuple(classes)
+        self.attributes = list(attributes)
+        self.tree = tree
+        self.options = dict(options)
+        self.instances = instances
+
+    def to_json(self):
+        return {"target": self.target, "classes": list(self.classes),
+                "attributes": [a.to_json() for a in self.attributes],
+                "options": self.options, "instances": self.instances,
+                "tree": self.tree.to_json()}
+
+    @classmethod
+    def from_json(cls, d):
+        return cls(d["target"], d["classes"], [Attribute.from_json(a) for a in d["attributes"]],
+                   Tree.from_json(d["tree"]), d["options"], d["instances"])
+
+    @property
+    def used(self):
+        """Indices of the attributes the tree tests."""
+        return sorted({int(a) for a in self.tree.attr if a >= 0})
+
+    def proba(self, columns, n):
+        """Class probabilities of ``n`` rows; ``columns`` maps the index of each
+        attribute the tree tests to its column."""
+        cols = [columns.get(i) for i in range(len(self.attributes))]
+        cols = [np.full(n, np.nan) if c is None else c for c in cols]
+        return self.tree.proba(cols, n)
+
+    def text(self):
+        kind = "pruned" if self.options.get("pruned", True) else "unpruned"
+        return (f"J48 {kind} tree\n------------------\n"
+                + self.tree.text(self.attributes, self.classes))
+
+
+def fit_c45(data, target, options):
+    """A C45Model of ``data`` (a Dataset) predicting attribute ``target`` (its index)."""
+    attributes = [a for i, a in enumerate(data.attributes) if i != target]
+    columns = [c for i, c in enumerate(data.columns) if i != target]
+    y = data.columns[target]
+    y = np.where(np.isnan(y), -1, y).astype(np.int64)
+    classes = data.attributes[target].values
+    n_values = [len(a.values) if a.nominal else 0 for a in attributes]
+    root = c45.C45(columns, n_values, y, len(classes), data.weights, options).fit()
+    tree = Tree.from_nodes(root, options.binary_splits)
+    return C45Model(data.attributes[target].name, classes, attributes, tree,
+                    vars(options), int((y >= 0).sum()))

@@ -1,0 +1,23 @@
+-- C4.5 decision trees. The rows of a table reach the learner as one list of row
+-- structs (list(t)), whatever the schema; under GROUP BY, one list per group.
+
+CREATE OR REPLACE TEMP MACRO c45_fit(r, target, confidence := 0.25, min_leaf := 2,
+                                     pruned := true, subtree_raising := true,
+                                     binary_splits := false, mdl_correction := true,
+                                     collapse := true, weight := NULL) AS
+_dm_c45_fit(list(r), target, confidence, min_leaf, pruned, subtree_raising,
+            binary_splits, mdl_correction, collapse, weight,
+            getvariable('duckmine_max_nominal_values'));
+
+CREATE OR REPLACE TEMP MACRO c45(tbl, target, confidence := 0.25, min_leaf := 2,
+                                 pruned := true, subtree_raising := true,
+                                 binary_splits := false, mdl_correction := true,
+                                 collapse := true, weight := NULL) AS TABLE
+SELECT n.node, n.parent, n.depth, n.attribute, n.operator, n.value, n.is_leaf,
+       n.class, n.weight, n.errors, n.distribution
+FROM (SELECT unnest(_dm_tree_nodes(
+          _dm_c45_fit(list(s), target, confidence, min_leaf, pruned, subtree_raising,
+                      binary_splits, mdl_correction, collapse, weight,
+                      getvariable('duckmine_max_nominal_values')))) AS n
+      FROM dm_source(tbl) s)
+ORDER BY n.node;

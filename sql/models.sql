@@ -1,0 +1,10 @@
+-- The generic model functions. A scored row's model body is passed only where
+-- _dm_model_needed says the id is not cached yet (see udfs/models.py).
+
+CREATE OR REPLACE TEMP MACRO predict(model, r) AS
+_dm_predict(model.id, CASE WHEN _dm_model_needed(model.id) THEN model END, r);
+
+CREATE OR REPLACE TEMP MACRO predict_proba(model, r) AS
+_dm_predict_proba(model.id, CASE WHEN _dm_model_needed(model.id) THEN model END, r);
+
+CREATE OR REPLACE TEMP MACRO model_text(model) AS _dm_model_text(model);

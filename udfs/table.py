@@ -1,0 +1,142 @@
+"""The shared data layer: any relation, as Arrow, becomes a ``Dataset``.
+
+The SQL side hands over rows as a STRUCT per row (``list(t)`` of a table alias, or
+the row itself when scoring), received by UDFs registered without parameter
+types, so one mechanism serves every schema. Column kinds follow the Arrow type:
+
+- nominal: ENUM (a dictionary array whose dictionary is the declared value order),
+  VARCHAR (values sorted), BOOLEAN (false, true);
+- numeric: every integer, decimal and floating type;
+- anything else is refused by name.
+
+NULL and NaN are missing; an infinite value is an error.
+"""
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..algorithms.dataset import NOMINAL, NUMERIC, Attribute, Dataset
+from .registry import column
+
+DEFAULT_MAX_VALUES = 10_000
+
+
+def _numeric(name, arr, fn):
+    if pa.types.is_null(arr.type):
+        return np.full(len(arr), np.nan)
+    values = np.asarray(pc.cast(arr, pa.float64()).fill_null(np.nan), np.float64)
+    if np.isinf(values).any():
+        raise ValueError(f"{fn}: column {name!r} holds an infinite value; replace it "
+                         "with NULL (missing) or a finite number")
+    return values
+
+
+def _strings(arr):
+    return pc.cast(arr, pa.string()) if not pa.types.is_string(arr.type) else arr
+
+
+def kind_of(name, typ, fn):
+    """NUMERIC or NOMINAL for an Arrow type; a clear error for anything else."""
+    if pa.types.is_dictionary(typ) or pa.types.is_string(typ) or \
+            pa.types.is_large_string(typ) or pa.types.is_string_view(typ) or \
+            pa.types.is_boolean(typ):
+        return NOMINAL
+    if pa.types.is_integer(typ) or pa.types.is_floating(typ) or \
+            pa.types.is_decimal(typ) or pa.types.is_null(typ):
+        return NUMERIC
+    raise ValueError(f"{fn}: column {name!r} has type {typ}, which is neither numeric "
+                     "nor nominal; cast it (to DOUBLE or VARCHAR) or leave it out")
+
+
+def _nominal(name, arr, fn, max_values):
+    """(codes as float64 with NaN for missing, the values in code order)."""
+    if pa.types.is_dictionary(arr.type):
+        values = tuple(arr.dictionary.to_pylist())
+        codes = arr.indices
+    elif pa.types.is_boolean(arr.type):
+        values = ("false", "true")
+        codes = pc.cast(arr, pa.int8())
+    else:
+        strings = _strings(arr)
+        distinct = pc.unique(strings.drop_null())
+        if len(distinct) > max_values:
+            raise ValueError(
+                f"{fn}: column {name!r} has {len(distinct):,} distinct values, more "
+                f"than the limit of {max_values:,} for a nominal attribute; cast it to "
+                "a number, leave it out, or SET VARIABLE duckmine_max_nominal_values")
+        values = tuple(sorted(distinct.to_pylist()))
+        codes = pc.index_in(strings, value_set=pa.array(values, pa.string()))
+    return np.asarray(pc.cast(codes, pa.float64()).fill_null(np.nan), np.float64), values
+
+
+def dataset(rows, fn, max_values=None, weight=None):
+    """A Dataset from a StructArray of rows; ``weight`` names a weight column."""
+    rows = column(rows)
+    if not pa.types.is_struct(rows.type):
+        raise ValueError(f"{fn}: expected the rows of a table, got {rows.type}")
+    max_values = DEFAULT_MAX_VALUES if max_values is None else int(max_values)
+    if max_values < 2:
+        raise ValueError(f"{fn}: duckmine_max_nominal_values must be >= 2, got {max_values}")
+    attributes, columns, weights = [], [], None
+    for f, arr in zip(rows.type, rows.flatten()):  # flatten folds in NULL rows
+        arr = column(arr)
+        if weight is not None and f.name == weight:
+            weights = _weights(f.name, arr, fn)
+            continue
+        kind = kind_of(f.name, arr.type, fn)
+        if kind == NOMINAL:
+            codes, values = _nominal(f.name, arr, fn, max_values)
+            attributes.append(Attribute(f.name, NOMINAL, values))
+            columns.append(codes)
+        else:
+            attributes.append(Attribute(f.name, NUMERIC))
+            columns.append(_numeric(f.name, arr, fn))
+    if weight is not None and weights is None:
+        raise ValueError(f"{fn}: weight column {weight!r} is not in the table")
+    return Dataset(attributes, columns, weights)
+
+
+def _weights(name, arr, fn):
+    if kind_of(name, arr.type, fn) != NUMERIC:
+        raise ValueError(f"{fn}: weight column {name!r} must be numeric")
+    w = np.asarray(pc.cast(arr, pa.float64()).fill_null(np.nan), np.float64)
+    if not np.all(np.isfinite(w)) or (w < 0).any():
+        raise ValueError(f"{fn}: weight column {name!r} must hold finite, non-negative "
+                         "numbers and no NULLs")
+    return w
+
+
+def encode(rows, attributes, fn):
+    """The columns ``attributes`` (a trained model's) read from a StructArray of rows
+    to score: nominal values are coded as the model knows them (a value it never saw
+    is missing); extra columns are ignored."""
+    rows = column(rows)
+    if not pa.types.is_struct(rows.type):
+        raise ValueError(f"{fn}: the second argument must be a row (a table alias such "
+                         f"as t in FROM tbl t), got {rows.type}")
+    by_name = {f.name: i for i, f in enumerate(rows.type)}
+    by_lower = {f.name.lower(): i for i, f in enumerate(rows.type)}
+    fields = rows.flatten()
+    out = []
+    for a in attributes:
+        i = by_name.get(a.name, by_lower.get(a.name.lower()))
+        if i is None:
+            raise ValueError(f"{fn}: the row has no column {a.name!r}, which the model "
+                             "needs")
+        arr = fields[i]
+        if a.kind == NOMINAL:
+            if kind_of(a.name, arr.type, fn) != NOMINAL:
+                arr = pc.cast(arr, pa.string())
+            strings = _strings(arr.dictionary_decode() if pa.types.is_dictionary(arr.type)
+                               else arr)
+            if pa.types.is_boolean(arr.type):
+                strings = pc.if_else(arr, "true", "false")
+            codes = pc.index_in(strings, value_set=pa.array(a.values, pa.string()))
+            out.append(np.asarray(pc.cast(codes, pa.float64()).fill_null(np.nan)))
+        else:
+            if kind_of(a.name, arr.type, fn) != NUMERIC:
+                raise ValueError(f"{fn}: column {a.name!r} must be numeric for this "
+                                 f"model, got {arr.type}")
+            out.append(_numeric(a.name, arr, fn))
+    return out
