@@ -1,0 +1,128 @@
+"""Regenerate the J48 golden files under tests/golden/j48.
+
+Reference: Weka 3.6.14 (``/usr/share/java/weka.jar``, java and javac on PATH).
+Run from the repository root: ``python tests/golden/make_j48_golden.py``.
+
+Every ARFF file of the source folder whose class (last attribute) is nominal is
+copied to tests/data and run from there with
+``java weka.classifiers.trees.J48 -t <file> <options>`` for each option set:
+
+- ``<data>__<tag>.txt``: the full stdout (tree, training-set figures, stratified
+  ten-fold cross-validation with seed 1). The "Time taken" lines vary by run.
+- ``<data>__default.pred.txt``: ``-t <file> -T <file> -p 0 -distribution`` with
+  the default options: per training row, the predicted class and the class
+  probabilities printed to three decimals.
+- ``<data>__dist.json``: the same probabilities at full precision (Java's
+  ``Double.toString``, which reads back to the same double), for every option
+  set, from the tree built on the whole file: ``{tag: {"dists": [[p, ...], ...],
+  "row": [i, ...]}}``, the distinct distributions and, per row, which one
+  (``np.array(d["dists"])[d["row"]]`` gives one row per data row).
+
+supermarket.arff is kept: J48 needs well under a second on it (its 216
+one-valued basket attributes admit no split, so every option set gives one leaf).
+"""
+
+import json
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).parent
+OUT = HERE / "j48"
+DATA = HERE.parent / "data"
+SOURCE = Path("/work/shared/data/weka")
+WEKA = "/usr/share/java/weka.jar"
+OPTIONS = {
+    "default": ["-C", "0.25", "-M", "2"],
+    "U": ["-U"],
+    "M5": ["-M", "5"],
+    "C0.1": ["-C", "0.1"],
+    "S": ["-S"],
+    "B": ["-B"],
+}
+
+DIST = r"""
+import weka.core.Instances;
+import weka.classifiers.trees.J48;
+import weka.core.converters.ConverterUtils.DataSource;
+
+public class J48Dist {
+  public static void main(String[] args) throws Exception {
+    Instances data = DataSource.read(args[0]);
+    data.setClassIndex(data.numAttributes() - 1);
+    J48 tree = new J48();
+    String[] options = new String[args.length - 1];
+    System.arraycopy(args, 1, options, 0, options.length);
+    tree.setOptions(options);
+    tree.buildClassifier(data);
+    StringBuilder out = new StringBuilder("[");
+    for (int i = 0; i < data.numInstances(); i++) {
+      double[] dist = tree.distributionForInstance(data.instance(i));
+      out.append(i > 0 ? ",\n[" : "[");
+      for (int k = 0; k < dist.length; k++)
+        out.append(k > 0 ? "," : "").append(Double.toString(dist[k]));
+      out.append("]");
+    }
+    System.out.println(out.append("]"));
+  }
+}
+"""
+
+
+def class_is_nominal(path: Path) -> bool:
+    last = None
+    for line in path.read_text(errors="replace").splitlines():
+        text = line.strip().lower()
+        if text.startswith("@attribute"):
+            last = line
+        elif text.startswith("@data"):
+            break
+    return last is not None and "{" in last.split("%")[0]
+
+
+def distinct(rows):
+    index = {}
+    row = [index.setdefault(tuple(r), len(index)) for r in rows]
+    dists = [list(r) for r in index]
+    return {"dists": dists, "row": row}
+
+
+def java(*args, cwd=None):
+    run = subprocess.run(["java", "-Xmx4g", *args], capture_output=True, text=True,
+                         cwd=cwd, check=True)
+    return run.stdout
+
+
+def main():
+    OUT.mkdir(exist_ok=True)
+    DATA.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "J48Dist.java").write_text(DIST)
+        subprocess.run(["javac", "-nowarn", "-cp", WEKA, "J48Dist.java"], cwd=tmp,
+                       check=True, capture_output=True)
+        for src in sorted(SOURCE.glob("*.arff")):
+            if not class_is_nominal(src):
+                continue
+            arff = DATA / src.name
+            shutil.copyfile(src, arff)
+            name = src.stem
+            dists = {}
+            for tag, options in OPTIONS.items():
+                text = java("-cp", WEKA, "weka.classifiers.trees.J48", "-t", str(arff),
+                            *options, cwd=DATA)
+                (OUT / f"{name}__{tag}.txt").write_text(text)
+                dists[tag] = json.loads(java("-cp", f"{WEKA}:{tmp}", "J48Dist", str(arff),
+                                             *options))
+            pred = java("-cp", WEKA, "weka.classifiers.trees.J48", "-t", str(arff),
+                        "-T", str(arff), "-p", "0", "-distribution",
+                        *OPTIONS["default"], cwd=DATA)
+            (OUT / f"{name}__default.pred.txt").write_text(pred)
+            (OUT / f"{name}__dist.json").write_text(
+                "{" + ",\n".join(f"{json.dumps(tag)}: {json.dumps(distinct(rows))}"
+                                 for tag, rows in dists.items()) + "}\n")
+            print(name)
+
+
+if __name__ == "__main__":
+    main()

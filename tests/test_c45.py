@@ -1,0 +1,86 @@
+"""C4.5 against J48 (Weka 3.6.14): the same trees, line for line, and the same class
+probabilities, on every nominal-class ARFF file and J48 option set; models as
+values."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import duckmine
+
+HERE = Path(__file__).parent
+GOLDEN = HERE / "golden" / "j48"
+DATA = HERE / "data"
+DATASETS = ["weather.nominal", "weather.numeric", "contact-lenses", "labor", "iris",
+            "diabetes", "soybean", "breast-cancer", "supermarket"]
+OPTIONS = {"default": "", "U": ", pruned := false", "M5": ", min_leaf := 5",
+           "C0.1": ", confidence := 0.1", "S": ", subtree_raising := false",
+           "B": ", binary_splits := true"}
+
+
+def table(name):
+    return name.replace(".", "_").replace("-", "_")
+
+
+@pytest.fixture(scope="module")
+def db():
+    c = duckmine.connect()
+    for name in DATASETS:
+        duckmine.read_arff(c, DATA / f"{name}.arff", table(name))
+    yield c
+    c.close()
+
+
+def target(db, name):
+    return db.sql(f"SELECT column_name FROM (DESCRIBE {table(name)})").fetchall()[-1][0]
+
+
+def tree_section(text):
+    """J48's printed tree: from its heading to the tree size."""
+    start = text.index("J48 ")
+    return text[start:text.index("Time taken", start)].rstrip() + "\n"
+
+
+def fit(db, name, tag):
+    t = table(name)
+    return f"(SELECT c45_fit(t, '{target(db, name)}'{OPTIONS[tag]}) AS model FROM {t} t)"
+
+
+@pytest.mark.parametrize("tag", OPTIONS)
+@pytest.mark.parametrize("name", DATASETS)
+def test_tree_text_is_j48s(db, name, tag):
+    expected = tree_section((GOLDEN / f"{name}__{tag}.txt").read_text())
+    got = db.sql(f"SELECT model_text(model) FROM {fit(db, name, tag)}").fetchall()[0][0]
+    assert got.rstrip() + "\n" == expected
+
+
+@pytest.mark.parametrize("name", DATASETS)
+def test_probabilities_are_j48s(db, name):
+    golden = json.loads((GOLDEN / f"{name}__dist.json").read_text())
+    t = table(name)
+    for tag, g in golden.items():
+        expected = np.array(g["dists"])[g["row"]]
+        rows = db.sql(f"SELECT predict_proba(m.model, t) FROM {t} t, {fit(db, name, tag)} m "
+                      "ORDER BY t.rowid").fetchall()
+        values = db.sql(f"SELECT enum_range(NULL::{enum_type(db, name)})").fetchall()[0][0]
+        got = np.array([[r[0][v] for v in values] for r in rows])
+        np.testing.assert_allclose(got, expected, atol=1e-9, err_msg=f"{name} {tag}")
+
+
+def enum_type(db, name):
+    return db.sql(f"SELECT column_type FROM (DESCRIBE {table(name)})").fetchall()[-1][0]
+
+
+@pytest.mark.parametrize("name", DATASETS)
+def test_predictions_are_j48s(db, name):
+    lines = (GOLDEN / f"{name}__default.pred.txt").read_text().splitlines()
+    t = table(name)
+    values = db.sql(f"SELECT enum_range(NULL::{enum_type(db, name)})").fetchall()[0][0]
+    # "2:good": the class's position, then its (possibly cut) name
+    expected = [values[int(line.split()[2].split(":")[0]) - 1] for line in lines
+                if line.strip() and line.split()[0].isdigit()]
+    got = [r[0] for r in db.sql(f"SELECT predict(m.model, t) FROM {t} t, "
+                                f"{fit(db, name, 'default')} m ORDER BY t.rowid").fetchall()]
+    assert got == expected
