@@ -4,11 +4,11 @@ from importlib import resources
 
 import duckdb
 
-from ..udfs import c45, itemsets, models, transactions  # noqa: F401  (declare UDFs)
+from ..udfs import c45, evaluate, itemsets, models, transactions  # noqa: F401  (UDFs)
 from ..udfs.registry import register
 
 # macro files, in dependency order
-SQL_FILES = ("transactions.sql", "itemsets.sql", "models.sql", "c45.sql")
+SQL_FILES = ("transactions.sql", "itemsets.sql", "models.sql", "c45.sql", "evaluate.sql")
 
 
 def _statements(text):

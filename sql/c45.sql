@@ -21,3 +21,17 @@ FROM (SELECT unnest(_dm_tree_nodes(
                       getvariable('duckmine_max_nominal_values')))) AS n
       FROM dm_source(tbl) s)
 ORDER BY n.node;
+
+-- From trees to rules: one rule per leaf, conditions deleted greedily while the
+-- pessimistic error estimate does not get worse, duplicates removed.
+CREATE OR REPLACE TEMP MACRO c45_rules(tbl, target, confidence := 0.25, min_leaf := 2,
+                                       pruned := true, subtree_raising := true,
+                                       binary_splits := false, mdl_correction := true,
+                                       collapse := true, weight := NULL) AS TABLE
+SELECT r.rule, r.conditions, r.class, r.coverage, r.errors, r.error_estimate
+FROM (SELECT unnest(_dm_c45_rules(list(s), target, confidence, min_leaf, pruned,
+                                  subtree_raising, binary_splits, mdl_correction,
+                                  collapse, weight,
+                                  getvariable('duckmine_max_nominal_values'))) AS r
+      FROM dm_source(tbl) s)
+ORDER BY r.rule;

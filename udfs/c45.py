@@ -6,6 +6,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..algorithms.c45 import Options
+from ..algorithms.c45_rules import rules
 from ..algorithms.tree_model import fit_c45
 from .models import MODEL_SQL, model_list, values
 from .registry import column, scalars, udf
@@ -71,23 +72,49 @@ def training_data(fn, rows, target, weight, max_values):
 
 
 def fit_groups(fn, rows, target, options, weight, max_values):
-    """One fitted model per input row (a group of rows each)."""
+    """Per input row (a group of rows each): its training data, target index and
+    fitted model."""
     rows = column(rows)
     args = zip(scalars(target), *map(scalars, options), scalars(weight), scalars(max_values))
-    out = []
     for i, (tgt, *opts, w, mv) in enumerate(args):
         group = rows[i].values if rows[i].is_valid else None
         data, t = training_data(fn, group, tgt, w, mv)
-        out.append(fit_c45(data, t, c45_options(fn, *opts)))
-    return out
+        yield data, t, fit_c45(data, t, c45_options(fn, *opts))
 
 
 @udf("_dm_c45_fit", None, MODEL_SQL)
 def c45_fit(rows, target, confidence, min_leaf, pruned, subtree_raising, binary_splits,
             mdl_correction, collapse, weight, max_values):
-    opts = (confidence, min_leaf, pruned, subtree_raising, binary_splits, mdl_correction,
-            collapse)
-    return values(fit_groups("c45", rows, target, opts, weight, max_values))
+    options = (confidence, min_leaf, pruned, subtree_raising, binary_splits,
+               mdl_correction, collapse)
+    return values([m for _, _, m in fit_groups("c45", rows, target, options, weight,
+                                                 max_values)])
+
+
+RULE = pa.struct([("rule", pa.int32()), ("conditions", pa.list_(pa.string())),
+                  ("class", pa.string()), ("coverage", pa.float64()),
+                  ("errors", pa.float64()), ("error_estimate", pa.float64())])
+RULE_SQL = ("STRUCT(rule INTEGER, conditions VARCHAR[], class VARCHAR, coverage DOUBLE, "
+            "errors DOUBLE, error_estimate DOUBLE)[]")
+
+
+@udf("_dm_c45_rules", None, RULE_SQL)
+def c45_rules(rows, target, confidence, min_leaf, pruned, subtree_raising, binary_splits,
+              mdl_correction, collapse, weight, max_values):
+    options = (confidence, min_leaf, pruned, subtree_raising, binary_splits,
+               mdl_correction, collapse)
+    out = []
+    for data, t, model in fit_groups("c45_rules", rows, target, options, weight,
+                                     max_values):
+        y = data.columns[t]
+        keep = ~np.isnan(y)
+        columns = [c[keep] for i, c in enumerate(data.columns) if i != t]
+        found = rules(model.tree, model.attributes, columns, y[keep].astype(np.int64),
+                      data.weights[keep], float(np.float32(model.options["confidence"])))
+        out.append([{"rule": i + 1, "conditions": cond, "class": model.classes[cls],
+                     "coverage": cov, "errors": err, "error_estimate": est}
+                    for i, (cond, cls, cov, err, est) in enumerate(found)])
+    return pa.array(out, pa.list_(RULE))
 
 
 NODE = pa.struct([("node", pa.int32()), ("parent", pa.int32()), ("depth", pa.int32()),

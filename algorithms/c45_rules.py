@@ -1,0 +1,102 @@
+"""From trees to rules (the book's section 6.2): one rule per leaf, made of the
+tests on the path to it, then generalised by deleting conditions greedily while
+the pessimistic error estimate of the rule does not get worse; duplicates go.
+
+A condition on a missing value is not satisfied, so a rule covers the training
+instances that meet every one of its conditions.
+"""
+
+import numpy as np
+from numba import njit
+
+from . import c45
+
+
+@njit(cache=True, nogil=True)
+def _coverage(sat, active, y, w, cls):
+    """Covered and wrong weight of the rule made of the ``active`` conditions, and of
+    each rule with one active condition dropped (columns of ``sat``)."""
+    d = sat.shape[1]
+    n_cov, n_err = 0.0, 0.0
+    drop_cov = np.zeros(d)
+    drop_err = np.zeros(d)
+    for i in range(sat.shape[0]):
+        fails, last = 0, -1
+        for j in range(d):
+            if active[j] and not sat[i, j]:
+                fails += 1
+                last = j
+                if fails > 1:
+                    break
+        if fails == 0:
+            n_cov += w[i]
+            if y[i] != cls:
+                n_err += w[i]
+        elif fails == 1:
+            drop_cov[last] += w[i]
+            if y[i] != cls:
+                drop_err[last] += w[i]
+    return n_cov, n_err, drop_cov, drop_err
+
+
+def estimate(covered, wrong, cf):
+    """The pessimistic error rate of a rule; 1 when it covers nothing."""
+    if c45.eq(covered, 0):
+        return 1.0
+    return (wrong + c45.add_errors(covered, wrong, cf)) / covered
+
+
+def satisfied(tree, node, branch, columns):
+    """Which rows meet the test of ``branch`` at ``node`` (missing: no)."""
+    v = columns[tree.attr[node]]
+    known = ~np.isnan(v)
+    kind = tree.kind[node]
+    if kind == c45.NUMERIC_SPLIT:
+        hit = v <= tree.threshold[node] if branch == 0 else v > tree.threshold[node]
+    elif kind == c45.NOMINAL_SPLIT:
+        hit = v == branch
+    else:
+        hit = (v == tree.value[node]) if branch == 0 else (v != tree.value[node])
+    return hit & known
+
+
+def rules(tree, attributes, columns, y, w, cf):
+    """The simplified rules of ``tree`` on training data (rows with a class):
+    a list of (condition texts, class, covered, wrong, estimate). Rules with the
+    same conditions and class are duplicates."""
+    out, seen = [], set()
+    for leaf in range(len(tree.attr)):
+        if not tree.is_leaf(leaf) or tree.parent[leaf] < 0:
+            continue
+        p, b = tree.parent[leaf], tree.branch[leaf]
+        if c45.eq(tree.dist[p][b].sum(), 0):
+            continue  # an empty leaf makes no rule
+        cls = c45.bag_class(tree.dist[p], b)
+        path = []
+        node = leaf
+        while tree.parent[node] >= 0:
+            path.append((int(tree.parent[node]), int(tree.branch[node])))
+            node = tree.parent[node]
+        path.reverse()
+        sat = np.column_stack([satisfied(tree, n, br, columns) for n, br in path])
+        active = np.ones(len(path), np.bool_)
+        cov, err, d_cov, d_err = _coverage(sat, active, y, w, cls)
+        current = estimate(cov, err, cf)
+        while active.any():
+            best, best_j = None, -1
+            for j in np.flatnonzero(active):
+                e = estimate(cov + d_cov[j], err + d_err[j], cf)
+                if best is None or e < best:
+                    best, best_j = e, j
+            if best > current:
+                break
+            active[best_j] = False
+            current = best
+            cov, err, d_cov, d_err = _coverage(sat, active, y, w, cls)
+        kept = [tree.test(*path[j], attributes) for j in np.flatnonzero(active)]
+        key = (frozenset(kept), cls)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append((kept, cls, cov, err, current))
+    return out

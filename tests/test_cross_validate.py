@@ -1,0 +1,65 @@
+"""cross_validate against J48's stratified cross-validation (Weka 3.6.14 -t output):
+the same folds, so the same counts and error figures to the printed precision."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+import duckmine
+
+HERE = Path(__file__).parent
+GOLDEN = HERE / "golden" / "eval"
+DATA = HERE / "data"
+RUNS = sorted(p.name for p in GOLDEN.glob("cli__*__j48__x*_s*.txt")
+              if "missing-weighted" not in p.name)
+FIGURES = {"Kappa statistic": "kappa", "Mean absolute error": "mean_absolute_error",
+           "Root mean squared error": "root_mean_squared_error",
+           "Relative absolute error": "relative_absolute_error",
+           "Root relative squared error": "root_relative_squared_error",
+           "Total Number of Instances": "instances"}
+
+
+def weka_cv(text):
+    """The figures of the stratified cross-validation section."""
+    section = text[text.index("=== Stratified cross-validation ==="):]
+    out = {}
+    m = re.search(r"Correctly Classified Instances\s+(\S+)\s+(\S+)\s*%", section)
+    out["correct"], out["pct_correct"] = float(m[1]), float(m[2])
+    for label, key in FIGURES.items():
+        out[key] = float(re.search(re.escape(label) + r"\s+(\S+)", section)[1])
+    matrix = section[section.index("=== Confusion Matrix ==="):].splitlines()[3:]
+    out["confusion"] = [[float(x) for x in line.split("|")[0].split()]
+                        for line in matrix if "|" in line]
+    return out
+
+
+@pytest.fixture(scope="module")
+def db():
+    c = duckmine.connect()
+    yield c
+    c.close()
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_cross_validation_is_wekas(db, run):
+    _, name, _, spec = run[:-4].split("__")
+    folds, seed = (int(x) for x in re.fullmatch(r"x(\d+)_s(\d+)", spec).groups())
+    t = name.replace(".", "_").replace("-", "_")
+    db.execute(f"DROP TABLE IF EXISTS {t}")
+    duckmine.read_arff(db, DATA / f"{name}.arff", t)
+    target = db.sql(f"SELECT column_name FROM (DESCRIBE {t})").fetchall()[-1][0]
+    expected = weka_cv((GOLDEN / run).read_text())
+    rel = db.sql(f"SELECT * FROM cross_validate('c45', '{t}', '{target}', folds := {folds}, "
+                 f"seed := {seed})")
+    got = dict(zip(rel.columns, rel.fetchall()[0]))
+    for key, value in expected.items():
+        if key != "confusion":
+            assert got[key] == pytest.approx(value, abs=0.51e-4), key
+    enum = db.sql(f"SELECT column_type FROM (DESCRIBE {t})").fetchall()[-1][0]
+    classes = db.sql(f"SELECT enum_range(NULL::{enum})").fetchall()[0][0]
+    cells = {(a, p): w for a, p, w in db.sql(
+        f"SELECT * FROM confusion_matrix('c45', '{t}', '{target}', folds := {folds}, "
+        f"seed := {seed})").fetchall()}
+    matrix = [[cells[(a, p)] for p in classes] for a in classes]
+    assert matrix == expected["confusion"]

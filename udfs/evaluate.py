@@ -1,0 +1,88 @@
+"""Cross-validation of any learner from SQL, with the reference's folds and figures.
+
+Rows arrive in the relation's order (numbered before they are listed), because the
+folds depend on it as they do on a file's order in the reference.
+"""
+
+import numpy as np
+import pyarrow as pa
+
+from ..algorithms.evaluation import cross_validate
+from ..algorithms.tree_model import fit_c45
+from .c45 import c45_options, training_data
+from .registry import column, scalars, udf
+
+
+def _c45(data, t, options):
+    """fit/predict callables of C4.5 on ``data``."""
+    opts = c45_options("cross_validate", *(options[k] for k in (
+        "confidence", "min_leaf", "pruned", "subtree_raising", "binary_splits",
+        "mdl_correction", "collapse")))
+    others = [i for i in range(len(data.attributes)) if i != t]
+
+    def fit(train):
+        return fit_c45(data.select(train), t, opts)
+
+    def predict(model, test):
+        cols = {j: data.columns[i][test] for j, i in enumerate(others) if j in model.used}
+        return model.proba(cols, len(test))
+
+    return fit, predict
+
+
+LEARNERS = {"c45": _c45}
+
+SUMMARY = [("correct", pa.float64()), ("incorrect", pa.float64()),
+           ("pct_correct", pa.float64()), ("pct_incorrect", pa.float64()),
+           ("kappa", pa.float64()), ("correlation", pa.float64()),
+           ("mean_absolute_error", pa.float64()), ("root_mean_squared_error", pa.float64()),
+           ("relative_absolute_error", pa.float64()),
+           ("root_relative_squared_error", pa.float64()), ("instances", pa.float64()),
+           ("unclassified", pa.float64()), ("missing_class", pa.float64())]
+CELL = pa.struct([("actual", pa.string()), ("predicted", pa.string()),
+                  ("weight", pa.float64())])
+RESULT = pa.struct(SUMMARY + [("confusion", pa.list_(CELL))])
+RESULT_SQL = ("STRUCT(" + ", ".join(f"{name} DOUBLE" for name, _ in SUMMARY)
+              + ", confusion STRUCT(actual VARCHAR, predicted VARCHAR, weight DOUBLE)[])")
+
+
+def _check(fn, learner, folds, seed, n):
+    if learner not in LEARNERS:
+        raise ValueError(f"{fn}: learner must be one of {', '.join(map(repr, LEARNERS))}, "
+                         f"got {learner!r}")
+    if folds is None or folds < 2 or folds != int(folds):
+        raise ValueError(f"{fn}: folds must be a whole number >= 2, got {folds}")
+    if folds > n:
+        raise ValueError(f"{fn}: folds ({folds}) cannot exceed the number of rows "
+                         f"with a class ({n})")
+    if seed is None or seed != int(seed):
+        raise ValueError(f"{fn}: seed must be a whole number, got {seed}")
+
+
+@udf("_dm_cross_validate", None, RESULT_SQL)
+def cross_validate_udf(learner, rows, target, folds, seed, options, weight, max_values):
+    fn = "cross_validate"
+    rows = column(rows)
+    out = []
+    args = zip(scalars(learner), scalars(target), scalars(folds), scalars(seed),
+               scalars(options), scalars(weight), scalars(max_values))
+    for i, (lrn, tgt, k, s, opts, w, mv) in enumerate(args):
+        group = rows[i].values if rows[i].is_valid else None
+        if lrn not in LEARNERS:
+            _check(fn, lrn, 2, 0, 2)
+        data, t = training_data(fn, group, tgt, w, mv)
+        y = data.columns[t]
+        _check(fn, lrn, k, s, int((~np.isnan(y)).sum()))
+        fit, predict = LEARNERS[lrn](data, t, opts)
+        codes = np.where(np.isnan(y), -1, y).astype(np.int64)
+        classes = data.attributes[t].values
+        result = cross_validate(fit, predict, codes, data.weights, int(k), int(s),
+                                len(classes))
+        confusion = result.pop("confusion")
+        row = {name: float(result[name]) if name in result else None
+               for name, _ in SUMMARY}
+        row["confusion"] = [{"actual": classes[a], "predicted": classes[p],
+                             "weight": float(confusion[a, p])}
+                            for a in range(len(classes)) for p in range(len(classes))]
+        out.append(row)
+    return pa.array(out, RESULT)
