@@ -3,7 +3,7 @@
 Nominal attributes become ENUMs in their declared order (Weka's value order),
 numeric ones DOUBLE, strings VARCHAR, dates TIMESTAMP; ``?`` becomes NULL. Dense
 and sparse data sections are both read (an omitted sparse value is Weka's 0: zero,
-the first nominal value, the epoch); instance weights (``{w}``) are ignored.
+the first nominal value, the epoch); instance weights (``{w}``) are read on request.
 """
 
 import re
@@ -106,9 +106,26 @@ def _attribute(rest, line_no):
     raise ArffError(f"line {line_no}: attribute {name!r} has unsupported type {spec!r}")
 
 
+WEIGHT = re.compile(r",\s*\{\s*([^{}\s]+)\s*\}\s*$")
+
+
+def _weight(line, line_no):
+    """(the line without its trailing instance weight ``, {w}``, the weight)."""
+    m = WEIGHT.search(line)
+    if not m or (line.startswith("{") and "}" not in line[:m.start()]):
+        return line, 1.0
+    try:
+        w = float(m[1])
+    except ValueError:
+        raise ArffError(f"line {line_no}: instance weight {m[1]!r} is not a number") \
+            from None
+    return line[:m.start()].rstrip(), w
+
+
 def parse(text):
-    """Attributes and rows (lists of Python values, None for missing)."""
-    attrs, rows, in_data = [], [], False
+    """Attributes, rows (lists of Python values, None for missing) and instance
+    weights."""
+    attrs, rows, weights, in_data = [], [], [], False
     for line_no, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith("%"):
@@ -124,6 +141,8 @@ def parse(text):
             elif not low.startswith("@relation"):
                 raise ArffError(f"line {line_no}: unexpected header line {line[:40]!r}")
             continue
+        line, w = _weight(line, line_no)
+        weights.append(w)
         if line.endswith("}") and line.startswith("{"):
             row = [_sparse_default(a) for a in attrs]
             for pair in _tokens(line[1:-1], line_no):
@@ -135,15 +154,13 @@ def parse(text):
             rows.append(row)
             continue
         cells = _tokens(line, line_no)
-        if len(cells) == len(attrs) + 1 and cells[-1][0].startswith("{"):
-            cells = cells[:-1]  # instance weight
         if len(cells) != len(attrs):
             raise ArffError(f"line {line_no}: {len(cells)} values for {len(attrs)} "
                             "attributes")
         rows.append([_value(a, v, q, line_no) for a, (v, q) in zip(attrs, cells)])
     if not in_data:
         raise ArffError("no @data section")
-    return attrs, rows
+    return attrs, rows, weights
 
 
 def _sparse_default(attr):
@@ -188,10 +205,17 @@ def _sql_type(attr):
     return {"numeric": "DOUBLE", "string": "VARCHAR", "date": "TIMESTAMP"}[attr.kind]
 
 
-def read_arff(con, path, table, replace=False):
-    """Load the ARFF file ``path`` into the new table ``table`` on ``con``."""
+def read_arff(con, path, table, replace=False, weight=None):
+    """Load the ARFF file ``path`` into the new table ``table`` on ``con``; with
+    ``weight``, the instance weights (``{w}`` after a row, 1 by default) become a
+    last DOUBLE column of that name."""
     with open(path, encoding="utf-8") as f:
-        attrs, rows = parse(f.read())
+        attrs, rows, weights = parse(f.read())
+    if weight is not None:
+        if any(a.name == weight for a in attrs):
+            raise ArffError(f"weight column {weight!r} clashes with an attribute")
+        attrs = attrs + [Attribute(weight, "numeric")]
+        rows = [r + [w] for r, w in zip(rows, weights)]
     arrow_type = {"nominal": pa.string(), "string": pa.string(),
                   "numeric": pa.float64(), "date": pa.timestamp("us")}
     data = pa.table({f"c{i}": pa.array([r[i] for r in rows], arrow_type[a.kind])

@@ -76,3 +76,15 @@ def test_weather_loads_as_in_the_book(fresh):
 def test_errors_name_the_problem(fresh, tmp_path, text, message):
     with pytest.raises(ArffError, match=message):
         duckmine.read_arff(fresh, write(tmp_path, text), "bad")
+
+
+def test_instance_weights_on_request(fresh, tmp_path):
+    path = write(tmp_path, "@relation r\n@attribute a numeric\n@attribute b {x, y}\n"
+                           "@data\n1, x, {2.5}\n2, y\n{0 3, 1 y}, {0.5}\n{1 y}\n")
+    duckmine.read_arff(fresh, path, "plain")
+    assert fresh.sql("FROM plain").fetchall() == [(1.0, "x"), (2.0, "y"), (3.0, "y"),
+                                                  (0.0, "y")]
+    duckmine.read_arff(fresh, path, "weighted", weight="w")
+    assert fresh.sql("SELECT w FROM weighted").fetchall() == [(2.5,), (1.0,), (0.5,), (1.0,)]
+    with pytest.raises(ArffError, match="clashes"):
+        duckmine.read_arff(fresh, path, "clash", weight="a")

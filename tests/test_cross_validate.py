@@ -11,8 +11,7 @@ import duckmine
 HERE = Path(__file__).parent
 GOLDEN = HERE / "golden" / "eval"
 DATA = HERE / "data"
-RUNS = sorted(p.name for p in GOLDEN.glob("cli__*__j48__x*_s*.txt")
-              if "missing-weighted" not in p.name)
+RUNS = sorted(p.name for p in GOLDEN.glob("cli__*__j48__x*_s*.txt"))
 FIGURES = {"Kappa statistic": "kappa", "Mean absolute error": "mean_absolute_error",
            "Root mean squared error": "root_mean_squared_error",
            "Relative absolute error": "relative_absolute_error",
@@ -26,6 +25,8 @@ def weka_cv(text):
     out = {}
     m = re.search(r"Correctly Classified Instances\s+(\S+)\s+(\S+)\s*%", section)
     out["correct"], out["pct_correct"] = float(m[1]), float(m[2])
+    m = re.search(r"Ignored Class Unknown Instances\s+(\S+)", section)
+    out["missing_class"] = float(m[1]) if m else 0.0
     for label, key in FIGURES.items():
         out[key] = float(re.search(re.escape(label) + r"\s+(\S+)", section)[1])
     matrix = section[section.index("=== Confusion Matrix ==="):].splitlines()[3:]
@@ -46,20 +47,20 @@ def test_cross_validation_is_wekas(db, run):
     _, name, _, spec = run[:-4].split("__")
     folds, seed = (int(x) for x in re.fullmatch(r"x(\d+)_s(\d+)", spec).groups())
     t = name.replace(".", "_").replace("-", "_")
+    weighted = "weighted" in name  # instance weights, some classes missing
     db.execute(f"DROP TABLE IF EXISTS {t}")
-    duckmine.read_arff(db, DATA / f"{name}.arff", t)
-    target = db.sql(f"SELECT column_name FROM (DESCRIBE {t})").fetchall()[-1][0]
+    duckmine.read_arff(db, DATA / f"{name}.arff", t, weight="w" if weighted else None)
+    columns = db.sql(f"DESCRIBE {t}").fetchall()
+    target, enum = columns[-2 if weighted else -1][:2]
+    options = f"folds := {folds}, seed := {seed}" + (", weight := 'w'" if weighted else "")
     expected = weka_cv((GOLDEN / run).read_text())
-    rel = db.sql(f"SELECT * FROM cross_validate('c45', '{t}', '{target}', folds := {folds}, "
-                 f"seed := {seed})")
+    rel = db.sql(f"SELECT * FROM cross_validate('c45', '{t}', '{target}', {options})")
     got = dict(zip(rel.columns, rel.fetchall()[0]))
     for key, value in expected.items():
         if key != "confusion":
             assert got[key] == pytest.approx(value, abs=0.51e-4), key
-    enum = db.sql(f"SELECT column_type FROM (DESCRIBE {t})").fetchall()[-1][0]
     classes = db.sql(f"SELECT enum_range(NULL::{enum})").fetchall()[0][0]
     cells = {(a, p): w for a, p, w in db.sql(
-        f"SELECT * FROM confusion_matrix('c45', '{t}', '{target}', folds := {folds}, "
-        f"seed := {seed})").fetchall()}
+        f"SELECT * FROM confusion_matrix('c45', '{t}', '{target}', {options})").fetchall()}
     matrix = [[cells[(a, p)] for p in classes] for a in classes]
     assert matrix == expected["confusion"]
