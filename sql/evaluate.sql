@@ -7,12 +7,12 @@ CREATE OR REPLACE TEMP MACRO dm_cross_validate(learner, tbl, target, folds, seed
                                                binary_splits, mdl_correction, collapse,
                                                weight) AS TABLE
 SELECT _dm_cross_validate(
-           learner, list(q.s ORDER BY q.__dm_row), target, folds, seed,
+           learner, list(q.__dm_row ORDER BY q.__dm_n), target, folds, seed,
            {'confidence': confidence, 'min_leaf': min_leaf, 'pruned': pruned,
             'subtree_raising': subtree_raising, 'binary_splits': binary_splits,
             'mdl_correction': mdl_correction, 'collapse': collapse},
            weight, getvariable('duckmine_max_nominal_values')) AS r
-FROM (SELECT s, row_number() OVER () AS __dm_row FROM dm_source(tbl) s) q;
+FROM (SELECT __dm_row, row_number() OVER () AS __dm_n FROM dm_source(tbl) __dm_row) q;
 
 CREATE OR REPLACE TEMP MACRO cross_validate(learner, tbl, target, folds := 10, seed := 1,
                                             confidence := 0.25, min_leaf := 2,

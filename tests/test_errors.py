@@ -83,3 +83,69 @@ def test_output_limit_says_how_many(fresh):
               "duckmine_max_itemsets must be in [1, 1,000,000,000], got 0")
     finally:
         fresh.execute("RESET VARIABLE duckmine_max_itemsets")
+
+
+# -- learners: C4.5 and the shared data layer ------------------------------------
+
+@pytest.mark.parametrize("sql, fragments", [
+    ("SELECT * FROM c45('no_such_table', 'play')", ["no_such_table"]),
+    ("SELECT * FROM c45('weather', 'nope')",
+     ["target column 'nope' is not in the table", "outlook"]),
+    ("SELECT * FROM c45('weather', NULL)", ["target must name a column"]),
+    ("SELECT * FROM c45('SELECT *, 1.5 AS x FROM weather', 'x')",
+     ["target column 'x' is numeric", "m5p"]),
+    ("SELECT * FROM c45('SELECT outlook, NULL::VARCHAR AS y FROM weather', 'y')",
+     ["'y' has no values (all NULL)"]),
+    ("SELECT * FROM c45('SELECT outlook, ''a'' AS y FROM weather', 'y')",
+     ["single class ('a')"]),
+    ("SELECT * FROM c45('SELECT play FROM weather', 'play')",
+     ["no attributes besides the target"]),
+    ("SELECT * FROM c45('SELECT * FROM weather WHERE false', 'play')",
+     ["the table is empty"]),
+    ("SELECT * FROM c45('weather', 'play', confidence := 0)", ["confidence must be in"]),
+    ("SELECT * FROM c45('weather', 'play', confidence := 0.9)", ["confidence must be in"]),
+    ("SELECT * FROM c45('weather', 'play', min_leaf := 0)", ["min_leaf must be"]),
+    ("SELECT * FROM c45('weather', 'play', pruned := NULL)", ["pruned must be true or"]),
+    ("SELECT * FROM c45('SELECT *, ''infinity''::DOUBLE AS x FROM weather', 'play')",
+     ["column 'x' holds an infinite value"]),
+    ("SELECT * FROM c45('SELECT *, DATE ''2020-01-01'' AS d FROM weather', 'play')",
+     ["column 'd' has type date32", "neither numeric nor nominal"]),
+    ("SELECT * FROM c45('SELECT *, [1] AS l FROM weather', 'play')",
+     ["column 'l' has type", "neither numeric nor nominal"]),
+    ("SELECT * FROM c45('SELECT *, -1.0 AS w FROM weather', 'play', weight := 'w')",
+     ["weight column 'w' must hold finite, non-negative"]),
+    ("SELECT * FROM c45('weather', 'play', weight := 'nope')",
+     ["weight column 'nope' is not in the table"]),
+    ("SELECT * FROM cross_validate('nope', 'weather', 'play')", ["learner must be one of"]),
+    ("SELECT * FROM cross_validate('c45', 'weather', 'play', folds := 1)",
+     ["folds must be a whole number >= 2"]),
+    ("SELECT * FROM cross_validate('c45', 'weather', 'play', folds := 15)",
+     ["folds (15) cannot exceed the number of rows with a class (14)"]),
+])
+def test_c45_bad_input(con, sql, fragments):
+    fails(con, sql, *fragments)
+
+
+def test_too_many_nominal_values(fresh):
+    fresh.execute("CREATE TABLE t AS SELECT i::VARCHAR AS id, (i % 2)::VARCHAR AS y "
+                  "FROM range(50) r(i)")
+    fresh.execute("SET VARIABLE duckmine_max_nominal_values = 20")
+    fails(fresh, "SELECT * FROM c45('t', 'y')",
+          "column 'id' has 50 distinct values, more than the limit of 20")
+    fresh.execute("RESET VARIABLE duckmine_max_nominal_values")
+    assert len(fresh.sql("SELECT * FROM c45('t', 'y')").fetchall()) >= 1
+
+
+def test_bad_model_values(con):
+    con.execute("CREATE OR REPLACE TEMP TABLE m AS "
+                "SELECT c45_fit(t, 'play') AS model FROM weather t")
+    fails(con, "SELECT predict({'format': 'duckmine.model', 'version': 1, 'learner': 'c45', "
+               "'id': 'x', 'body': '{}'}, t) FROM weather t", "predict", "corrupt")
+    fails(con, "SELECT model_text(struct_update(model, body := replace(model.body, "
+               "'outlook', 'x'))) FROM m", "model_text", "corrupt")
+    fails(con, "SELECT model_text(struct_update(model, version := 99)) FROM m",
+          "version 99 is not supported")
+    fails(con, "SELECT model_text(42)", "expected a model value")
+    fails(con, "SELECT predict(m.model, {'temperature': 'hot'}) FROM m",
+          "the row has no column 'outlook'")
+    fails(con, "SELECT * FROM c45_rules('weather', 'nope')", "target column 'nope'")

@@ -1,0 +1,171 @@
+"""Models as values (stored, reopened, one per group, scored in any SELECT), the
+tree relation, rules from trees, and the data layer's column kinds."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import duckmine
+
+from .conftest import SAMPLES
+
+BOOK_TREE = """J48 pruned tree
+------------------
+
+outlook = sunny
+|   humidity <= 75: yes (2.0)
+|   humidity > 75: no (3.0)
+outlook = overcast: yes (4.0)
+outlook = rainy
+|   windy = TRUE: no (2.0)
+|   windy = FALSE: yes (3.0)
+
+Number of Leaves  : \t5
+
+Size of the tree : \t8
+"""
+
+
+@pytest.fixture
+def weather(fresh):
+    duckmine.read_arff(fresh, SAMPLES / "weather.numeric.arff", "weather")
+    return fresh
+
+
+def test_tree_relation_is_the_books_tree(weather):
+    rows = weather.sql("SELECT * FROM c45('weather', 'play')").fetchall()
+    assert [r[:8] for r in rows] == [
+        (0, None, 0, None, None, None, False, "yes"),
+        (1, 0, 1, "outlook", "=", "sunny", False, "no"),
+        (2, 1, 2, "humidity", "<=", "75", True, "yes"),
+        (3, 1, 2, "humidity", ">", "75", True, "no"),
+        (4, 0, 1, "outlook", "=", "overcast", True, "yes"),
+        (5, 0, 1, "outlook", "=", "rainy", False, "yes"),
+        (6, 5, 2, "windy", "=", "TRUE", True, "no"),
+        (7, 5, 2, "windy", "=", "FALSE", True, "yes")]
+    root = rows[0]
+    assert root[8:] == (14.0, 5.0, {"yes": 9.0, "no": 5.0})
+
+
+def test_model_survives_the_database(tmp_path):
+    path = str(tmp_path / "models.duckdb")
+    con = duckmine.connect(path)
+    duckmine.read_arff(con, SAMPLES / "weather.numeric.arff", "weather")
+    con.execute("CREATE TABLE models AS SELECT c45_fit(t, 'play') AS model FROM weather t")
+    con.close()
+    con = duckmine.connect(path)
+    assert con.sql("SELECT model.format, model.version, model.learner FROM models"
+                   ).fetchall() == [("duckmine.model", 1, "c45")]
+    assert con.sql("SELECT model_text(model) FROM models").fetchall()[0][0] == BOOK_TREE
+    hits = con.sql("SELECT count(*) FILTER (WHERE predict(m.model, w) = w.play::VARCHAR) "
+                   "FROM weather w, models m").fetchall()
+    assert hits == [(14,)]
+    con.close()
+
+
+def test_one_model_per_group_and_scoring_by_join(weather):
+    weather.execute("""
+        CREATE TABLE models AS
+        SELECT windy, c45_fit(t, 'play', min_leaf := 1) AS model
+        FROM weather t GROUP BY windy""")
+    texts = dict(weather.sql("SELECT windy, model_text(model) FROM models").fetchall())
+    assert set(texts) == {"TRUE", "FALSE"} and texts["TRUE"] != texts["FALSE"]
+    # each row scored by its group's model, in WHERE and JOIN
+    scored = weather.sql("""
+        SELECT count(*) FROM weather w JOIN models m USING (windy)
+        WHERE predict(m.model, w) = w.play::VARCHAR""").fetchall()[0][0]
+    direct = 0
+    for windy in ("TRUE", "FALSE"):
+        direct += weather.sql(f"""
+            SELECT count(*) FROM weather w,
+                 (SELECT c45_fit(t, 'play', min_leaf := 1) AS model FROM weather t
+                  WHERE windy = '{windy}') m
+            WHERE w.windy = '{windy}' AND predict(m.model, w) = w.play::VARCHAR
+            """).fetchall()[0][0]
+    assert scored == direct > 0
+
+
+def test_scoring_ignores_extra_columns_and_spreads_missing_values(weather):
+    weather.execute("CREATE TABLE m AS SELECT c45_fit(t, 'play') AS model FROM weather t")
+    rows = weather.sql("""
+        SELECT predict_proba(m.model, r), predict(m.model, r)
+        FROM m, (SELECT NULL::VARCHAR AS outlook, 70.0 AS humidity, 'TRUE' AS windy,
+                        'unused' AS extra) r""").fetchall()
+    proba, label = rows[0]
+    # outlook missing: 5/14 sunny (humidity <= 75: yes), 4/14 overcast (yes),
+    # 5/14 rainy (windy: no)
+    assert proba["yes"] == pytest.approx(9 / 14) and label == "yes"
+    # a value the model never saw counts as missing
+    unseen = weather.sql("SELECT predict_proba(m.model, {'outlook': 'foggy', "
+                         "'humidity': 70, 'windy': 'TRUE'}) FROM m").fetchall()[0][0]
+    assert unseen == proba
+
+
+def test_scoring_a_whole_table_passes_the_model_once(weather):
+    weather.execute("CREATE TABLE m AS SELECT c45_fit(t, 'play') AS model FROM weather t")
+    weather.execute("CREATE TABLE big AS SELECT w.* FROM weather w, range(20000)")
+    counts = weather.sql("SELECT predict(m.model, b) AS p, count(*) FROM big b, m "
+                         "GROUP BY p ORDER BY p").fetchall()
+    assert counts == [("no", 5 * 20000), ("yes", 9 * 20000)]
+
+
+def test_data_layer_column_kinds(fresh):
+    fresh.execute("""CREATE TABLE t AS SELECT
+        (i % 3)::VARCHAR || 'v' AS s, i % 2 = 0 AS b, (i % 5)::DECIMAL(4, 1) AS d,
+        (i % 7)::TINYINT AS k, CASE WHEN i % 4 = 0 THEN 'nan'::DOUBLE ELSE i END AS x,
+        CASE WHEN i % 3 = 0 THEN 'a' ELSE 'b' END AS y FROM range(60) r(i)""")
+    rows = fresh.sql("SELECT * FROM c45('t', 'y', min_leaf := 1)").fetchall()
+    assert rows[1][3] == "s" and rows[1][5] == "0v"  # VARCHAR values sorted
+    fresh.execute("CREATE TABLE m AS SELECT c45_fit(t, 'y') AS model FROM t")
+    assert fresh.sql("SELECT count(*) FILTER (WHERE predict(m.model, t) = t.y) "
+                     "FROM t, m").fetchall() == [(60,)]
+
+
+def test_weights_are_instance_weights(weather):
+    # doubling every row's weight changes counts, not the tree's shape
+    text = weather.sql("SELECT model_text(c45_fit(t, 'play', weight := 'w')) FROM "
+                       "(SELECT *, 2.0 AS w FROM weather) t").fetchall()[0][0]
+    assert "humidity <= 75: yes (4.0)" in text and "outlook = overcast: yes (8.0)" in text
+
+
+def test_rules_from_the_book_tree(weather):
+    rules = weather.sql("SELECT conditions, class, coverage, errors FROM "
+                        "c45_rules('weather', 'play')").fetchall()
+    assert (["outlook = overcast"], "yes", 4.0, 0.0) in rules
+    assert (["humidity <= 75"], "yes", 5.0, 1.0) in rules
+
+
+def brute_rule(rows, conditions, cls):
+    covered = [r for r in rows if all(c(r) for c in conditions)]
+    return len(covered), sum(r[-1] != cls for r in covered)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.integers(0, 9),
+                          st.sampled_from(["p", "q"])), min_size=12, max_size=60))
+def test_rules_cover_what_they_say(rows):
+    con = duckmine.connect()
+    try:
+        con.execute("CREATE TABLE t (n VARCHAR, x INTEGER, y VARCHAR)")
+        con.executemany("INSERT INTO t VALUES (?, ?, ?)", rows)
+        if len({r[2] for r in rows}) < 2:
+            return
+        rules = con.sql("SELECT conditions, class, coverage, errors, error_estimate "
+                        "FROM c45_rules('t', 'y', min_leaf := 1)").fetchall()
+        seen = set()
+        for conditions, cls, coverage, errors, estimate in rules:
+            tests = []
+            for c in conditions:
+                attr, op, value = c.split(" ")
+                col = {"n": 0, "x": 1}[attr]
+                tests.append({"=": lambda r, col=col, v=value: r[col] == v,
+                              "<=": lambda r, col=col, v=value: r[col] <= float(v),
+                              ">": lambda r, col=col, v=value: r[col] > float(v)}[op])
+            assert (coverage, errors) == brute_rule(rows, tests, cls)
+            key = (frozenset(conditions), cls)
+            assert key not in seen
+            seen.add(key)
+            assert 0 <= estimate <= 1 and np.isfinite(estimate)
+    finally:
+        con.close()
