@@ -39,6 +39,11 @@ def values(items):
     return pa.array([None if m is None else value(m) for m in items], MODEL)
 
 
+def _key(v):
+    """What must equal for a cached model to be reused."""
+    return v.get("format"), v.get("version"), v.get("learner"), v.get("body")
+
+
 def _parse(fn, v):
     if not isinstance(v, dict) or v.get("format") != FORMAT:
         raise ValueError(f"{fn}: expected a model value (from a *_fit function), got "
@@ -47,7 +52,7 @@ def _parse(fn, v):
         model = models.loads(v.get("learner"), v.get("version"), v.get("body"), v.get("id"))
     except models.ModelError as err:
         raise ValueError(f"{fn}: {err}") from None
-    _cache[v["id"]] = model
+    _cache[v["id"]] = (model, _key(v))
     _cache.move_to_end(v["id"])
     while len(_cache) > CACHE_SIZE:
         _cache.popitem(last=False)
@@ -55,10 +60,11 @@ def _parse(fn, v):
 
 
 def model_of(fn, v):
-    """The model of one SQL model value (a dict), parsed once per id."""
-    if isinstance(v, dict) and v.get("id") in _cache and v.get("format") == FORMAT:
+    """The model of one SQL model value (a dict), parsed once per id and body."""
+    hit = _cache.get(v.get("id")) if isinstance(v, dict) else None
+    if hit is not None and hit[1] == _key(v):
         _cache.move_to_end(v["id"])
-        return _cache[v["id"]]
+        return hit[0]
     return _parse(fn, v)
 
 
@@ -94,7 +100,7 @@ def _groups(fn, ids, bodies):
             if k not in _cache:
                 raise ValueError(f"{fn}: expected a model value, got one without a "
                                  "known body")
-            groups[k] = (_cache[k], [])
+            groups[k] = (_cache[k][0], [])
         groups[k][1].append(i)
     return groups
 
