@@ -14,12 +14,12 @@ the same way.
 """
 
 import math
-import sys
 from dataclasses import dataclass
 from statistics import NormalDist
 
 import numpy as np
 from numba import njit
+from numba.typed import List
 
 SMALL = 1e-6
 LOG2 = math.log(2.0)
@@ -255,93 +255,445 @@ def split_distribution(y, idx, w, sub, fractions, n_classes):
     return dist
 
 
-# -- distributions ---------------------------------------------------------------
+# -- distributions (J48's Distribution) ------------------------------------------
 
+@njit(cache=True, nogil=True)
 def max_class(per_class):
-    """The first class of largest weight (ties and near-ties to the first)."""
+    """The first class of largest weight (a later one must be larger by 1e-6)."""
     best, at = 0.0, 0
-    for c, x in enumerate(per_class):
-        if gr(x, best):
-            best, at = x, c
+    for c in range(per_class.shape[0]):
+        if per_class[c] - best > 1e-6:
+            best, at = per_class[c], c
     return at
 
 
+@njit(cache=True, nogil=True)
 def bag_class(dist, b):
     """The majority class of bag ``b``; the overall one when the bag is empty."""
-    if gr(dist[b].sum(), 0):
+    if dist[b].sum() > 1e-6:
         return max_class(dist[b])
     return max_class(dist.sum(axis=0))
 
 
-def incorrect(dist):
-    """Weight not of the majority class, for class weights (per bag or not)."""
-    per_class = dist.sum(axis=0) if dist.ndim == 2 else dist
+@njit(cache=True, nogil=True)
+def incorrect(per_class):
+    """Weight not of the majority class."""
     return per_class.sum() - per_class[max_class(per_class)]
 
 
+@njit(cache=True, nogil=True)
 def fractions(dist):
-    """The share of each bag in the known weight, as missing values are spread."""
+    """The share of each bag in the weight, as missing values are spread."""
     per_bag = dist.sum(axis=1)
     total = per_bag.sum()
-    if eq(total, 0):
-        return np.full(len(per_bag), 1.0 / len(per_bag))
+    if total < 1e-6 and total > -1e-6:
+        return np.full(per_bag.shape[0], 1.0 / per_bag.shape[0])
     return per_bag / total
 
 
-def add_errors(n, e, cf):
+@njit(cache=True, nogil=True)
+def add_errors(n, e, cf, z):
     """The pessimistic number of additional errors of a leaf: the upper limit of
-    the binomial confidence interval at confidence ``cf`` (a Java float, as in the
-    reference), with linear interpolation below one error."""
+    the binomial confidence interval at confidence ``cf`` (``z`` its normal
+    quantile), interpolated linearly below one error."""
     if e < 1:
-        base = n * (1 - math.pow(cf, 1 / n))
+        base = n * (1 - cf ** (1 / n))
         if e == 0:
             return base
-        return base + e * (add_errors(n, 1, cf) - base)
+        return base + e * (add_errors(n, 1.0, cf, z) - base)
     if e + 0.5 >= n:
         return max(n - e, 0.0)
-    z = NormalDist().inv_cdf(float(np.float32(1) - np.float32(cf)))
     f = (e + 0.5) / n
     r = (f + z * z / (2 * n) + z * math.sqrt(f / n - f * f / n + z * z / (4 * n * n))) \
         / (1 + z * z / n)
     return r * n - e
 
 
-def estimated_errors(dist, cf):
-    total = dist.sum()
-    if eq(total, 0):
+@njit(cache=True, nogil=True)
+def estimated_errors(per_class, cf, z):
+    total = per_class.sum()
+    if total < 1e-6 and total > -1e-6:
         return 0.0
-    e = incorrect(dist)
-    return e + add_errors(total, e, cf)
+    e = incorrect(per_class)
+    return e + add_errors(total, e, cf, z)
 
 
-# -- the tree --------------------------------------------------------------------
+def confidence_quantile(cf):
+    """``cf`` as the reference holds it (a Java float) and the normal quantile of
+    1 - cf (computed in float arithmetic, as there)."""
+    cf = float(np.float32(cf))
+    return cf, NormalDist().inv_cdf(float(np.float32(1) - np.float32(cf)))
+
+
+# -- the tree in flat arrays -----------------------------------------------------
 
 NUMERIC_SPLIT, NOMINAL_SPLIT, VALUE_SPLIT = 0, 1, 2
 
+# integer node fields: attribute (-1 leaf), split kind, nominal value of a binary
+# split, number of branches, first child (children are consecutive), offset of the
+# distribution, empty leaf, offset and length of the node's training data
+ATTR, KIND, VALUE, BAGS, CHILD, DIST, EMPTY, TRAIN, NTRAIN = range(9)
 
-class Node:
-    """A node: a leaf (``attr`` -1) with its class distribution (1 x classes), or a
-    split with the distribution of its branches (branches x classes), missing
-    values spread. ``idx``/``w`` are the node's training instances, kept for
-    subtree raising."""
 
-    __slots__ = ("attr", "kind", "threshold", "value", "children", "dist", "empty",
-                 "idx", "w")
+@njit(cache=True, nogil=True)
+def _grow_int(a, n):
+    out = np.full((max(n, 2 * a.shape[0]), a.shape[1]), -1, np.int64)
+    out[:a.shape[0]] = a
+    return out
 
-    def __init__(self, dist, idx, w):
-        self.attr, self.kind, self.threshold, self.value = -1, -1, 0.0, -1
-        self.children = []
-        self.dist = dist
-        self.empty = False
-        self.idx, self.w = idx, w
 
-    @property
-    def leaf(self):
-        return self.attr < 0
+@njit(cache=True, nogil=True)
+def _grow_float(a, n):
+    out = np.zeros(max(n, 2 * a.shape[0]))
+    out[:a.shape[0]] = a
+    return out
 
-    def make_leaf(self):
-        self.attr, self.kind, self.children = -1, -1, []
-        self.dist = self.dist.sum(axis=0, keepdims=True)
+
+@njit(cache=True, nogil=True)
+def _grow_index(a, n):
+    out = np.zeros(max(n, 2 * a.shape[0]), np.int64)
+    out[:a.shape[0]] = a
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _dist(dists, nodes, i, k):
+    return dists[nodes[i, DIST]:nodes[i, DIST] + nodes[i, BAGS] * k].reshape(
+        (nodes[i, BAGS], k))
+
+
+@njit(cache=True, nogil=True)
+def _branch_data(X, nodes, thresholds, i, idx, w, frac):
+    """Each branch's (positions into idx, weights) for node ``i``'s split."""
+    sub = subsets(X[nodes[i, ATTR]], idx, nodes[i, KIND], thresholds[i], nodes[i, VALUE])
+    out_pos = List()
+    out_w = List()
+    for b in range(nodes[i, BAGS]):
+        take = frac[b] > 1e-6
+        m = 0
+        for j in range(idx.shape[0]):
+            if sub[j] == b or (sub[j] < 0 and take):
+                m += 1
+        pos = np.empty(m, np.int64)
+        wb = np.empty(m)
+        m = 0
+        for j in range(idx.shape[0]):
+            if sub[j] == b:
+                pos[m] = j
+                wb[m] = w[j]
+                m += 1
+            elif sub[j] < 0 and take:
+                pos[m] = j
+                wb[m] = w[j] * frac[b]
+                m += 1
+        out_pos.append(pos)
+        out_w.append(wb)
+    return sub, out_pos, out_w
+
+
+@njit(cache=True, nogil=True)
+def _spread(X, y, nodes, thresholds, i, idx, w, k):
+    """Node ``i``'s split distribution on data: missing values spread in
+    proportion to the known weight of each branch."""
+    sub = subsets(X[nodes[i, ATTR]], idx, nodes[i, KIND], thresholds[i], nodes[i, VALUE])
+    known = split_distribution(y, idx, w, sub, np.zeros(nodes[i, BAGS]), k)
+    return split_distribution(y, idx, w, sub, fractions(known), k)
+
+
+@njit(cache=True, nogil=True)
+def grow(X, n_values, y, k, idx0, w0, orders0, order_off0, values, value_off, min_obj,
+         mdl, binary, multi_valued, n_all, keep_train):
+    """Grow the tree depth-first as J48 does (see the module docstring).
+
+    ``X``: attributes by row (NaN missing, nominal values as codes), ``orders0``:
+    for each numeric attribute (slice ``order_off0[a]:order_off0[a+1]``) the
+    positions in ``idx0`` of its known values in sorted order; ``values``: each
+    numeric attribute's known values over all rows, sorted (thresholds move onto
+    them). Returns (n_nodes, nodes, thresholds, dists, train_idx, train_w).
+    """
+    m = X.shape[0]
+    nodes = np.full((64, 9), -1, np.int64)
+    thresholds = np.zeros(64)
+    dists = np.zeros(1024)
+    n_dist = 0
+    train_idx = np.zeros(1024, np.int64)
+    train_w = np.zeros(1024)
+    n_train = 0
+    n_nodes = 1
+    stack_node = List([0])
+    stack_idx = List([idx0])
+    stack_w = List([w0])
+    stack_ord = List([orders0])
+    stack_off = List([order_off0])
+    while len(stack_node) > 0:
+        i = stack_node.pop()
+        idx = stack_idx.pop()
+        w = stack_w.pop()
+        orders = stack_ord.pop()
+        order_off = stack_off.pop()
+        n = idx.shape[0]
+        if keep_train:
+            if n_train + n > train_idx.shape[0]:
+                train_idx = _grow_index(train_idx, n_train + n)
+                train_w = _grow_float(train_w, n_train + n)
+            train_idx[n_train:n_train + n] = idx
+            train_w[n_train:n_train + n] = w
+            nodes[i, TRAIN] = n_train
+            nodes[i, NTRAIN] = n
+            n_train += n
+        per_class = class_weights(y, idx, w, k)
+        total = per_class.sum()
+        best_a = -1
+        if not (2.0 * min_obj - total > 1e-6 or
+                abs(total - per_class[max_class(per_class)]) < 1e-6):
+            gains = np.full(m, -1.0)
+            ratios = np.zeros(m)
+            mids = np.zeros(m)
+            vals = np.full(m, -1, np.int64)
+            average, counted = 0.0, 0
+            for a in range(m):
+                if n_values[a] == 0:
+                    g, r, mid, _ = numeric_split(X[a], y, idx, w,
+                                                 orders[order_off[a]:order_off[a + 1]],
+                                                 k, min_obj, total, mdl)
+                    mids[a] = mid
+                elif binary:
+                    g, r, v, _ = binary_nominal_split(X[a], y, idx, w, n_values[a], k,
+                                                      min_obj, total)
+                    vals[a] = v
+                else:
+                    g, r, _ = nominal_split(X[a], y, idx, w, n_values[a], k, min_obj,
+                                            total)
+                gains[a], ratios[a] = g, r
+                if g >= 0 and (n_values[a] == 0 or multi_valued or
+                               0.3 * n_all - n_values[a] > 1e-6):
+                    average += g
+                    counted += 1
+            if counted > 0:
+                average /= counted
+                best_ratio = 0.0
+                for a in range(m):
+                    if gains[a] >= 0 and gains[a] >= average - 1e-3 and \
+                            ratios[a] - best_ratio > 1e-6:
+                        best_a, best_ratio = a, ratios[a]
+                if best_a >= 0 and best_ratio < 1e-6:
+                    best_a = -1
+        if best_a < 0:
+            nodes[i, ATTR] = -1
+            nodes[i, BAGS] = 1
+            if n_dist + k > dists.shape[0]:
+                dists = _grow_float(dists, n_dist + k)
+            nodes[i, DIST] = n_dist
+            dists[n_dist:n_dist + k] = per_class
+            n_dist += k
+            nodes[i, EMPTY] = 1 if abs(w.sum()) < 1e-6 else 0
+            continue
+        a = best_a
+        nodes[i, ATTR] = a
+        nodes[i, EMPTY] = 0
+        if n_values[a] == 0:
+            nodes[i, KIND] = NUMERIC_SPLIT
+            nodes[i, BAGS] = 2
+            sv = values[value_off[a]:value_off[a + 1]]
+            at = np.searchsorted(sv, mids[a] + 1e-6) - 1
+            thresholds[i] = sv[at] if at >= 0 else -1.7976931348623157e308
+        elif binary:
+            nodes[i, KIND] = VALUE_SPLIT
+            nodes[i, BAGS] = 2
+            nodes[i, VALUE] = vals[a]
+        else:
+            nodes[i, KIND] = NOMINAL_SPLIT
+            nodes[i, BAGS] = n_values[a]
+        nb = nodes[i, BAGS]
+        dist = _spread(X, y, nodes, thresholds, i, idx, w, k)
+        if n_dist + nb * k > dists.shape[0]:
+            dists = _grow_float(dists, n_dist + nb * k)
+        nodes[i, DIST] = n_dist
+        dists[n_dist:n_dist + nb * k] = dist.ravel()
+        n_dist += nb * k
+        if n_nodes + nb > nodes.shape[0]:
+            nodes = _grow_int(nodes, n_nodes + nb)
+            thresholds = _grow_float(thresholds, n_nodes + nb)
+        nodes[i, CHILD] = n_nodes
+        n_nodes += nb
+        _, pos, wb = _branch_data(X, nodes, thresholds, i, idx, w, fractions(dist))
+        where = np.empty(n, np.int64)
+        for b in range(nb - 1, -1, -1):
+            where[:] = -1
+            p = pos[b]
+            for j in range(p.shape[0]):
+                where[p[j]] = j
+            child_orders = np.empty(orders.shape[0], np.int64)
+            child_off = np.zeros(m + 1, np.int64)
+            c = 0
+            for a2 in range(m):
+                for j in range(order_off[a2], order_off[a2 + 1]):
+                    q = where[orders[j]]
+                    if q >= 0:
+                        child_orders[c] = q
+                        c += 1
+                child_off[a2 + 1] = c
+            stack_node.append(nodes[i, CHILD] + b)
+            stack_idx.append(idx[p])
+            stack_w.append(wb[b])
+            stack_ord.append(child_orders[:c].copy())
+            stack_off.append(child_off)
+    return n_nodes, nodes, thresholds, dists, train_idx, train_w
+
+
+@njit(cache=True, nogil=True)
+def _make_leaf(nodes, dists, i, k):
+    d = _dist(dists, nodes, i, k)
+    merged = d.sum(axis=0)
+    nodes[i, ATTR] = -1
+    nodes[i, BAGS] = 1
+    dists[nodes[i, DIST]:nodes[i, DIST] + k] = merged
+
+
+@njit(cache=True, nogil=True)
+def collapse(n_nodes, nodes, dists, k):
+    """Replace a subtree by a leaf where it makes no fewer training errors."""
+    errors = np.zeros(n_nodes)
+    for i in range(n_nodes - 1, -1, -1):  # children come after their parent
+        if nodes[i, ATTR] < 0:
+            errors[i] = incorrect(_dist(dists, nodes, i, k)[0])
+        else:
+            for b in range(nodes[i, BAGS]):
+                errors[i] += errors[nodes[i, CHILD] + b]
+    stack = [0]
+    while len(stack) > 0:
+        i = stack.pop()
+        if nodes[i, ATTR] < 0:
+            continue
+        if errors[i] >= incorrect(_dist(dists, nodes, i, k).sum(axis=0)) - 1e-3:
+            _make_leaf(nodes, dists, i, k)
+        else:
+            for b in range(nodes[i, BAGS]):
+                stack.append(nodes[i, CHILD] + b)
+
+
+@njit(cache=True, nogil=True)
+def _subtree_errors(nodes, dists, i, k, cf, z):
+    total = 0.0
+    stack = [i]
+    while len(stack) > 0:
+        j = stack.pop()
+        if nodes[j, ATTR] < 0:
+            total += estimated_errors(_dist(dists, nodes, j, k)[0], cf, z)
+        else:
+            for b in range(nodes[j, BAGS]):
+                stack.append(nodes[j, CHILD] + b)
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _branch_errors(X, y, nodes, thresholds, i, idx, w, k, cf, z):
+    """Estimated errors of subtree ``i`` on other data (for subtree raising)."""
+    total = 0.0
+    s_node = List([i])
+    s_idx = List([idx])
+    s_w = List([w])
+    while len(s_node) > 0:
+        j = s_node.pop()
+        jdx = s_idx.pop()
+        jw = s_w.pop()
+        if nodes[j, ATTR] < 0:
+            total += estimated_errors(class_weights(y, jdx, jw, k), cf, z)
+            continue
+        dist = _spread(X, y, nodes, thresholds, j, jdx, jw, k)
+        _, pos, wb = _branch_data(X, nodes, thresholds, j, jdx, jw, fractions(dist))
+        for b in range(nodes[j, BAGS]):
+            s_node.append(nodes[j, CHILD] + b)
+            s_idx.append(jdx[pos[b]])
+            s_w.append(wb[b])
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _redistribute(X, y, nodes, thresholds, dists, i, idx, w, k, train_idx, train_w,
+                  n_train):
+    """Give subtree ``i`` new training data: distributions and kept data."""
+    s_node = List([i])
+    s_idx = List([idx])
+    s_w = List([w])
+    while len(s_node) > 0:
+        j = s_node.pop()
+        jdx = s_idx.pop()
+        jw = s_w.pop()
+        n = jdx.shape[0]
+        if n_train + n > train_idx.shape[0]:
+            train_idx = _grow_index(train_idx, n_train + n)
+            train_w = _grow_float(train_w, n_train + n)
+        train_idx[n_train:n_train + n] = jdx
+        train_w[n_train:n_train + n] = jw
+        nodes[j, TRAIN] = n_train
+        nodes[j, NTRAIN] = n
+        n_train += n
+        if nodes[j, ATTR] < 0:
+            dists[nodes[j, DIST]:nodes[j, DIST] + k] = class_weights(y, jdx, jw, k)
+            if abs(jw.sum()) >= 1e-6:
+                nodes[j, EMPTY] = 0
+            continue
+        dist = _spread(X, y, nodes, thresholds, j, jdx, jw, k)
+        nb = nodes[j, BAGS]
+        dists[nodes[j, DIST]:nodes[j, DIST] + nb * k] = dist.ravel()
+        _, pos, wb = _branch_data(X, nodes, thresholds, j, jdx, jw, fractions(dist))
+        for b in range(nb):
+            s_node.append(nodes[j, CHILD] + b)
+            s_idx.append(jdx[pos[b]])
+            s_w.append(wb[b])
+    return train_idx, train_w, n_train
+
+
+@njit(cache=True, nogil=True)
+def prune(X, y, nodes, thresholds, dists, train_idx, train_w, n_train, k, cf, z,
+          raising):
+    """Prune bottom-up with the pessimistic error estimate: replace a subtree by a
+    leaf, or by its largest branch (subtree raising), where that is no worse."""
+    s_node = [0]
+    s_state = [0]
+    while len(s_node) > 0:
+        i = s_node.pop()
+        state = s_state.pop()
+        if nodes[i, ATTR] < 0:
+            continue
+        nb = nodes[i, BAGS]
+        if state == 0:
+            s_node.append(i)
+            s_state.append(1)
+            for b in range(nb - 1, -1, -1):
+                s_node.append(nodes[i, CHILD] + b)
+                s_state.append(0)
+            continue
+        dist = _dist(dists, nodes, i, k)
+        per_bag = dist.sum(axis=1)
+        largest, best = 0, 0.0
+        for b in range(nb):
+            if best - per_bag[b] < 1e-6:
+                best, largest = per_bag[b], b
+        idx = train_idx[nodes[i, TRAIN]:nodes[i, TRAIN] + nodes[i, NTRAIN]].copy()
+        w = train_w[nodes[i, TRAIN]:nodes[i, TRAIN] + nodes[i, NTRAIN]].copy()
+        c = nodes[i, CHILD] + largest
+        branch = _branch_errors(X, y, nodes, thresholds, c, idx, w, k, cf, z) \
+            if raising else 1.7976931348623157e308
+        as_leaf = estimated_errors(dist.sum(axis=0), cf, z)
+        as_tree = _subtree_errors(nodes, dists, i, k, cf, z)
+        if as_leaf - (as_tree + 0.1) < 1e-6 and as_leaf - (branch + 0.1) < 1e-6:
+            _make_leaf(nodes, dists, i, k)
+            continue
+        if branch - (as_tree + 0.1) < 1e-6:
+            nodes[i, ATTR] = nodes[c, ATTR]
+            nodes[i, KIND] = nodes[c, KIND]
+            nodes[i, VALUE] = nodes[c, VALUE]
+            nodes[i, BAGS] = nodes[c, BAGS]
+            nodes[i, CHILD] = nodes[c, CHILD]
+            nodes[i, DIST] = nodes[c, DIST]
+            thresholds[i] = thresholds[c]
+            train_idx, train_w, n_train = _redistribute(
+                X, y, nodes, thresholds, dists, i, idx, w, k, train_idx, train_w, n_train)
+            s_node.append(i)
+            s_state.append(0)
+    return nodes
 
 
 @dataclass
@@ -355,218 +707,47 @@ class Options:
     collapse: bool = True
 
 
-class C45:
-    """Grow, collapse and prune a tree on numeric/nominal columns.
+def fit(columns, n_values, y, n_classes, weights, options):
+    """Grow, collapse and prune a tree; return its flat arrays (nodes, thresholds,
+    dists) with node 0 the root.
 
-    ``columns``: float64 arrays (NaN missing; nominal as codes), ``n_values``: the
-    number of values of each nominal column (0 for numeric), ``y``: class codes
-    (-1 missing), ``weights``: instance weights.
+    ``columns``: float64 arrays (NaN missing; nominal values as codes),
+    ``n_values``: each nominal column's number of values (0 for numeric), ``y``:
+    class codes (-1 missing), ``weights``: instance weights.
     """
-
-    def __init__(self, columns, n_values, y, n_classes, weights, options):
-        self.columns = columns
-        self.n_values = n_values
-        self.n_classes = n_classes
-        self.opt = options
-        self.cf = float(np.float32(options.confidence))
-        self.y = np.ascontiguousarray(np.where(y < 0, 0, y), np.int64)
-        # thresholds move onto values present anywhere in the data
-        self.values = [np.sort(c[~np.isnan(c)]) if k == 0 else None
-                       for c, k in zip(columns, n_values)]
-        self.n_all = len(y)
-        self.multi_valued = all(k > 0 and not k < 0.3 * self.n_all for k in n_values)
-        self.weights = weights
-        self.train = np.flatnonzero(y >= 0)
-
-    def fit(self):
-        idx = self.train
-        w = self.weights[idx].astype(np.float64)
-        orders = []
-        for c, k in zip(self.columns, self.n_values):
-            if k == 0:
-                v = c[idx]
-                known = np.flatnonzero(~np.isnan(v))
-                orders.append(known[np.argsort(v[known], kind="stable")])
-            else:
-                orders.append(None)
-        limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(limit, 20000))
-        try:
-            root = self._grow(idx, w, orders)
-            if self.opt.collapse:
-                self._collapse(root)
-            if self.opt.pruned:
-                self._prune(root)
-        finally:
-            sys.setrecursionlimit(limit)
-        return root
-
-    # growing
-
-    def _select(self, idx, w, orders):
-        """J48's choice of split at a node: (kind, attr, threshold, value, dist) or
-        None for a leaf."""
-        opt = self.opt
-        dist = class_weights(self.y, idx, w, self.n_classes)
-        total = dist.sum()
-        if sm(total, 2 * opt.min_leaf) or eq(total, dist[max_class(dist)]):
-            return None
-        candidates = []
-        for a, (col, k) in enumerate(zip(self.columns, self.n_values)):
-            if k == 0:
-                gain, ratio, mid, _ = numeric_split(col, self.y, idx, w, orders[a],
-                                                    self.n_classes, opt.min_leaf, total,
-                                                    opt.mdl_correction)
-                spec = (NUMERIC_SPLIT, a, mid, -1)
-            elif opt.binary_splits:
-                gain, ratio, value, _ = binary_nominal_split(
-                    col, self.y, idx, w, k, self.n_classes, opt.min_leaf, total)
-                spec = (VALUE_SPLIT, a, 0.0, value)
-            else:
-                gain, ratio, _ = nominal_split(col, self.y, idx, w, k, self.n_classes,
-                                               opt.min_leaf, total)
-                spec = (NOMINAL_SPLIT, a, 0.0, -1)
-            if gain >= 0:
-                counts = k == 0 or self.multi_valued or k < 0.3 * self.n_all
-                candidates.append((spec, gain, ratio, counts))
-        averaged = [g for _, g, _, counts in candidates if counts]
-        if not averaged:
-            return None
-        average = sum(averaged) / len(averaged)
-        best, best_ratio = None, 0.0
-        for spec, gain, ratio, _ in candidates:
-            if gain >= average - 1e-3 and gr(ratio, best_ratio):
-                best, best_ratio = spec, ratio
-        if best is None or eq(best_ratio, 0):
-            return None
-        kind, a, threshold, value = best
-        if kind == NUMERIC_SPLIT:
-            # the largest value in the data not above the midpoint (within 1e-6)
-            values = self.values[a]
-            at = np.searchsorted(values, threshold + SMALL, side="left") - 1
-            threshold = float(values[at]) if at >= 0 else -sys.float_info.max
-        return kind, a, threshold, value
-
-    def _branches(self, node):
-        return 2 if node.kind != NOMINAL_SPLIT else self.n_values[node.attr]
-
-    def _split(self, node, idx, w, frac):
-        """Each branch's instances (positions into idx) and weights."""
-        sub = subsets(self.columns[node.attr], idx, node.kind, node.threshold, node.value)
-        missing = sub < 0
-        out = []
-        for b in range(len(frac)):
-            take = (sub == b) | (missing & gr(frac[b], 0))
-            pos = np.flatnonzero(take)
-            wb = w[pos]
-            if missing.any():
-                wb = np.where(missing[pos], wb * frac[b], wb)
-            out.append((pos, wb))
-        return sub, out
-
-    def _grow(self, idx, w, orders):
-        choice = self._select(idx, w, orders)
-        if choice is None:
-            node = Node(class_weights(self.y, idx, w, self.n_classes)[None, :], idx, w)
-            node.empty = eq(w.sum(), 0)
-            return node
-        node = Node(None, idx, w)
-        node.kind, node.attr, node.threshold, node.value = choice
-        node.dist = self._spread(node, idx, w)
-        _, parts = self._split(node, idx, w, fractions(node.dist))
-        for pos, wb in parts:
-            where = np.full(len(idx), -1, np.int64)
-            where[pos] = np.arange(len(pos))
-            child_orders = []
-            for o in orders:
-                if o is None:
-                    child_orders.append(None)
-                else:
-                    m = where[o]
-                    child_orders.append(m[m >= 0])
-            node.children.append(self._grow(idx[pos], wb, child_orders))
-        if not self.opt.subtree_raising:
-            node.idx = node.w = None
-        return node
-
-    # collapsing and pruning
-
-    def _training_errors(self, node):
-        if node.leaf:
-            return incorrect(node.dist)
-        return sum(self._training_errors(c) for c in node.children)
-
-    def _collapse(self, node):
-        if node.leaf:
-            return
-        if self._training_errors(node) >= incorrect(node.dist) - 1e-3:
-            node.make_leaf()
+    n_all = len(y)
+    X = np.ascontiguousarray(np.vstack(columns)) if columns else np.empty((0, n_all))
+    n_values = np.asarray(n_values, np.int64)
+    idx = np.flatnonzero(y >= 0).astype(np.int64)
+    yy = np.ascontiguousarray(np.where(y < 0, 0, y), np.int64)
+    w = np.asarray(weights, np.float64)[idx]
+    orders, offsets, values, value_off = [], [0], [], [0]
+    for c, k in zip(X, n_values):
+        if k == 0:
+            v = c[idx]
+            known = np.flatnonzero(~np.isnan(v))
+            orders.append(known[np.argsort(v[known], kind="stable")])
+            values.append(np.sort(c[~np.isnan(c)]))
         else:
-            for c in node.children:
-                self._collapse(c)
-
-    def _errors(self, node):
-        if node.leaf:
-            return estimated_errors(node.dist, self.cf)
-        return sum(self._errors(c) for c in node.children)
-
-    def _reset(self, node, idx, w):
-        """The node's distribution recomputed for other data, missing values spread
-        in proportion to the known ones."""
-        if node.leaf:
-            return class_weights(self.y, idx, w, self.n_classes)[None, :]
-        return self._spread(node, idx, w)
-
-    def _spread(self, node, idx, w):
-        sub = subsets(self.columns[node.attr], idx, node.kind, node.threshold, node.value)
-        n_b = self._branches(node)
-        known = split_distribution(self.y, idx, w, sub, np.zeros(n_b), self.n_classes)
-        return split_distribution(self.y, idx, w, sub, fractions(known), self.n_classes)
-
-    def _branch_errors(self, node, idx, w):
-        """Estimated errors of the subtree on other data (for subtree raising)."""
-        if node.leaf:
-            return estimated_errors(class_weights(self.y, idx, w, self.n_classes), self.cf)
-        dist = self._reset(node, idx, w)
-        _, parts = self._split(node, idx, w, fractions(dist))
-        return sum(self._branch_errors(c, idx[pos], wb)
-                   for c, (pos, wb) in zip(node.children, parts))
-
-    def _redistribute(self, node, idx, w):
-        node.dist = self._reset(node, idx, w)
-        node.idx, node.w = idx, w
-        if node.leaf:
-            if not eq(w.sum(), 0):
-                node.empty = False
-            return
-        _, parts = self._split(node, idx, w, fractions(node.dist))
-        for c, (pos, wb) in zip(node.children, parts):
-            self._redistribute(c, idx[pos], wb)
-
-    def _prune(self, node):
-        if node.leaf:
-            return
-        for c in node.children:
-            self._prune(c)
-        per_bag = node.dist.sum(axis=1)
-        largest = 0
-        best = 0.0
-        for b, x in enumerate(per_bag):
-            if gr_or_eq(x, best):
-                best, largest = x, b
-        if self.opt.subtree_raising:
-            branch = self._branch_errors(node.children[largest], node.idx, node.w)
-        else:
-            branch = sys.float_info.max
-        as_leaf = estimated_errors(node.dist, self.cf)
-        as_tree = self._errors(node)
-        if sm_or_eq(as_leaf, as_tree + 0.1) and sm_or_eq(as_leaf, branch + 0.1):
-            node.make_leaf()
-            return
-        if sm_or_eq(branch, as_tree + 0.1):
-            raised = node.children[largest]
-            node.attr, node.kind = raised.attr, raised.kind
-            node.threshold, node.value = raised.threshold, raised.value
-            node.children, node.dist = raised.children, raised.dist
-            self._redistribute(node, node.idx, node.w)
-            self._prune(node)
+            orders.append(np.empty(0, np.int64))
+            values.append(np.empty(0))
+        offsets.append(offsets[-1] + len(orders[-1]))
+        value_off.append(value_off[-1] + len(values[-1]))
+    multi_valued = bool(len(n_values)) and all(
+        k > 0 and not 0.3 * n_all - k > SMALL for k in n_values)
+    opt = options
+    raising = opt.pruned and opt.subtree_raising
+    n_nodes, nodes, thresholds, dists, train_idx, train_w = grow(
+        X, n_values, yy, n_classes, idx, w, np.concatenate(orders).astype(np.int64),
+        np.asarray(offsets, np.int64), np.concatenate(values), np.asarray(value_off,
+                                                                          np.int64),
+        float(opt.min_leaf), opt.mdl_correction, opt.binary_splits, multi_valued,
+        float(n_all), raising)
+    if opt.collapse:
+        collapse(n_nodes, nodes, dists, n_classes)
+    if opt.pruned:
+        cf, z = confidence_quantile(opt.confidence)
+        n_train = int((nodes[:n_nodes, TRAIN] + np.maximum(nodes[:n_nodes, NTRAIN], 0)).max())
+        nodes = prune(X, yy, nodes, thresholds, dists, train_idx, train_w, n_train,
+                      n_classes, cf, z, raising)
+    return nodes, thresholds, dists

@@ -39,11 +39,11 @@ def _coverage(sat, active, y, w, cls):
     return n_cov, n_err, drop_cov, drop_err
 
 
-def estimate(covered, wrong, cf):
+def estimate(covered, wrong, cf, z):
     """The pessimistic error rate of a rule; 1 when it covers nothing."""
     if c45.eq(covered, 0):
         return 1.0
-    return (wrong + c45.add_errors(covered, wrong, cf)) / covered
+    return (wrong + c45.add_errors(covered, wrong, cf, z)) / covered
 
 
 def satisfied(tree, node, branch, columns):
@@ -60,10 +60,11 @@ def satisfied(tree, node, branch, columns):
     return hit & known
 
 
-def rules(tree, attributes, columns, y, w, cf):
+def rules(tree, attributes, columns, y, w, confidence):
     """The simplified rules of ``tree`` on training data (rows with a class):
     a list of (condition texts, class, covered, wrong, estimate). Rules with the
     same conditions and class are duplicates."""
+    cf, z = c45.confidence_quantile(confidence)
     out, seen = [], set()
     for leaf in range(len(tree.attr)):
         if not tree.is_leaf(leaf) or tree.parent[leaf] < 0:
@@ -81,11 +82,11 @@ def rules(tree, attributes, columns, y, w, cf):
         sat = np.column_stack([satisfied(tree, n, br, columns) for n, br in path])
         active = np.ones(len(path), np.bool_)
         cov, err, d_cov, d_err = _coverage(sat, active, y, w, cls)
-        current = estimate(cov, err, cf)
+        current = estimate(cov, err, cf, z)
         while active.any():
             best, best_j = None, -1
             for j in np.flatnonzero(active):
-                e = estimate(cov + d_cov[j], err + d_err[j], cf)
+                e = estimate(cov + d_cov[j], err + d_err[j], cf, z)
                 if best is None or e < best:
                     best, best_j = e, j
             if best > current:

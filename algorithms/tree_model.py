@@ -42,18 +42,25 @@ class Tree:
             c.sort(key=lambda i: self.branch[i])
 
     @classmethod
-    def from_nodes(cls, root, binary=False):
+    def from_flat(cls, nodes, thresholds, dists, k, binary=False):
+        """From the arrays ``c45.fit`` returns, walking down from the root."""
         cols = ([], [], [], [], [], [], [], [])
-
-        def visit(node, parent, branch):
-            for col, v in zip(cols, (node.attr, node.kind, node.threshold, node.value,
-                                     parent, branch, node.dist.tolist(), node.empty)):
+        stack = [(0, -1, -1)]
+        while stack:
+            i, parent, branch = stack.pop()
+            nb = int(nodes[i, c45.BAGS])
+            d = dists[nodes[i, c45.DIST]:nodes[i, c45.DIST] + nb * k].reshape(nb, k)
+            leaf = nodes[i, c45.ATTR] < 0
+            for col, v in zip(cols, (int(nodes[i, c45.ATTR]),
+                                     -1 if leaf else int(nodes[i, c45.KIND]),
+                                     0.0 if leaf else float(thresholds[i]),
+                                     int(nodes[i, c45.VALUE]), parent, branch,
+                                     d.tolist(), bool(nodes[i, c45.EMPTY] == 1))):
                 col.append(v)
-            me = len(cols[0]) - 1
-            for b, child in enumerate(node.children):
-                visit(child, me, b)
-
-        visit(root, -1, -1)
+            if not leaf:
+                me = len(cols[0]) - 1
+                first = nodes[i, c45.CHILD]
+                stack.extend((first + b, me, b) for b in range(nb - 1, -1, -1))
         return cls(*cols, binary=binary)
 
     def to_json(self):
@@ -309,7 +316,7 @@ def fit_c45(data, target, options):
     y = np.where(np.isnan(y), -1, y).astype(np.int64)
     classes = data.attributes[target].values
     n_values = [len(a.values) if a.nominal else 0 for a in attributes]
-    root = c45.C45(columns, n_values, y, len(classes), data.weights, options).fit()
-    tree = Tree.from_nodes(root, options.binary_splits)
+    flat = c45.fit(columns, n_values, y, len(classes), data.weights, options)
+    tree = Tree.from_flat(*flat, len(classes), options.binary_splits)
     return C45Model(data.attributes[target].name, classes, attributes, tree,
                     vars(options), int((y >= 0).sum()))

@@ -110,7 +110,7 @@ def c45_rules(rows, target, confidence, min_leaf, pruned, subtree_raising, binar
         keep = ~np.isnan(y)
         columns = [c[keep] for i, c in enumerate(data.columns) if i != t]
         found = rules(model.tree, model.attributes, columns, y[keep].astype(np.int64),
-                      data.weights[keep], float(np.float32(model.options["confidence"])))
+                      data.weights[keep], model.options["confidence"])
         out.append([{"rule": i + 1, "conditions": cond, "class": model.classes[cls],
                      "coverage": cov, "errors": err, "error_estimate": est}
                     for i, (cond, cls, cov, err, est) in enumerate(found)])
