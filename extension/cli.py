@@ -37,6 +37,29 @@ DEMO = [
      "FROM (SELECT tid % 7 AS day, list(item) AS items FROM baskets GROUP BY tid) "
      "GROUP BY day) QUALIFY row_number() OVER (PARTITION BY day ORDER BY r.confidence "
      "DESC, r.support_count DESC) = 1 ORDER BY day"),
+    ("C4.5 on the book's numeric weather data (section 6.1): the tree as a relation",
+     "SELECT node, parent, attribute, operator, value, is_leaf, class, weight, errors "
+     "FROM c45('weather_numeric', 'play')"),
+    ("A model is a value: fit it once and keep it in a table",
+     "CREATE OR REPLACE TABLE models AS "
+     "SELECT 'labor' AS name, c45_fit(t, 'class') AS model FROM labor t"),
+    ("The stored tree, printed line for line as J48 prints it",
+     "SELECT replace(unnest(string_split(model_text(model), chr(10))), chr(9), ' ') "
+     "AS j48 FROM models"),
+    ("Scoring in plain SQL: predictions and class probabilities next to the data",
+     "SELECT duration, \"wage-increase-first-year\" AS wage1, \"statutory-holidays\" "
+     "AS holidays, class, predict(m.model, l) AS predicted, "
+     "predict_proba(m.model, l)['good'] AS p_good FROM labor l, models m LIMIT 8"),
+    ("From trees to rules (section 6.2)",
+     "SELECT * FROM c45_rules('labor', 'class')"),
+    ("Ten-fold stratified cross-validation, with J48's folds and figures",
+     "SELECT correct, round(pct_correct, 4) AS pct_correct, round(kappa, 4) AS kappa, "
+     "round(mean_absolute_error, 4) AS mae, round(root_mean_squared_error, 4) AS rmse, "
+     "round(relative_absolute_error, 4) AS rae, "
+     "round(root_relative_squared_error, 4) AS rrse, instances "
+     "FROM cross_validate('c45', 'labor', 'class')"),
+    ("... and its confusion matrix",
+     "SELECT * FROM confusion_matrix('c45', 'labor', 'class')"),
 ]
 
 
@@ -46,14 +69,17 @@ def demo(db):
     con = connect(db)
     try:
         create_sample_tables(con)
-        print(f"Sample database {db}: tables weather, contact_lenses, baskets "
+        print(f"Sample database {db}: tables weather, weather_numeric, contact_lenses, "
+              "labor, baskets "
               f"({con.execute('SELECT count(DISTINCT tid) FROM baskets').fetchall()[0][0]}"
               " baskets)\n")
         for title, query in DEMO:
             start = time.perf_counter()
-            rel = con.sql(query)
             print(f"-- {title}\n{query};")
-            rel.show(max_width=200, max_rows=20)
+            if query.startswith("CREATE"):
+                con.execute(query)
+            else:
+                con.sql(query).show(max_width=200, max_rows=40)
             print(f"({time.perf_counter() - start:.2f} s)\n")
     finally:
         con.close()

@@ -1,5 +1,6 @@
-"""The sample database behind ``duckmine demo``: the book's weather and
-contact-lens data and a deterministic market-basket table."""
+"""The sample database behind ``duckmine demo``: the book's weather (nominal and
+numeric), contact-lens and labor-negotiation data and a deterministic
+market-basket table."""
 
 from importlib import resources
 
@@ -28,13 +29,17 @@ def basket_table(n_transactions, names, seed=1, **quest):
     return pa.table({"tid": tid, "item": item.cast(pa.string())})
 
 
+SAMPLES = {"weather.nominal.arff": "weather", "weather.numeric.arff": "weather_numeric",
+           "contact-lenses.arff": "contact_lenses", "labor.arff": "labor"}
+
+
 def create_sample_tables(con):
-    """Create ``weather``, ``contact_lenses`` and ``baskets`` on ``con``."""
+    """Create ``weather``, ``weather_numeric``, ``contact_lenses``, ``labor`` and
+    ``baskets`` on ``con``."""
     data = resources.files("duckmine") / "extension" / "data"
-    with resources.as_file(data / "weather.nominal.arff") as path:
-        read_arff(con, path, "weather", replace=True)
-    with resources.as_file(data / "contact-lenses.arff") as path:
-        read_arff(con, path, "contact_lenses", replace=True)
+    for file, table in SAMPLES.items():
+        with resources.as_file(data / file) as path:
+            read_arff(con, path, table, replace=True)
     baskets = basket_table(2000, PRODUCTS, seed=7, avg_len=4, n_patterns=25,
                            avg_pattern=3)
     con.register("__duckmine_baskets", baskets)
