@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 from numba.typed import List
 
 SMALL = 1e-6
@@ -51,6 +51,24 @@ def _lf(x):
 
 
 @njit(cache=True, nogil=True)
+def _lft(x, table):
+    """``_lf`` looked up for whole weights (exactly the same values)."""
+    return table[int(x)] if table.shape[0] > 0 else _lf(x)
+
+
+@njit(cache=True, nogil=True)
+def lf_table(n):
+    """``_lf`` of 0..n, for nodes whose weights are whole numbers."""
+    out = np.empty(n + 1)
+    for i in range(n + 1):
+        out[i] = _lf(float(i))
+    return out
+
+
+NO_TABLE = np.empty(0)
+
+
+@njit(cache=True, nogil=True)
 def _split_ent(per_bag, known, total):
     """The split information of ``per_bag`` (unknowns count as one more bag)."""
     r = 0.0
@@ -71,12 +89,12 @@ def _gain_ratio(per_bag, known, total, gain):
 
 
 @njit(cache=True, nogil=True)
-def _gain(per_class_per_bag, per_bag, known, total, old_ent):
+def _gain(per_class_per_bag, per_bag, known, total, old_ent, table):
     new_ent = 0.0
     for b in range(per_class_per_bag.shape[0]):
         for c in range(per_class_per_bag.shape[1]):
-            new_ent += _lf(per_class_per_bag[b, c])
-        new_ent -= _lf(per_bag[b])
+            new_ent += _lft(per_class_per_bag[b, c], table)
+        new_ent -= _lft(per_bag[b], table)
     num = old_ent + new_ent  # old entropy minus new entropy
     if num < 1e-6 and num > -1e-6:
         return 0.0
@@ -113,7 +131,7 @@ def nominal_split(col, y, idx, w, n_values, n_classes, min_obj, total):
             enough += 1
     if enough <= 1:
         return -1.0, 0.0, dist
-    gain = _gain(dist, per_bag, known, total, _old_ent(per_class, known))
+    gain = _gain(dist, per_bag, known, total, _old_ent(per_class, known), NO_TABLE)
     return gain, _gain_ratio(per_bag, known, total, gain), dist
 
 
@@ -142,7 +160,7 @@ def binary_nominal_split(col, y, idx, w, n_values, n_classes, min_obj, total):
                 known += full[v, c]
         if not (min_obj - per_bag[0] < 1e-6 and min_obj - per_bag[1] < 1e-6):
             continue
-        gain = _gain(dist, per_bag, known, total, _old_ent(per_class, known))
+        gain = _gain(dist, per_bag, known, total, _old_ent(per_class, known), NO_TABLE)
         ratio = _gain_ratio(per_bag, known, total, gain)
         if ratio - best_ratio > 1e-6:
             best_gain, best_ratio, best_value = gain, ratio, value
@@ -151,11 +169,12 @@ def binary_nominal_split(col, y, idx, w, n_values, n_classes, min_obj, total):
 
 
 @njit(cache=True, nogil=True)
-def numeric_split(col, y, idx, w, order, n_classes, min_obj, total, mdl):
+def numeric_split(col, y, idx, w, order, n_classes, min_obj, total, mdl, table):
     """J48's threshold search over the node's known values in sorted order.
 
     ``order`` lists positions into ``idx``/``w`` sorted by value, missing values
-    excluded. Returns (gain, gain ratio, midpoint, index of the last instance on
+    excluded; ``table`` is ``lf_table`` when all weights are whole numbers (or
+    empty). Returns (gain, gain ratio, midpoint, index of the last instance on
     the left in ``order``); gain -1 when no split qualifies.
     """
     n = order.shape[0]
@@ -189,7 +208,7 @@ def numeric_split(col, y, idx, w, order, n_classes, min_obj, total, mdl):
                 per_bag[1] -= w[p]
                 per_bag[0] += w[p]
             if min_split - per_bag[0] < 1e-6 and min_split - per_bag[1] < 1e-6:
-                gain = _gain(dist, per_bag, known, total, old_ent)
+                gain = _gain(dist, per_bag, known, total, old_ent, table)
                 if gain - best_gain > 1e-6:
                     best_gain = gain
                     split_at = nxt - 1
@@ -400,9 +419,54 @@ def _spread(X, y, nodes, thresholds, i, idx, w, k):
     return split_distribution(y, idx, w, sub, fractions(known), k)
 
 
+PARALLEL_ROWS = 20_000  # nodes this large evaluate their attributes on all cores
+
+
+@njit(cache=True, nogil=True)
+def _evaluate_one(a, X, y, idx, w, orders, order_off, n_values, k, min_obj, total, mdl,
+                  binary, table):
+    """(gain, gain ratio, threshold midpoint, value) of the best split on attribute
+    ``a``; gain -1 when it has none."""
+    if n_values[a] == 0:
+        g, r, mid, _ = numeric_split(X[a], y, idx, w, orders[order_off[a]:order_off[a + 1]],
+                                     k, min_obj, total, mdl, table)
+        return g, r, mid, -1
+    if binary:
+        g, r, v, _ = binary_nominal_split(X[a], y, idx, w, n_values[a], k, min_obj, total)
+        return g, r, 0.0, v
+    g, r, _ = nominal_split(X[a], y, idx, w, n_values[a], k, min_obj, total)
+    return g, r, 0.0, -1
+
+
+@njit(cache=True, nogil=True)
+def _evaluate(X, y, idx, w, orders, order_off, n_values, k, min_obj, total, mdl, binary,
+              table):
+    m = X.shape[0]
+    gains, ratios, mids = np.empty(m), np.empty(m), np.empty(m)
+    vals = np.empty(m, np.int64)
+    for a in range(m):
+        gains[a], ratios[a], mids[a], vals[a] = _evaluate_one(
+            a, X, y, idx, w, orders, order_off, n_values, k, min_obj, total, mdl, binary,
+            table)
+    return gains, ratios, mids, vals
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _evaluate_parallel(X, y, idx, w, orders, order_off, n_values, k, min_obj, total, mdl,
+                       binary, table):
+    m = X.shape[0]
+    gains, ratios, mids = np.empty(m), np.empty(m), np.empty(m)
+    vals = np.empty(m, np.int64)
+    for a in prange(m):
+        gains[a], ratios[a], mids[a], vals[a] = _evaluate_one(
+            a, X, y, idx, w, orders, order_off, n_values, k, min_obj, total, mdl, binary,
+            table)
+    return gains, ratios, mids, vals
+
+
 @njit(cache=True, nogil=True)
 def grow(X, n_values, y, k, idx0, w0, orders0, order_off0, values, value_off, min_obj,
-         mdl, binary, multi_valued, n_all, keep_train):
+         mdl, binary, multi_valued, n_all, keep_train, table):
     """Grow the tree depth-first as J48 does (see the module docstring).
 
     ``X``: attributes by row (NaN missing, nominal values as codes), ``orders0``:
@@ -446,28 +510,24 @@ def grow(X, n_values, y, k, idx0, w0, orders0, order_off0, values, value_off, mi
         best_a = -1
         if not (2.0 * min_obj - total > 1e-6 or
                 abs(total - per_class[max_class(per_class)]) < 1e-6):
-            gains = np.full(m, -1.0)
-            ratios = np.zeros(m)
-            mids = np.zeros(m)
-            vals = np.full(m, -1, np.int64)
+            node_table = table
+            for j in range(n):
+                if w[j] != math.floor(w[j]):
+                    node_table = NO_TABLE
+                    break
+            if n >= PARALLEL_ROWS:
+                gains, ratios, mids, vals = _evaluate_parallel(
+                    X, y, idx, w, orders, order_off, n_values, k, min_obj, total, mdl,
+                    binary, node_table)
+            else:
+                gains, ratios, mids, vals = _evaluate(
+                    X, y, idx, w, orders, order_off, n_values, k, min_obj, total, mdl,
+                    binary, node_table)
             average, counted = 0.0, 0
             for a in range(m):
-                if n_values[a] == 0:
-                    g, r, mid, _ = numeric_split(X[a], y, idx, w,
-                                                 orders[order_off[a]:order_off[a + 1]],
-                                                 k, min_obj, total, mdl)
-                    mids[a] = mid
-                elif binary:
-                    g, r, v, _ = binary_nominal_split(X[a], y, idx, w, n_values[a], k,
-                                                      min_obj, total)
-                    vals[a] = v
-                else:
-                    g, r, _ = nominal_split(X[a], y, idx, w, n_values[a], k, min_obj,
-                                            total)
-                gains[a], ratios[a] = g, r
-                if g >= 0 and (n_values[a] == 0 or multi_valued or
-                               0.3 * n_all - n_values[a] > 1e-6):
-                    average += g
+                if gains[a] >= 0 and (n_values[a] == 0 or multi_valued or
+                                      0.3 * n_all - n_values[a] > 1e-6):
+                    average += gains[a]
                     counted += 1
             if counted > 0:
                 average /= counted
@@ -516,29 +576,76 @@ def grow(X, n_values, y, k, idx0, w0, orders0, order_off0, values, value_off, mi
             thresholds = _grow_float(thresholds, n_nodes + nb)
         nodes[i, CHILD] = n_nodes
         n_nodes += nb
-        _, pos, wb = _branch_data(X, nodes, thresholds, i, idx, w, fractions(dist))
-        where = np.empty(n, np.int64)
+        frac = fractions(dist)
+        sub, pos, wb = _branch_data(X, nodes, thresholds, i, idx, w, frac)
+        child_orders, child_off = _child_orders(sub, frac, orders, order_off, nb, m)
         for b in range(nb - 1, -1, -1):
-            where[:] = -1
-            p = pos[b]
-            for j in range(p.shape[0]):
-                where[p[j]] = j
-            child_orders = np.empty(orders.shape[0], np.int64)
-            child_off = np.zeros(m + 1, np.int64)
-            c = 0
-            for a2 in range(m):
-                for j in range(order_off[a2], order_off[a2 + 1]):
-                    q = where[orders[j]]
-                    if q >= 0:
-                        child_orders[c] = q
-                        c += 1
-                child_off[a2 + 1] = c
             stack_node.append(nodes[i, CHILD] + b)
-            stack_idx.append(idx[p])
+            stack_idx.append(idx[pos[b]])
             stack_w.append(wb[b])
-            stack_ord.append(child_orders[:c].copy())
-            stack_off.append(child_off)
+            stack_ord.append(child_orders[b])
+            stack_off.append(child_off[b])
     return n_nodes, nodes, thresholds, dists, train_idx, train_w
+
+
+@njit(cache=True, nogil=True)
+def _child_orders(sub, frac, orders, order_off, nb, m):
+    """Each branch's sorted orders (positions into the branch's data), filtered
+    from the node's in one pass: the presorting carried down the tree."""
+    n = sub.shape[0]
+    take = frac > 1e-6
+    count = np.zeros(nb, np.int64)
+    here = np.empty(n, np.int64)  # position in its branch, or row of ``spread``
+    n_missing = 0
+    for j in range(n):
+        if sub[j] < 0:
+            n_missing += 1
+    spread = np.empty((n_missing, nb), np.int64)
+    r = 0
+    for j in range(n):
+        if sub[j] >= 0:
+            here[j] = count[sub[j]]
+            count[sub[j]] += 1
+        else:
+            here[j] = r
+            for b in range(nb):
+                if take[b]:
+                    spread[r, b] = count[b]
+                    count[b] += 1
+            r += 1
+    sizes = np.zeros((nb, m + 1), np.int64)
+    for a in range(m):
+        for o in range(order_off[a], order_off[a + 1]):
+            j = orders[o]
+            if sub[j] >= 0:
+                sizes[sub[j], a + 1] += 1
+            else:
+                for b in range(nb):
+                    if take[b]:
+                        sizes[b, a + 1] += 1
+    base = np.zeros(nb + 1, np.int64)  # branch b's orders: flat[base[b]:base[b+1]]
+    for b in range(nb):
+        base[b + 1] = base[b] + sizes[b].sum()
+    flat = np.empty(base[nb], np.int64)
+    cursor = base[:nb].copy()
+    for a in range(m):
+        for o in range(order_off[a], order_off[a + 1]):
+            j = orders[o]
+            if sub[j] >= 0:
+                b = sub[j]
+                flat[cursor[b]] = here[j]
+                cursor[b] += 1
+            else:
+                for b in range(nb):
+                    if take[b]:
+                        flat[cursor[b]] = spread[here[j], b]
+                        cursor[b] += 1
+    out_orders = List()
+    out_off = List()
+    for b in range(nb):
+        out_orders.append(flat[base[b]:base[b + 1]])
+        out_off.append(np.cumsum(sizes[b]))
+    return out_orders, out_off
 
 
 @njit(cache=True, nogil=True)
@@ -707,6 +814,14 @@ class Options:
     collapse: bool = True
 
 
+def _table(w):
+    """``lf_table`` up to the total weight when all weights are whole numbers."""
+    total = w.sum()
+    if len(w) and total < 1e8 and np.all(w == np.floor(w)):
+        return lf_table(int(total))
+    return NO_TABLE
+
+
 def fit(columns, n_values, y, n_classes, weights, options):
     """Grow, collapse and prune a tree; return its flat arrays (nodes, thresholds,
     dists) with node 0 the root.
@@ -742,7 +857,7 @@ def fit(columns, n_values, y, n_classes, weights, options):
         np.asarray(offsets, np.int64), np.concatenate(values), np.asarray(value_off,
                                                                           np.int64),
         float(opt.min_leaf), opt.mdl_correction, opt.binary_splits, multi_valued,
-        float(n_all), raising)
+        float(n_all), raising, _table(w))
     if opt.collapse:
         collapse(n_nodes, nodes, dists, n_classes)
     if opt.pruned:
