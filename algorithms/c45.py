@@ -169,26 +169,21 @@ def binary_nominal_split(col, y, idx, w, n_values, n_classes, min_obj, total):
 
 
 @njit(cache=True, nogil=True)
-def numeric_split(col, y, idx, w, order, n_classes, min_obj, total, mdl, table):
-    """J48's threshold search over the node's known values in sorted order.
-
-    ``order`` lists positions into ``idx``/``w`` sorted by value, missing values
-    excluded; ``table`` is ``lf_table`` when all weights are whole numbers (or
-    empty). Returns (gain, gain ratio, midpoint, index of the last instance on
-    the left in ``order``); gain -1 when no split qualifies.
-    """
-    n = order.shape[0]
+def numeric_split(value, cls, weight, n_classes, min_obj, total, mdl, table):
+    """J48's threshold search over the node's known values of one attribute, in
+    sorted order with their classes and weights; ``table`` is ``lf_table`` when all
+    weights are whole numbers (or empty). Returns (gain, gain ratio, midpoint,
+    index of the last instance on the left); gain -1 when no split qualifies."""
+    n = value.shape[0]
     dist = np.zeros((2, n_classes))
     per_bag = np.zeros(2)
     per_class = np.zeros(n_classes)
     known = 0.0
     for i in range(n):
-        p = order[i]
-        c = y[idx[p]]
-        dist[1, c] += w[p]
-        per_bag[1] += w[p]
-        per_class[c] += w[p]
-        known += w[p]
+        dist[1, cls[i]] += weight[i]
+        per_bag[1] += weight[i]
+        per_class[cls[i]] += weight[i]
+        known += weight[i]
     min_split = 0.1 * known / n_classes
     if min_split - min_obj < 1e-6:
         min_split = float(min_obj)
@@ -199,14 +194,13 @@ def numeric_split(col, y, idx, w, order, n_classes, min_obj, total, mdl, table):
     old_ent = _old_ent(per_class, known)
     best_gain, split_at, candidates, last = 0.0, -1, 0, 0
     for nxt in range(1, n):
-        if col[idx[order[nxt - 1]]] + 1e-5 < col[idx[order[nxt]]]:
+        if value[nxt - 1] + 1e-5 < value[nxt]:
             for i in range(last, nxt):
-                p = order[i]
-                c = y[idx[p]]
-                dist[1, c] -= w[p]
-                dist[0, c] += w[p]
-                per_bag[1] -= w[p]
-                per_bag[0] += w[p]
+                c = cls[i]
+                dist[1, c] -= weight[i]
+                dist[0, c] += weight[i]
+                per_bag[1] -= weight[i]
+                per_bag[0] += weight[i]
             if min_split - per_bag[0] < 1e-6 and min_split - per_bag[1] < 1e-6:
                 gain = _gain(dist, per_bag, known, total, old_ent, table)
                 if gain - best_gain > 1e-6:
@@ -220,15 +214,14 @@ def numeric_split(col, y, idx, w, order, n_classes, min_obj, total, mdl, table):
         best_gain -= math.log(candidates) / LOG2 / total
     if best_gain < 1e-6:
         return -1.0, 0.0, 0.0, -1
-    lo = col[idx[order[split_at]]]
-    hi = col[idx[order[split_at + 1]]]
+    lo = value[split_at]
+    hi = value[split_at + 1]
     mid = (lo + hi) / 2.0
     if mid == hi:
         mid = lo
     per_bag[:] = 0.0
     for i in range(n):
-        p = order[i]
-        per_bag[0 if i <= split_at else 1] += w[p]
+        per_bag[0 if i <= split_at else 1] += weight[i]
     return best_gain, _gain_ratio(per_bag, known, total, best_gain), mid, split_at
 
 
@@ -423,13 +416,13 @@ PARALLEL_ROWS = 20_000  # nodes this large evaluate their attributes on all core
 
 
 @njit(cache=True, nogil=True)
-def _evaluate_one(a, X, y, idx, w, orders, order_off, n_values, k, min_obj, total, mdl,
-                  binary, table):
+def _evaluate_one(a, X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, table):
     """(gain, gain ratio, threshold midpoint, value) of the best split on attribute
-    ``a``; gain -1 when it has none."""
+    ``a``; gain -1 when it has none. ``srt``: the node's sorted entries."""
     if n_values[a] == 0:
-        g, r, mid, _ = numeric_split(X[a], y, idx, w, orders[order_off[a]:order_off[a + 1]],
-                                     k, min_obj, total, mdl, table)
+        s, e = srt[4][a], srt[4][a + 1]
+        g, r, mid, _ = numeric_split(srt[1][s:e], srt[2][s:e], srt[3][s:e], k, min_obj,
+                                     total, mdl, table)
         return g, r, mid, -1
     if binary:
         g, r, v, _ = binary_nominal_split(X[a], y, idx, w, n_values[a], k, min_obj, total)
@@ -439,39 +432,35 @@ def _evaluate_one(a, X, y, idx, w, orders, order_off, n_values, k, min_obj, tota
 
 
 @njit(cache=True, nogil=True)
-def _evaluate(X, y, idx, w, orders, order_off, n_values, k, min_obj, total, mdl, binary,
-              table):
+def _evaluate(X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, table):
     m = X.shape[0]
     gains, ratios, mids = np.empty(m), np.empty(m), np.empty(m)
     vals = np.empty(m, np.int64)
     for a in range(m):
         gains[a], ratios[a], mids[a], vals[a] = _evaluate_one(
-            a, X, y, idx, w, orders, order_off, n_values, k, min_obj, total, mdl, binary,
-            table)
+            a, X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, table)
     return gains, ratios, mids, vals
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _evaluate_parallel(X, y, idx, w, orders, order_off, n_values, k, min_obj, total, mdl,
-                       binary, table):
+def _evaluate_parallel(X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, table):
     m = X.shape[0]
     gains, ratios, mids = np.empty(m), np.empty(m), np.empty(m)
     vals = np.empty(m, np.int64)
     for a in prange(m):
         gains[a], ratios[a], mids[a], vals[a] = _evaluate_one(
-            a, X, y, idx, w, orders, order_off, n_values, k, min_obj, total, mdl, binary,
-            table)
+            a, X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, table)
     return gains, ratios, mids, vals
 
 
 @njit(cache=True, nogil=True)
-def grow(X, n_values, y, k, idx0, w0, orders0, order_off0, values, value_off, min_obj,
-         mdl, binary, multi_valued, n_all, keep_train, table):
+def grow(X, n_values, y, k, idx0, w0, srt0, values, value_off, min_obj, mdl, binary,
+         multi_valued, n_all, keep_train, table):
     """Grow the tree depth-first as J48 does (see the module docstring).
 
-    ``X``: attributes by row (NaN missing, nominal values as codes), ``orders0``:
-    for each numeric attribute (slice ``order_off0[a]:order_off0[a+1]``) the
-    positions in ``idx0`` of its known values in sorted order; ``values``: each
+    ``X``: attributes by row (NaN missing, nominal values as codes), ``srt0``: for
+    each numeric attribute (slice ``off[a]:off[a+1]``) the rows with a known value
+    in sorted order as (row, value, class, weight, off) arrays; ``values``: each
     numeric attribute's known values over all rows, sorted (thresholds move onto
     them). Returns (n_nodes, nodes, thresholds, dists, train_idx, train_w).
     """
@@ -487,14 +476,13 @@ def grow(X, n_values, y, k, idx0, w0, orders0, order_off0, values, value_off, mi
     stack_node = List([0])
     stack_idx = List([idx0])
     stack_w = List([w0])
-    stack_ord = List([orders0])
-    stack_off = List([order_off0])
+    stack_srt = List([srt0])
+    branch_of = np.full(X.shape[1], -1, np.int64)
     while len(stack_node) > 0:
         i = stack_node.pop()
         idx = stack_idx.pop()
         w = stack_w.pop()
-        orders = stack_ord.pop()
-        order_off = stack_off.pop()
+        srt = stack_srt.pop()
         n = idx.shape[0]
         if keep_train:
             if n_train + n > train_idx.shape[0]:
@@ -517,12 +505,12 @@ def grow(X, n_values, y, k, idx0, w0, orders0, order_off0, values, value_off, mi
                     break
             if n >= PARALLEL_ROWS:
                 gains, ratios, mids, vals = _evaluate_parallel(
-                    X, y, idx, w, orders, order_off, n_values, k, min_obj, total, mdl,
-                    binary, node_table)
+                    X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary,
+                    node_table)
             else:
                 gains, ratios, mids, vals = _evaluate(
-                    X, y, idx, w, orders, order_off, n_values, k, min_obj, total, mdl,
-                    binary, node_table)
+                    X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary,
+                    node_table)
             average, counted = 0.0, 0
             for a in range(m):
                 if gains[a] >= 0 and (n_values[a] == 0 or multi_valued or
@@ -578,74 +566,53 @@ def grow(X, n_values, y, k, idx0, w0, orders0, order_off0, values, value_off, mi
         n_nodes += nb
         frac = fractions(dist)
         sub, pos, wb = _branch_data(X, nodes, thresholds, i, idx, w, frac)
-        child_orders, child_off = _child_orders(sub, frac, orders, order_off, nb, m)
+        for j in range(n):
+            branch_of[idx[j]] = sub[j]
+        children = _child_sorted(branch_of, frac, srt, nb, m)
         for b in range(nb - 1, -1, -1):
             stack_node.append(nodes[i, CHILD] + b)
             stack_idx.append(idx[pos[b]])
             stack_w.append(wb[b])
-            stack_ord.append(child_orders[b])
-            stack_off.append(child_off[b])
+            stack_srt.append(children[b])
     return n_nodes, nodes, thresholds, dists, train_idx, train_w
 
 
 @njit(cache=True, nogil=True)
-def _child_orders(sub, frac, orders, order_off, nb, m):
-    """Each branch's sorted orders (positions into the branch's data), filtered
-    from the node's in one pass: the presorting carried down the tree."""
-    n = sub.shape[0]
+def _child_sorted(branch_of, frac, srt, nb, m):
+    """Each branch's sorted entries, filtered from the node's in one pass: the
+    presorting carried down the tree. An entry whose split value is missing goes to
+    every branch with its weight scaled by the branch's fraction."""
+    srow, sval, scls, swt, soff = srt
     take = frac > 1e-6
-    count = np.zeros(nb, np.int64)
-    here = np.empty(n, np.int64)  # position in its branch, or row of ``spread``
-    n_missing = 0
-    for j in range(n):
-        if sub[j] < 0:
-            n_missing += 1
-    spread = np.empty((n_missing, nb), np.int64)
-    r = 0
-    for j in range(n):
-        if sub[j] >= 0:
-            here[j] = count[sub[j]]
-            count[sub[j]] += 1
-        else:
-            here[j] = r
-            for b in range(nb):
-                if take[b]:
-                    spread[r, b] = count[b]
-                    count[b] += 1
-            r += 1
     sizes = np.zeros((nb, m + 1), np.int64)
     for a in range(m):
-        for o in range(order_off[a], order_off[a + 1]):
-            j = orders[o]
-            if sub[j] >= 0:
-                sizes[sub[j], a + 1] += 1
+        for o in range(soff[a], soff[a + 1]):
+            b = branch_of[srow[o]]
+            if b >= 0:
+                sizes[b, a + 1] += 1
             else:
                 for b in range(nb):
                     if take[b]:
                         sizes[b, a + 1] += 1
-    base = np.zeros(nb + 1, np.int64)  # branch b's orders: flat[base[b]:base[b+1]]
+    out = List()
+    cursor = np.zeros(nb, np.int64)
     for b in range(nb):
-        base[b + 1] = base[b] + sizes[b].sum()
-    flat = np.empty(base[nb], np.int64)
-    cursor = base[:nb].copy()
+        size = sizes[b].sum()
+        out.append((np.empty(size, np.int64), np.empty(size), np.empty(size, np.int64),
+                    np.empty(size), np.cumsum(sizes[b])))
     for a in range(m):
-        for o in range(order_off[a], order_off[a + 1]):
-            j = orders[o]
-            if sub[j] >= 0:
-                b = sub[j]
-                flat[cursor[b]] = here[j]
-                cursor[b] += 1
-            else:
-                for b in range(nb):
-                    if take[b]:
-                        flat[cursor[b]] = spread[here[j], b]
-                        cursor[b] += 1
-    out_orders = List()
-    out_off = List()
-    for b in range(nb):
-        out_orders.append(flat[base[b]:base[b + 1]])
-        out_off.append(np.cumsum(sizes[b]))
-    return out_orders, out_off
+        for o in range(soff[a], soff[a + 1]):
+            b0 = branch_of[srow[o]]
+            for b in range(nb):
+                if b == b0 or (b0 < 0 and take[b]):
+                    child = out[b]
+                    c = cursor[b]
+                    child[0][c] = srow[o]
+                    child[1][c] = sval[o]
+                    child[2][c] = scls[o]
+                    child[3][c] = swt[o] if b0 >= 0 else swt[o] * frac[b]
+                    cursor[b] = c + 1
+    return out
 
 
 @njit(cache=True, nogil=True)
@@ -848,14 +815,18 @@ def fit(columns, n_values, y, n_classes, weights, options):
             values.append(np.empty(0))
         offsets.append(offsets[-1] + len(orders[-1]))
         value_off.append(value_off[-1] + len(values[-1]))
+    order = np.concatenate(orders).astype(np.int64)
+    rows = idx[order]
+    columns_of = np.repeat(np.arange(len(n_values)), np.diff(offsets))
+    srt = (rows, X[columns_of, rows] if len(rows) else np.empty(0), yy[rows], w[order],
+           np.asarray(offsets, np.int64))
     multi_valued = bool(len(n_values)) and all(
         k > 0 and not 0.3 * n_all - k > SMALL for k in n_values)
     opt = options
     raising = opt.pruned and opt.subtree_raising
     n_nodes, nodes, thresholds, dists, train_idx, train_w = grow(
-        X, n_values, yy, n_classes, idx, w, np.concatenate(orders).astype(np.int64),
-        np.asarray(offsets, np.int64), np.concatenate(values), np.asarray(value_off,
-                                                                          np.int64),
+        X, n_values, yy, n_classes, idx, w, srt, np.concatenate(values),
+        np.asarray(value_off, np.int64),
         float(opt.min_leaf), opt.mdl_correction, opt.binary_splits, multi_valued,
         float(n_all), raising, _table(w))
     if opt.collapse:
