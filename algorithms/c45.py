@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 from numba.typed import List
 
 SMALL = 1e-6
@@ -412,9 +412,6 @@ def _spread(X, y, nodes, thresholds, i, idx, w, k):
     return split_distribution(y, idx, w, sub, fractions(known), k)
 
 
-PARALLEL_ROWS = 20_000  # nodes this large evaluate their attributes on all cores
-
-
 @njit(cache=True, nogil=True)
 def _evaluate_one(a, X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, table):
     """(gain, gain ratio, threshold midpoint, value) of the best split on attribute
@@ -437,17 +434,6 @@ def _evaluate(X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, table
     gains, ratios, mids = np.empty(m), np.empty(m), np.empty(m)
     vals = np.empty(m, np.int64)
     for a in range(m):
-        gains[a], ratios[a], mids[a], vals[a] = _evaluate_one(
-            a, X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, table)
-    return gains, ratios, mids, vals
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def _evaluate_parallel(X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, table):
-    m = X.shape[0]
-    gains, ratios, mids = np.empty(m), np.empty(m), np.empty(m)
-    vals = np.empty(m, np.int64)
-    for a in prange(m):
         gains[a], ratios[a], mids[a], vals[a] = _evaluate_one(
             a, X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, table)
     return gains, ratios, mids, vals
@@ -503,14 +489,8 @@ def grow(X, n_values, y, k, idx0, w0, srt0, values, value_off, min_obj, mdl, bin
                 if w[j] != math.floor(w[j]):
                     node_table = NO_TABLE
                     break
-            if n >= PARALLEL_ROWS:
-                gains, ratios, mids, vals = _evaluate_parallel(
-                    X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary,
-                    node_table)
-            else:
-                gains, ratios, mids, vals = _evaluate(
-                    X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary,
-                    node_table)
+            gains, ratios, mids, vals = _evaluate(
+                X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, node_table)
             average, counted = 0.0, 0
             for a in range(m):
                 if gains[a] >= 0 and (n_values[a] == 0 or multi_valued or

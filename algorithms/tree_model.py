@@ -7,7 +7,7 @@ distribution per branch, with missing values spread across the branches.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from . import c45
 from .dataset import Attribute
@@ -201,16 +201,15 @@ def _label(dist, b, classes):
     return text + ")"
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _proba(x, attr, kind, threshold, value, start, flat, frac, fallback, leaf_prob,
            empty):
     n = x.shape[1]
     k = leaf_prob.shape[1]
     out = np.zeros((n, k))
-    for r in prange(n):
-        stack_node = np.empty(64, np.int64)
-        stack_w = np.empty(64)
-        top = 0
+    stack_node = np.empty(64, np.int64)
+    stack_w = np.empty(64)
+    for r in range(n):
         stack_node[0] = 0
         stack_w[0] = 1.0
         top = 1
@@ -278,6 +277,7 @@ class C45Model:
         self.tree = tree
         self.options = dict(options)
         self.instances = instances
+        self.used = sorted({int(a) for a in tree.attr if a >= 0})  # attributes tested
 
     def to_json(self):
         return {"target": self.target, "classes": list(self.classes),
@@ -289,11 +289,6 @@ class C45Model:
     def from_json(cls, d):
         return cls(d["target"], d["classes"], [Attribute.from_json(a) for a in d["attributes"]],
                    Tree.from_json(d["tree"]), d["options"], d["instances"])
-
-    @property
-    def used(self):
-        """Indices of the attributes the tree tests."""
-        return sorted({int(a) for a in self.tree.attr if a >= 0})
 
     def proba(self, columns, n):
         """Class probabilities of ``n`` rows; ``columns`` maps the index of each

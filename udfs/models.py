@@ -11,6 +11,7 @@ from collections import OrderedDict
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..algorithms import models
 from ..algorithms.tree_model import labels
@@ -75,34 +76,31 @@ def model_list(fn, arg):
 @udf("_dm_model_needed", None, "BOOLEAN", side_effects=True)
 def model_needed(ids):
     """True at the first row of each model id in the chunk that is not cached."""
+    ids = column(ids)
     out = np.zeros(len(ids), np.bool_)
-    seen = set()
-    for i, k in enumerate(scalars(ids)):
+    for k in pc.unique(ids.drop_null()).to_pylist():
         if k in _cache:
             _cache.move_to_end(k)
-        elif k not in seen:
-            seen.add(k)
-            out[i] = True
+        else:
+            out[pc.index(ids, k).as_py()] = True
     return pa.array(out)
 
 
 def _groups(fn, ids, bodies):
-    """Rows grouped by model: {model id: (model, row indices)}."""
-    ids = scalars(ids)
-    for v in scalars(bodies):
-        if v is not None:
+    """Rows grouped by model: [(model, row indices or None for all rows)]."""
+    ids, bodies = column(ids), column(bodies)
+    if bodies.null_count < len(bodies):
+        for v in bodies.filter(bodies.is_valid()).to_pylist():
             model_of(fn, v)
-    groups = {}
-    for i, k in enumerate(ids):
-        if k is None:
-            continue
-        if k not in groups:
-            if k not in _cache:
-                raise ValueError(f"{fn}: expected a model value, got one without a "
-                                 "known body")
-            groups[k] = (_cache[k][0], [])
-        groups[k][1].append(i)
-    return groups
+    keys = pc.unique(ids.drop_null()).to_pylist()
+    out = []
+    for k in keys:
+        if k not in _cache:
+            raise ValueError(f"{fn}: expected a model value, got one without a known body")
+        at = None if len(keys) == 1 and ids.null_count == 0 else \
+            np.asarray(pc.indices_nonzero(pc.equal(ids, k)), np.int64)
+        out.append((_cache[k][0], at))
+    return out
 
 
 def _classifier(fn, model):
@@ -112,21 +110,28 @@ def _classifier(fn, model):
 
 
 def _proba_groups(fn, ids, bodies, rows):
+    """(model, row indices or None for all, class probabilities) per model."""
     rows = column(rows)
-    for model, at in _groups(fn, ids, bodies).values():
+    for model, at in _groups(fn, ids, bodies):
         _classifier(fn, model)
-        at = np.asarray(at, np.int64)
-        part = rows.take(pa.array(at)) if len(at) != len(rows) else rows
+        part = rows if at is None else rows.take(pa.array(at))
         used = model.used
         cols = encode(part, [model.attributes[i] for i in used], fn)
-        yield model, at, model.proba(dict(zip(used, cols)), len(at))
+        yield model, at, model.proba(dict(zip(used, cols)), len(part))
 
 
 @udf("_dm_predict", None, "VARCHAR")
 def predict(ids, bodies, rows):
+    parts = list(_proba_groups("predict", ids, bodies, rows))
+    if len(parts) == 1 and parts[0][1] is None:
+        model, _, proba = parts[0]
+        return pa.DictionaryArray.from_arrays(pa.array(labels(proba), pa.int32()),
+                                              pa.array(model.classes, pa.string())
+                                              ).cast(pa.string())
     out = np.full(len(ids), None, object)
-    for model, at, proba in _proba_groups("predict", ids, bodies, rows):
-        out[at] = np.asarray(model.classes, object)[labels(proba)]
+    for model, at, proba in parts:
+        out[np.arange(len(ids)) if at is None else at] = \
+            np.asarray(model.classes, object)[labels(proba)]
     return pa.array(out, pa.string())
 
 
@@ -137,7 +142,7 @@ PROBA = pa.map_(pa.string(), pa.float64())
 def predict_proba(ids, bodies, rows):
     out = [None] * len(ids)
     for model, at, proba in _proba_groups("predict_proba", ids, bodies, rows):
-        for i, p in zip(at, proba.tolist()):
+        for i, p in zip(range(len(ids)) if at is None else at, proba.tolist()):
             out[i] = list(zip(model.classes, p))
     return pa.array(out, PROBA)
 

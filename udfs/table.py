@@ -126,13 +126,17 @@ def encode(rows, attributes, fn):
                              "needs")
         arr = fields[i]
         if a.kind == NOMINAL:
-            if kind_of(a.name, arr.type, fn) != NOMINAL:
-                arr = pc.cast(arr, pa.string())
-            strings = _strings(arr.dictionary_decode() if pa.types.is_dictionary(arr.type)
-                               else arr)
-            if pa.types.is_boolean(arr.type):
-                strings = pc.if_else(arr, "true", "false")
-            codes = pc.index_in(strings, value_set=pa.array(a.values, pa.string()))
+            known = pa.array(a.values, pa.string())
+            if pa.types.is_dictionary(arr.type):  # map the dictionary once
+                mapping = pc.index_in(_strings(arr.dictionary), value_set=known)
+                codes = mapping.take(arr.indices)
+            else:
+                if pa.types.is_boolean(arr.type):
+                    strings = pc.if_else(arr, "true", "false")
+                else:
+                    strings = _strings(arr if kind_of(a.name, arr.type, fn) == NOMINAL
+                                       else pc.cast(arr, pa.string()))
+                codes = pc.index_in(strings, value_set=known)
             out.append(np.asarray(pc.cast(codes, pa.float64()).fill_null(np.nan)))
         else:
             if kind_of(a.name, arr.type, fn) != NUMERIC:
