@@ -1,6 +1,8 @@
 """Models as values (stored, reopened, one per group, scored in any SELECT), the
 tree relation, rules from trees, and the data layer's column kinds."""
 
+import operator
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -136,8 +138,16 @@ def test_rules_from_the_book_tree(weather):
     assert (["humidity <= 75"], "yes", 5.0, 1.0) in rules
 
 
+OPS = {"=": operator.eq, "!=": operator.ne, "<=": operator.le, ">": operator.gt}
+
+
+def meets(row, attr, op, value):
+    col = {"n": 0, "x": 1}[attr]
+    return OPS[op](row[col], value if attr == "n" else float(value))
+
+
 def brute_rule(rows, conditions, cls):
-    covered = [r for r in rows if all(c(r) for c in conditions)]
+    covered = [r for r in rows if all(meets(r, *c) for c in conditions)]
     return len(covered), sum(r[-1] != cls for r in covered)
 
 
@@ -155,17 +165,43 @@ def test_rules_cover_what_they_say(rows):
                         "FROM c45_rules('t', 'y', min_leaf := 1)").fetchall()
         seen = set()
         for conditions, cls, coverage, errors, estimate in rules:
-            tests = []
-            for c in conditions:
-                attr, op, value = c.split(" ")
-                col = {"n": 0, "x": 1}[attr]
-                tests.append({"=": lambda r, col=col, v=value: r[col] == v,
-                              "<=": lambda r, col=col, v=value: r[col] <= float(v),
-                              ">": lambda r, col=col, v=value: r[col] > float(v)}[op])
+            tests = [c.split(" ") for c in conditions]
             assert (coverage, errors) == brute_rule(rows, tests, cls)
             key = (frozenset(conditions), cls)
             assert key not in seen
             seen.add(key)
             assert 0 <= estimate <= 1 and np.isfinite(estimate)
+    finally:
+        con.close()
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.integers(0, 9),
+                          st.floats(0, 1, allow_nan=False), st.sampled_from(["p", "q", "r"])),
+                min_size=10, max_size=80),
+       st.booleans())
+def test_node_counts_are_the_rows_that_reach_them(rows, pruned):
+    """Without missing values every row follows one path: each node's weight and
+    class distribution are counts of the rows meeting the tests above it."""
+    con = duckmine.connect()
+    try:
+        con.execute("CREATE TABLE t (n VARCHAR, x INTEGER, f DOUBLE, y VARCHAR)")
+        con.executemany("INSERT INTO t VALUES (?, ?, ?, ?)", rows)
+        if len({r[3] for r in rows}) < 2:
+            return
+        nodes = con.sql(f"SELECT node, parent, attribute, operator, value, weight, "
+                        f"distribution FROM c45('t', 'y', min_leaf := 1, "
+                        f"pruned := {str(pruned).lower()})").fetchall()
+        column = {"n": 0, "x": 1, "f": 2}
+        reach = {}
+        for node, parent, attr, op, value, weight, dist in nodes:
+            if parent is None:
+                reach[node] = list(rows)
+            else:
+                v = value if attr == "n" else float(value)
+                reach[node] = [r for r in reach[parent] if OPS[op](r[column[attr]], v)]
+            assert weight == len(reach[node])
+            assert dist == {c: float(sum(r[3] == c for r in reach[node]))
+                            for c in ("p", "q", "r") if c in dist}
     finally:
         con.close()
