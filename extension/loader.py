@@ -4,7 +4,7 @@ from importlib import resources
 
 import duckdb
 
-from ..udfs import c45, evaluate, itemsets, models, transactions  # noqa: F401  (UDFs)
+from ..udfs import c45, evaluate, itemsets, models, sql_export, transactions  # noqa: F401  (UDFs)
 from ..udfs.registry import register
 
 # macro files, in dependency order

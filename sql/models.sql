@@ -8,3 +8,5 @@ CREATE OR REPLACE TEMP MACRO predict_proba(model, r) AS
 _dm_predict_proba(model.id, CASE WHEN _dm_model_needed(model.id) THEN model END, r);
 
 CREATE OR REPLACE TEMP MACRO model_text(model) AS _dm_model_text(model);
+
+CREATE OR REPLACE TEMP MACRO model_to_sql(model, dialect := 'duckdb') AS _dm_model_to_sql(model, dialect);

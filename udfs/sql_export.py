@@ -1,0 +1,371 @@
+"""model_to_sql: a C4.5 tree as one SQL scalar expression, in any SQL dialect
+sqlglot writes.
+
+The expression reads the model's attributes as columns of the row it is evaluated
+on (quoted identifiers) and yields the label ``predict`` gives, as the scoring
+kernel ``tree_model._proba`` and ``labels`` compute it::
+
+    COALESCE(
+      CASE WHEN "a" > <largest double> THEN NULL                 -- NaN
+           WHEN "a" <= 2.5 THEN 'bad' WHEN "a" > 2.5 THEN CASE ... END END,
+      (SELECT <label> FROM (SELECT <probabilities> FROM (SELECT <cleaned row>))))
+
+The nested CASE follows the row's path and is NULL as soon as a value it tests is
+missing: NULL, a nominal value the model never saw, or NaN (missing to the model,
+but DuckDB and PostgreSQL sort NaN above every number, hence the first WHEN). A
+branch to an empty leaf gives the label of its fallback distribution.
+
+Only such rows need the scalar subquery. Its innermost SELECT has no FROM: it reads
+the outer row and maps each tested attribute to NULL where the model sees it as
+missing. The next computes the class probabilities the kernel computes, as nested
+sums in which every subtree appears once::
+
+    P(node) = sum over the branches b of weight_b * P(child_b)
+    weight_b = CASE WHEN <the value goes down b> THEN 1
+                    WHEN <it is missing> THEN fraction_b ELSE 0 END
+
+An empty branch adds its fallback probabilities when the value goes down it and
+nothing when it is missing, as in the kernel; zero terms are left out and a leaf's
+probabilities are folded into its branch weight. Two classes need one sum, of the
+differences ``P1 - P0``.
+
+The label is that of ``labels``: the first class whose probability exceeds the best
+so far by more than 1e-6; with two classes, ``P1 - P0 > 1e-6``. With more, the
+probabilities are columns of a SELECT, and the SELECTs around it carry the best
+probability so far without naming it twice per class (see ``first_best``): an
+argmax over unnamed sums (with GREATEST, say) would repeat every class's sum once
+per class, and engines that substitute a derived table's columns into the query
+around it (SQLite, PostgreSQL) would evaluate a twice-named best-so-far
+exponentially often. The nesting stays shallow, for parsers with a small stack
+(SQLite's).
+"""
+
+import sys
+import threading
+from collections import OrderedDict
+
+import pyarrow as pa
+import sqlglot.dialects
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+
+from ..algorithms.c45 import SMALL
+from ..algorithms.tree_model import NOMINAL_SPLIT, NUMERIC_SPLIT, labels
+from .models import model_list
+from .registry import scalars, udf
+
+FN = "model_to_sql"
+DIALECTS = tuple(sorted(name.lower() for name in sqlglot.dialects.MODULE_BY_DIALECT))
+SHOWN_DIALECTS = ("duckdb", "postgres", "sqlite", "mysql", "bigquery", "snowflake",
+                  "tsql", "oracle", "spark", "trino")
+CACHE_SIZE = 64
+RECURSION_LIMIT = 20_000
+MAX_STEPS = 6  # classes compared per SELECT (each nests three calls deeper)
+
+_cache = OrderedDict()
+_deep = threading.Lock()
+
+
+def dialect_of(name):
+    """The sqlglot dialect called ``name`` (any case); a clear error otherwise."""
+    if not isinstance(name, str) or name.strip().lower() not in DIALECTS:
+        shown = ", ".join(d for d in SHOWN_DIALECTS if d in DIALECTS)
+        raise ValueError(f"{FN}: unknown dialect {name!r}; dialect must name a SQL "
+                         f"dialect sqlglot knows, such as {shown} (all {len(DIALECTS)}: "
+                         f"{', '.join(DIALECTS)})")
+    return Dialect.get_or_raise(name.strip().lower())
+
+
+def _number(x, double=False):
+    """A float literal in full precision; ``double`` writes it with an exponent, so
+    that DuckDB reads a DOUBLE (and does not do the arithmetic in DECIMAL)."""
+    x = float(x)
+    text = repr(abs(x))
+    if double and "e" not in text:
+        text += "e0"
+    lit = exp.Literal.number(text)
+    return exp.Neg(this=lit) if x < 0 else lit
+
+
+def _paren(e):
+    return e if isinstance(e, (exp.Literal, exp.Column, exp.Paren)) else exp.Paren(this=e)
+
+
+def _sum(terms):
+    total = terms[0]
+    for t in terms[1:]:
+        total = exp.Add(this=total, expression=t)
+    return total
+
+
+def _wins(difference):
+    """``difference`` > 1e-6: how much a class must beat the best so far by."""
+    return exp.GT(this=difference, expression=_number(SMALL))
+
+
+def _var(name):
+    return exp.column(name, quoted=True)
+
+
+def _as(e, name):
+    return exp.Alias(this=e, alias=exp.to_identifier(name, quoted=True))
+
+
+def _from(query, alias):
+    """``query`` as a derived table called ``alias``."""
+    return exp.Subquery(this=query, alias=exp.TableAlias(
+        this=exp.to_identifier(alias, quoted=True)))
+
+
+def _select(columns, source=None):
+    """SELECT ``columns`` [FROM ``source``], built without copying the columns."""
+    query = exp.Select(expressions=columns)
+    if source is not None:
+        query.set("from_", exp.From(this=source))
+    return query
+
+
+def _weight(x):
+    """A weight literal: 0 and 1 as integers, anything else as a DOUBLE."""
+    x = float(x)
+    return exp.Literal.number(int(x)) if x in (0.0, 1.0) else _number(x, double=True)
+
+
+def _is_in(col, values):
+    if len(values) == 1:
+        return exp.EQ(this=col, expression=exp.Literal.string(values[0]))
+    return exp.In(this=col, expressions=[exp.Literal.string(v) for v in values])
+
+
+def _greatest_convention(dialect):
+    """The ``ignore_nulls`` flag under which ``dialect`` writes GREATEST(a, b) without
+    naming ``a`` twice (to mimic the other NULL convention sqlglot repeats the
+    arguments; the ones here are never NULL, so either convention will do)."""
+    for flag in (False, True):
+        text = exp.Greatest(this=exp.column("_dm_1"), expressions=[exp.column("_dm_2")],
+                            ignore_nulls=flag).sql(dialect=dialect)
+        if text.count("_dm_1") == 1:
+            return flag
+    return False
+
+
+def _case(pairs, default=None):
+    return exp.Case(ifs=[exp.If(this=c, true=v) for c, v in pairs], default=default)
+
+
+class TreeSql:
+    """The SQL expression of one C4.5 model."""
+
+    def __init__(self, model, dialect="duckdb"):
+        self.model = model
+        self.ignore_nulls = _greatest_convention(dialect_of(dialect))
+        (self.attr, self.kind, self.threshold, self.value, self.start, self.flat,
+         self.frac, self.fallback, self.leaf_prob, self.empty) = model.tree.arrays()
+        self.leaf_label = labels(self.leaf_prob)
+        self.fallback_label = labels(self.fallback)
+        self.used = model.used
+        self.k = len(model.classes)
+
+    def label(self, c):
+        return exp.Literal.string(self.model.classes[int(c)])
+
+    def values(self, node):
+        return self.model.attributes[self.attr[node]].values
+
+    def branches(self, node):
+        """(branch index into the children arrays, child) of a split node."""
+        return [(j, self.flat[j]) for j in range(self.start[node], self.start[node + 1])]
+
+    # the path of known values
+
+    def column(self, a):
+        return exp.column(self.model.attributes[a].name, quoted=True)
+
+    def tests(self, node):
+        """The test of each branch of ``node``, in order (a NaN passes ``x > t``:
+        see ``nan_guard``); a missing value passes none of them."""
+        col = self.column(self.attr[node])
+        kind = self.kind[node]
+        if kind == NUMERIC_SPLIT:
+            t = _number(self.threshold[node])
+            return [exp.LTE(this=col, expression=t), exp.GT(this=col.copy(), expression=t.copy())]
+        values = self.values(node)
+        if kind == NOMINAL_SPLIT:
+            return [exp.EQ(this=col.copy(), expression=exp.Literal.string(values[b]))
+                    for b in range(len(self.branches(node)))]
+        v = self.value[node]
+        others = [x for i, x in enumerate(values) if i != v]
+        return [exp.EQ(this=col, expression=exp.Literal.string(values[v])),
+                _is_in(col.copy(), others) if others else exp.false()]
+
+    def known_path(self, node=0):
+        """Nested CASE: the label of a row whose path meets no missing value, else
+        NULL."""
+        if self.attr[node] < 0:
+            return self.label(self.leaf_label[node])
+        pairs = []
+        if node == 0:
+            pairs += self.nan_guard()
+        for test, (j, child) in zip(self.tests(node), self.branches(node)):
+            then = self.label(self.fallback_label[j]) if self.empty[child] \
+                else self.known_path(child)
+            pairs.append((test, then))
+        return _case(pairs)
+
+    def nan_guard(self):
+        """A first WHEN sending rows with a NaN (or infinite) tested number to the
+        missing-value path: NaN is missing to the model, but DuckDB and PostgreSQL
+        order it above every number, so it would pass a test ``x > t``."""
+        numeric = [a for a in self.used if not self.model.attributes[a].nominal]
+        if not numeric:
+            return []
+        top = _number(sys.float_info.max)
+        tests = [exp.GT(this=self.column(a), expression=top.copy()) for a in numeric]
+        return [(exp.or_(*tests) if len(tests) > 1 else tests[0], exp.Null())]
+
+    # rows with missing values
+
+    def clean(self, a):
+        """Attribute ``a`` of the outer row, NULL where the model sees a missing
+        value (NULL, NaN or a nominal value it never saw)."""
+        col = self.column(a)
+        attribute = self.model.attributes[a]
+        if attribute.nominal:
+            known = _is_in(col, attribute.values)
+        else:
+            known = exp.LTE(this=col, expression=_number(sys.float_info.max))
+        return _case([(known, col.copy())])
+
+    def rows(self):
+        """FROM-less SELECT of the cleaned attributes the tree tests."""
+        return _select([_as(self.clean(a), f"_dm_a{a}") for a in self.used])
+
+    def weight(self, node, b, taken, other, missing):
+        """CASE on the cleaned attribute of ``node``: ``taken`` where the value goes
+        down branch ``b``, ``missing`` where it is missing, else ``other``."""
+        col = _var(f"_dm_a{self.attr[node]}")
+        kind = self.kind[node]
+        if kind == NUMERIC_SPLIT:
+            op = exp.LTE if b == 0 else exp.GT
+            test = op(this=col, expression=_number(self.threshold[node]))
+        elif kind == NOMINAL_SPLIT:
+            test = exp.EQ(this=col, expression=exp.Literal.string(self.values(node)[b]))
+        else:
+            op = exp.EQ if b == 0 else exp.NEQ
+            test = op(this=col, expression=exp.Literal.string(
+                self.values(node)[self.value[node]]))
+        pairs = [(test, _weight(taken))]
+        if missing != other:
+            pairs.append((exp.Is(this=col.copy(), expression=exp.Null()), _weight(missing)))
+        return _case(pairs, _weight(other))
+
+    def mass(self, value, node=0):
+        """The kernel's sum, for a row, of ``value`` of the class probabilities
+        (a linear function of them) below ``node``: a float where it does not depend
+        on the row, None where it is zero."""
+        if self.attr[node] < 0:
+            return value(self.leaf_prob[node]) or None
+        terms = []
+        for b, (j, child) in enumerate(self.branches(node)):
+            if self.empty[child]:
+                v = value(self.fallback[j])
+                if v:
+                    terms.append(self.weight(node, b, v, 0, 0))
+                continue
+            below = self.mass(value, child)
+            f = float(self.frac[j])
+            if isinstance(below, float):
+                terms.append(self.weight(node, b, below, 0, f * below))
+            elif below is not None:
+                terms.append(exp.Mul(this=self.weight(node, b, 1, 0, f),
+                                     expression=_paren(below)))
+        return _sum(terms) if terms else None
+
+    def mass_sql(self, value):
+        m = self.mass(value)
+        return _weight(0.0 if m is None else m) if not isinstance(m, exp.Expression) else m
+
+    def missing_path(self):
+        """Scalar subquery: the label of any row, as the kernel computes it."""
+        rows = _from(self.rows(), "_dm_row")
+        if self.k == 2:
+            p1_minus_p0 = self.mass_sql(lambda p: float(p[1] - p[0]))
+            label = _case([(_wins(p1_minus_p0), self.label(1))], self.label(0))
+            return exp.Subquery(this=_select([label], rows))
+        probs = [_as(self.mass_sql(lambda p, c=c: float(p[c])), f"_dm_p{c}")
+                 for c in range(self.k)]
+        return self.first_best(_select(probs, rows))
+
+    def first_best(self, query):
+        """Scalar subquery over ``query``'s probability columns: the label of the
+        first class whose probability exceeds the best so far by more than 1e-6.
+
+        The best probability so far is updated without naming it twice (so that
+        engines that substitute a derived table's columns into the query around it
+        do not evaluate it over and over): ``COALESCE(NULLIF(GREATEST(top, p - 1e-6),
+        p - 1e-6), p)`` is ``top`` unless ``top <= p - 1e-6``, and then ``p``. It is
+        always one of the probabilities, and the class that set it last is the first
+        whose probability equals it. Each SELECT takes MAX_STEPS classes."""
+        p = [_var(f"_dm_p{c}") for c in range(self.k)]
+        top = p[0].copy()
+        for c in range(1, self.k):
+            floor = exp.Sub(this=p[c].copy(), expression=_number(SMALL))
+            top = exp.Coalesce(this=exp.Nullif(this=exp.Greatest(
+                this=top, expressions=[floor], ignore_nulls=self.ignore_nulls),
+                expression=floor.copy()), expressions=[p[c].copy()])
+            if c % MAX_STEPS == 0 or c == self.k - 1:
+                query = _select([_as(top, "_dm_top"), *[x.copy() for x in p]],
+                                _from(query, f"_dm_s{c}"))
+                top = _var("_dm_top")
+        label = _case([(exp.EQ(this=p[c], expression=top.copy()), self.label(c))
+                       for c in range(self.k - 1)], self.label(self.k - 1))
+        return exp.Subquery(this=_select([label], _from(query, "_dm_best")))
+
+    def expression(self):
+        if self.attr[0] < 0:
+            return self.label(self.leaf_label[0])
+        return exp.Coalesce(this=self.known_path(), expressions=[self.missing_path()])
+
+
+def model_sql(model, dialect):
+    """The SQL text of ``model`` (a C45Model) for the sqlglot dialect name."""
+    d = dialect_of(dialect)
+    if getattr(model, "learner", None) != "c45":
+        raise ValueError(f"{FN}: only c45 models can be written as SQL, got a "
+                         f"{getattr(model, 'learner', type(model).__name__)} model")
+    with _deep:  # both the tree and sqlglot recurse as deep as the tree
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
+        try:
+            tree = TreeSql(model, dialect).expression()
+            try:
+                return tree.sql(dialect=d)
+            except RecursionError:
+                raise
+            except Exception as err:  # a dialect sqlglot cannot write this in
+                raise ValueError(f"{FN}: sqlglot could not write the tree in the "
+                                 f"{dialect.strip().lower()} dialect ({err})") from None
+        except RecursionError:
+            raise ValueError(f"{FN}: the tree is too deep to write as SQL") from None
+        finally:
+            sys.setrecursionlimit(limit)
+
+
+@udf("_dm_model_to_sql", None, "VARCHAR")
+def model_to_sql(models_, dialects):
+    out = []
+    for v, m, d in zip(scalars(models_), model_list(FN, models_), scalars(dialects)):
+        if m is None:
+            out.append(None)
+            continue
+        if d is None:
+            raise ValueError(f"{FN}: dialect must name a SQL dialect, got NULL")
+        key = (v["id"], d)
+        if key not in _cache:
+            _cache[key] = model_sql(m, d)
+            while len(_cache) > CACHE_SIZE:
+                _cache.popitem(last=False)
+        _cache.move_to_end(key)
+        out.append(_cache[key])
+    return pa.array(out, pa.string())
+
