@@ -50,6 +50,9 @@ DEMO = [
      "SELECT duration, \"wage-increase-first-year\" AS wage1, \"statutory-holidays\" "
      "AS holidays, class, predict(m.model, l) AS predicted, "
      "predict_proba(m.model, l)['good'] AS p_good FROM labor l, models m LIMIT 8"),
+    ("... and as one SQL expression, to score it in another engine",
+     "SELECT left(model_to_sql(model, 'postgres'), 150) || ' ...' AS postgres "
+     "FROM models"),
     ("From trees to rules (section 6.2)",
      "SELECT * FROM c45_rules('labor', 'class')"),
     ("Ten-fold stratified cross-validation, with J48's folds and figures",
