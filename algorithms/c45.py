@@ -369,6 +369,20 @@ def _grow_index(a, n):
 
 
 @njit(cache=True, nogil=True)
+def _keep(nodes, i, idx, w, train_idx, train_w, n_train):
+    """Append node ``i``'s training data (kept for subtree raising)."""
+    n = idx.shape[0]
+    if n_train + n > train_idx.shape[0]:
+        train_idx = _grow_index(train_idx, n_train + n)
+        train_w = _grow_float(train_w, n_train + n)
+    train_idx[n_train:n_train + n] = idx
+    train_w[n_train:n_train + n] = w
+    nodes[i, TRAIN] = n_train
+    nodes[i, NTRAIN] = n
+    return train_idx, train_w, n_train + n
+
+
+@njit(cache=True, nogil=True)
 def _dist(dists, nodes, i, k):
     return dists[nodes[i, DIST]:nodes[i, DIST] + nodes[i, BAGS] * k].reshape(
         (nodes[i, BAGS], k))
@@ -471,14 +485,8 @@ def grow(X, n_values, y, k, idx0, w0, srt0, values, value_off, min_obj, mdl, bin
         srt = stack_srt.pop()
         n = idx.shape[0]
         if keep_train:
-            if n_train + n > train_idx.shape[0]:
-                train_idx = _grow_index(train_idx, n_train + n)
-                train_w = _grow_float(train_w, n_train + n)
-            train_idx[n_train:n_train + n] = idx
-            train_w[n_train:n_train + n] = w
-            nodes[i, TRAIN] = n_train
-            nodes[i, NTRAIN] = n
-            n_train += n
+            train_idx, train_w, n_train = _keep(nodes, i, idx, w, train_idx, train_w,
+                                                n_train)
         per_class = class_weights(y, idx, w, k)
         total = per_class.sum()
         best_a = -1
@@ -574,24 +582,32 @@ def _child_sorted(branch_of, frac, srt, nb, m):
                 for b in range(nb):
                     if take[b]:
                         sizes[b, a + 1] += 1
-    out = List()
-    cursor = np.zeros(nb, np.int64)
+    base = np.zeros(nb + 1, np.int64)  # branch b's entries: [base[b], base[b + 1])
     for b in range(nb):
-        size = sizes[b].sum()
-        out.append((np.empty(size, np.int64), np.empty(size), np.empty(size, np.int64),
-                    np.empty(size), np.cumsum(sizes[b])))
+        base[b + 1] = base[b] + sizes[b].sum()
+    rows = np.empty(base[nb], np.int64)
+    vals = np.empty(base[nb])
+    clss = np.empty(base[nb], np.int64)
+    wts = np.empty(base[nb])
+    cursor = base[:nb].copy()
     for a in range(m):
         for o in range(soff[a], soff[a + 1]):
             b0 = branch_of[srow[o]]
+            if b0 >= 0:
+                c = cursor[b0]
+                rows[c], vals[c], clss[c], wts[c] = srow[o], sval[o], scls[o], swt[o]
+                cursor[b0] = c + 1
+                continue
             for b in range(nb):
-                if b == b0 or (b0 < 0 and take[b]):
-                    child = out[b]
+                if take[b]:
                     c = cursor[b]
-                    child[0][c] = srow[o]
-                    child[1][c] = sval[o]
-                    child[2][c] = scls[o]
-                    child[3][c] = swt[o] if b0 >= 0 else swt[o] * frac[b]
+                    rows[c], vals[c], clss[c] = srow[o], sval[o], scls[o]
+                    wts[c] = swt[o] * frac[b]
                     cursor[b] = c + 1
+    out = List()
+    for b in range(nb):
+        lo, hi = base[b], base[b + 1]
+        out.append((rows[lo:hi], vals[lo:hi], clss[lo:hi], wts[lo:hi], np.cumsum(sizes[b])))
     return out
 
 
@@ -674,15 +690,7 @@ def _redistribute(X, y, nodes, thresholds, dists, i, idx, w, k, train_idx, train
         j = s_node.pop()
         jdx = s_idx.pop()
         jw = s_w.pop()
-        n = jdx.shape[0]
-        if n_train + n > train_idx.shape[0]:
-            train_idx = _grow_index(train_idx, n_train + n)
-            train_w = _grow_float(train_w, n_train + n)
-        train_idx[n_train:n_train + n] = jdx
-        train_w[n_train:n_train + n] = jw
-        nodes[j, TRAIN] = n_train
-        nodes[j, NTRAIN] = n
-        n_train += n
+        train_idx, train_w, n_train = _keep(nodes, j, jdx, jw, train_idx, train_w, n_train)
         if nodes[j, ATTR] < 0:
             dists[nodes[j, DIST]:nodes[j, DIST] + k] = class_weights(y, jdx, jw, k)
             if abs(jw.sum()) >= 1e-6:
@@ -788,7 +796,7 @@ def fit(columns, n_values, y, n_classes, weights, options):
         if k == 0:
             v = c[idx]
             known = np.flatnonzero(~np.isnan(v))
-            orders.append(known[np.argsort(v[known], kind="stable")])
+            orders.append(known[np.argsort(v[known])])  # ties: any order will do
             values.append(np.sort(c[~np.isnan(c)]))
         else:
             orders.append(np.empty(0, np.int64))

@@ -38,9 +38,10 @@ import re
 import resource
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
+
+from .child import run_child
 
 DATA = Path(__file__).resolve().parent / ".data"
 TOOLS = ("duckmine", "weka", "sklearn")
@@ -257,15 +258,8 @@ def child(tool, n, repeat, breakdown):
 
 
 def run(tool, n, repeat, timeout, breakdown):
-    cmd = [sys.executable, "-m", "duckmine.benchmarks.c45", "--child", tool, str(n),
-           str(repeat)] + (["--breakdown"] if breakdown else [])
-    try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return None
-    if out.returncode != 0:
-        raise RuntimeError(f"{tool} failed: {out.stderr[-2000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_child("duckmine.benchmarks.c45",
+                     [tool, n, repeat] + (["--breakdown"] if breakdown else []), timeout)
 
 
 # -- the report -------------------------------------------------------------------

@@ -21,10 +21,10 @@ number of itemsets.
 import argparse
 import json
 import resource
-import subprocess
-import sys
 import time
 from pathlib import Path
+
+from .child import run_child
 
 DATA = Path(__file__).resolve().parent / ".data"
 TOOLS = ("duckmine", "pyfim", "mlxtend")
@@ -105,15 +105,7 @@ def child(tool, n, support, repeat):
 
 
 def run(tool, n, support, repeat, timeout):
-    cmd = [sys.executable, "-m", "duckmine.benchmarks.fp_growth", "--child", tool,
-           str(n), str(support), str(repeat)]
-    try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return None
-    if out.returncode != 0:
-        raise RuntimeError(f"{tool} failed: {out.stderr[-2000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_child("duckmine.benchmarks.fp_growth", [tool, n, support, repeat], timeout)
 
 
 def main():

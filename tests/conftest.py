@@ -1,5 +1,6 @@
 from pathlib import Path
 
+import duckdb
 import pytest
 
 import duckmine
@@ -24,3 +25,12 @@ def fresh():
     c = duckmine.connect()
     yield c
     c.close()
+
+
+def fails(con, sql, *fragments):
+    """``sql`` fails with an error naming every fragment; the connection still works."""
+    with pytest.raises(duckdb.Error) as err:
+        con.execute(sql).fetchall()
+    for f in fragments:
+        assert f in str(err.value), str(err.value)
+    assert con.execute("SELECT 42").fetchall() == [(42,)]

@@ -1,15 +1,8 @@
 """Bad input gets an error that names the problem; the connection keeps working."""
 
-import duckdb
 import pytest
 
-
-def fails(con, sql, *fragments):
-    with pytest.raises(duckdb.Error) as err:
-        con.execute(sql).fetchall()
-    for f in fragments:
-        assert f in str(err.value), str(err.value)
-    assert con.execute("SELECT 42").fetchall() == [(42,)]
+from .conftest import fails
 
 
 def test_unknown_table_or_column(con):

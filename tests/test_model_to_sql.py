@@ -6,7 +6,6 @@ import math
 import sqlite3
 from pathlib import Path
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -18,6 +17,8 @@ from duckmine.algorithms.dataset import NUMERIC, Attribute
 from duckmine.algorithms.tree_model import NOMINAL_SPLIT, C45Model, Tree
 from duckmine.udfs.models import MODEL_SQL, model_of, value
 from duckmine.udfs.sql_export import TreeSql, model_sql
+
+from .conftest import fails
 
 DATA = Path(__file__).parent / "data"
 TARGETS = {"weather.numeric": "play", "weather.nominal": "play", "labor": "class",
@@ -322,14 +323,6 @@ def test_near_ties_follow_the_running_best(fresh, dist, want):
     assert_same(pairs)
     assert [want] * 3 == [label for _, label in pairs]
     assert_same(sqlite_labels(fresh, "m", "xs", model_sql(model, "sqlite")))
-
-
-def fails(con, sql, *fragments):
-    with pytest.raises(duckdb.Error) as err:
-        con.execute(sql).fetchall()
-    for f in fragments:
-        assert f in str(err.value), str(err.value)
-    assert con.execute("SELECT 42").fetchall() == [(42,)]
 
 
 def test_errors_and_nulls(db):
