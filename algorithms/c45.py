@@ -657,8 +657,12 @@ def _subtree_errors(nodes, dists, i, k, cf, z):
 
 
 @njit(cache=True, nogil=True)
-def _branch_errors(X, y, nodes, thresholds, i, idx, w, k, cf, z):
-    """Estimated errors of subtree ``i`` on other data (for subtree raising)."""
+def _descend(X, y, nodes, thresholds, dists, i, idx, w, k, cf, z, train_idx, train_w,
+             n_train, write):
+    """Pass other data down subtree ``i``, missing values spread by the known
+    weights at each split. Returns the subtree's estimated errors on that data (for
+    subtree raising) and, with ``write``, makes it the subtree's training data:
+    distributions, empty leaves and kept data."""
     total = 0.0
     s_node = List([i])
     s_idx = List([idx])
@@ -667,44 +671,27 @@ def _branch_errors(X, y, nodes, thresholds, i, idx, w, k, cf, z):
         j = s_node.pop()
         jdx = s_idx.pop()
         jw = s_w.pop()
+        if write:
+            train_idx, train_w, n_train = _keep(nodes, j, jdx, jw, train_idx, train_w,
+                                                n_train)
         if nodes[j, ATTR] < 0:
-            total += estimated_errors(class_weights(y, jdx, jw, k), cf, z)
-            continue
-        dist = _spread(X, y, nodes, thresholds, j, jdx, jw, k)
-        _, pos, wb = _branch_data(X, nodes, thresholds, j, jdx, jw, fractions(dist))
-        for b in range(nodes[j, BAGS]):
-            s_node.append(nodes[j, CHILD] + b)
-            s_idx.append(jdx[pos[b]])
-            s_w.append(wb[b])
-    return total
-
-
-@njit(cache=True, nogil=True)
-def _redistribute(X, y, nodes, thresholds, dists, i, idx, w, k, train_idx, train_w,
-                  n_train):
-    """Give subtree ``i`` new training data: distributions and kept data."""
-    s_node = List([i])
-    s_idx = List([idx])
-    s_w = List([w])
-    while len(s_node) > 0:
-        j = s_node.pop()
-        jdx = s_idx.pop()
-        jw = s_w.pop()
-        train_idx, train_w, n_train = _keep(nodes, j, jdx, jw, train_idx, train_w, n_train)
-        if nodes[j, ATTR] < 0:
-            dists[nodes[j, DIST]:nodes[j, DIST] + k] = class_weights(y, jdx, jw, k)
-            if abs(jw.sum()) >= 1e-6:
-                nodes[j, EMPTY] = 0
+            per_class = class_weights(y, jdx, jw, k)
+            total += estimated_errors(per_class, cf, z)
+            if write:
+                dists[nodes[j, DIST]:nodes[j, DIST] + k] = per_class
+                if abs(jw.sum()) >= 1e-6:
+                    nodes[j, EMPTY] = 0
             continue
         dist = _spread(X, y, nodes, thresholds, j, jdx, jw, k)
         nb = nodes[j, BAGS]
-        dists[nodes[j, DIST]:nodes[j, DIST] + nb * k] = dist.ravel()
+        if write:
+            dists[nodes[j, DIST]:nodes[j, DIST] + nb * k] = dist.ravel()
         _, pos, wb = _branch_data(X, nodes, thresholds, j, jdx, jw, fractions(dist))
         for b in range(nb):
             s_node.append(nodes[j, CHILD] + b)
             s_idx.append(jdx[pos[b]])
             s_w.append(wb[b])
-    return train_idx, train_w, n_train
+    return total, train_idx, train_w, n_train
 
 
 @njit(cache=True, nogil=True)
@@ -736,8 +723,10 @@ def prune(X, y, nodes, thresholds, dists, train_idx, train_w, n_train, k, cf, z,
         idx = train_idx[nodes[i, TRAIN]:nodes[i, TRAIN] + nodes[i, NTRAIN]].copy()
         w = train_w[nodes[i, TRAIN]:nodes[i, TRAIN] + nodes[i, NTRAIN]].copy()
         c = nodes[i, CHILD] + largest
-        branch = _branch_errors(X, y, nodes, thresholds, c, idx, w, k, cf, z) \
-            if raising else 1.7976931348623157e308
+        branch = 1.7976931348623157e308
+        if raising:
+            branch = _descend(X, y, nodes, thresholds, dists, c, idx, w, k, cf, z,
+                              train_idx, train_w, n_train, False)[0]
         as_leaf = estimated_errors(dist.sum(axis=0), cf, z)
         as_tree = _subtree_errors(nodes, dists, i, k, cf, z)
         if as_leaf - (as_tree + 0.1) < 1e-6 and as_leaf - (branch + 0.1) < 1e-6:
@@ -751,8 +740,9 @@ def prune(X, y, nodes, thresholds, dists, train_idx, train_w, n_train, k, cf, z,
             nodes[i, CHILD] = nodes[c, CHILD]
             nodes[i, DIST] = nodes[c, DIST]
             thresholds[i] = thresholds[c]
-            train_idx, train_w, n_train = _redistribute(
-                X, y, nodes, thresholds, dists, i, idx, w, k, train_idx, train_w, n_train)
+            _, train_idx, train_w, n_train = _descend(
+                X, y, nodes, thresholds, dists, i, idx, w, k, cf, z, train_idx, train_w,
+                n_train, True)
             s_node.append(i)
             s_state.append(0)
     return nodes
