@@ -140,9 +140,19 @@ PROBA = pa.map_(pa.string(), pa.float64())
 
 @udf("_dm_predict_proba", None, "MAP(VARCHAR, DOUBLE)")
 def predict_proba(ids, bodies, rows):
-    out = [None] * len(ids)
-    for model, at, proba in _proba_groups("predict_proba", ids, bodies, rows):
-        for i, p in zip(range(len(ids)) if at is None else at, proba.tolist()):
+    n = len(ids)
+    parts = list(_proba_groups("predict_proba", ids, bodies, rows))
+    if len(parts) == 1 and parts[0][1] is None:  # one model for the whole chunk
+        model, _, proba = parts[0]
+        k = len(model.classes)
+        offsets = pa.array(np.arange(n + 1, dtype=np.int32) * k)
+        keys = pa.DictionaryArray.from_arrays(
+            pa.array(np.tile(np.arange(k, dtype=np.int32), n)),
+            pa.array(model.classes, pa.string())).cast(pa.string())
+        return pa.MapArray.from_arrays(offsets, keys, pa.array(proba.ravel()))
+    out = [None] * n
+    for model, at, proba in parts:
+        for i, p in zip(range(n) if at is None else at, proba.tolist()):
             out[i] = list(zip(model.classes, p))
     return pa.array(out, PROBA)
 
