@@ -484,9 +484,6 @@ def grow(X, n_values, y, k, idx0, w0, srt0, values, value_off, min_obj, mdl, bin
         w = stack_w.pop()
         srt = stack_srt.pop()
         n = idx.shape[0]
-        if keep_train:
-            train_idx, train_w, n_train = _keep(nodes, i, idx, w, train_idx, train_w,
-                                                n_train)
         per_class = class_weights(y, idx, w, k)
         total = per_class.sum()
         best_a = -1
@@ -527,6 +524,9 @@ def grow(X, n_values, y, k, idx0, w0, srt0, values, value_off, min_obj, mdl, bin
         a = best_a
         nodes[i, ATTR] = a
         nodes[i, EMPTY] = 0
+        if keep_train:  # a split keeps its data for subtree raising
+            train_idx, train_w, n_train = _keep(nodes, i, idx, w, train_idx, train_w,
+                                                n_train)
         if n_values[a] == 0:
             nodes[i, KIND] = NUMERIC_SPLIT
             nodes[i, BAGS] = 2
@@ -671,9 +671,6 @@ def _descend(X, y, nodes, thresholds, dists, i, idx, w, k, cf, z, train_idx, tra
         j = s_node.pop()
         jdx = s_idx.pop()
         jw = s_w.pop()
-        if write:
-            train_idx, train_w, n_train = _keep(nodes, j, jdx, jw, train_idx, train_w,
-                                                n_train)
         if nodes[j, ATTR] < 0:
             per_class = class_weights(y, jdx, jw, k)
             total += estimated_errors(per_class, cf, z)
@@ -686,6 +683,8 @@ def _descend(X, y, nodes, thresholds, dists, i, idx, w, k, cf, z, train_idx, tra
         nb = nodes[j, BAGS]
         if write:
             dists[nodes[j, DIST]:nodes[j, DIST] + nb * k] = dist.ravel()
+            train_idx, train_w, n_train = _keep(nodes, j, jdx, jw, train_idx, train_w,
+                                                n_train)
         _, pos, wb = _branch_data(X, nodes, thresholds, j, jdx, jw, fractions(dist))
         for b in range(nb):
             s_node.append(nodes[j, CHILD] + b)
@@ -811,7 +810,7 @@ def fit(columns, n_values, y, n_classes, weights, options):
         collapse(n_nodes, nodes, dists, n_classes)
     if opt.pruned:
         cf, z = confidence_quantile(opt.confidence)
-        n_train = int((nodes[:n_nodes, TRAIN] + np.maximum(nodes[:n_nodes, NTRAIN], 0)).max())
+        n_train = max(0, int((nodes[:n_nodes, TRAIN] + nodes[:n_nodes, NTRAIN]).max()))
         nodes = prune(X, yy, nodes, thresholds, dists, train_idx, train_w, n_train,
                       n_classes, cf, z, raising)
     return nodes, thresholds, dists
