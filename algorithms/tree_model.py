@@ -115,7 +115,7 @@ class Tree:
         if self.is_leaf(0):
             return ": " + _label(self.dist[0], 0, classes) + self._footer()
         lines = []
-        self._dump(0, 0, attributes, classes, lines)
+        self._dump(0, attributes, classes, lines)
         return "\n" + "\n".join(lines) + self._footer()
 
     def _footer(self):
@@ -123,15 +123,18 @@ class Tree:
         return (f"\n\nNumber of Leaves  : \t{leaves}\n"
                 f"\nSize of the tree : \t{len(self.attr)}\n")
 
-    def _dump(self, i, depth, attributes, classes, lines):
-        for child in self.children[i]:
-            b = self.branch[child]
+    def _dump(self, root, attributes, classes, lines):
+        """One line per branch, depth first (a stack, for trees of any depth)."""
+        stack = [(c, 0) for c in reversed(self.children[root])]
+        while stack:
+            child, depth = stack.pop()
+            i, b = self.parent[child], self.branch[child]
             line = "|   " * depth + self.test(i, b, attributes)
             if self.is_leaf(child):
                 lines.append(line + ": " + _label(self.dist[i], b, classes))
             else:
                 lines.append(line)
-                self._dump(child, depth + 1, attributes, classes, lines)
+                stack.extend((c, depth + 1) for c in reversed(self.children[child]))
 
     def test(self, i, b, attributes):
         """The text of branch ``b`` of node ``i``, e.g. ``humidity <= 75``."""

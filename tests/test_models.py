@@ -205,3 +205,20 @@ def test_node_counts_are_the_rows_that_reach_them(rows, pruned):
                             for c in ("p", "q", "r") if c in dist}
     finally:
         con.close()
+
+
+def test_deep_trees(fresh):
+    """A staircase target grows a chain hundreds of levels deep: printing, scoring
+    and export walk it without recursion limits."""
+    fresh.execute("CREATE TABLE t AS SELECT i::DOUBLE AS x, CASE WHEN (i // 50) % 2 = 0 "
+                  "THEN 'a' ELSE 'b' END AS y FROM range(20000) r(i)")
+    fresh.execute("CREATE TABLE m AS SELECT c45_fit(t, 'y', pruned := false) AS model "
+                  "FROM t t")
+    text = fresh.sql("SELECT model_text(model) FROM m").fetchall()[0][0]
+    assert max(line.count("|") for line in text.splitlines()) > 300
+    assert fresh.sql("SELECT count(*) FILTER (WHERE predict(m.model, t) = t.y) FROM t, m"
+                     ).fetchall() == [(20000,)]
+    sql = fresh.sql("SELECT model_to_sql(model) FROM m").fetchall()[0][0]
+    fresh.execute("SET max_expression_depth TO 100000")  # DuckDB's parser limit
+    assert fresh.sql(f"SELECT count(*) FILTER (WHERE ({sql}) = y) FROM t").fetchall() == \
+        [(20000,)]
