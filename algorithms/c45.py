@@ -26,23 +26,13 @@ LOG2 = math.log(2.0)
 
 
 def gr(a, b):
+    """``a`` is greater than ``b`` by more than the tolerance."""
     return a - b > SMALL
 
 
-def sm(a, b):
-    return b - a > SMALL
-
-
 def eq(a, b):
+    """``a`` and ``b`` are equal within the tolerance."""
     return a - b < SMALL and b - a < SMALL
-
-
-def gr_or_eq(a, b):
-    return b - a < SMALL
-
-
-def sm_or_eq(a, b):
-    return a - b < SMALL
 
 
 @njit(cache=True, nogil=True)

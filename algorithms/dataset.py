@@ -49,12 +49,6 @@ class Dataset:
     def n(self):
         return len(self.columns[0]) if self.columns else 0
 
-    def index(self, name):
-        for i, a in enumerate(self.attributes):
-            if a.name == name:
-                return i
-        raise KeyError(name)
-
     def select(self, rows):
         """The instances at ``rows`` (indices or a mask), as a new Dataset."""
         return Dataset(self.attributes, [c[rows] for c in self.columns], self.weights[rows])

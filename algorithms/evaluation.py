@@ -80,9 +80,6 @@ class JavaRandom:
     def next_double(self) -> float:
         return ((self.next(26) << 27) + self.next(27)) * 2.0**-53
 
-    def next_boolean(self) -> bool:
-        return self.next(1) != 0
-
 
 def randomize(order: np.ndarray, rng: JavaRandom) -> np.ndarray:
     """``Instances.randomize``: swap each position from the last down to 1 with
