@@ -40,12 +40,15 @@ def udf(name, params, returns, side_effects=False):
 
 
 def register(con):
-    """Create (or re-create) every declared UDF on ``con``."""
+    """Create (or re-create) every declared UDF on ``con``. Existing ones are looked
+    up rather than probed with a failing call, which would leave a Python error
+    behind in the client."""
+    present = {name for (name,) in con.execute(
+        "SELECT DISTINCT function_name FROM duckdb_functions() "
+        "WHERE function_name LIKE '\\_dm\\_%' ESCAPE '\\'").fetchall()}
     for u in UDFS:
-        try:
+        if u.name in present:
             con.remove_function(u.name)
-        except Exception:  # not registered yet
-            pass
         con.create_function(u.name, u.fn, None if u.params is None else list(u.params),
                             u.returns, type="arrow", null_handling="special",
                             side_effects=u.side_effects)
