@@ -100,9 +100,9 @@ def _old_ent(per_class, known):
 
 
 @njit(cache=True, nogil=True)
-def nominal_split(col, y, idx, w, n_values, n_classes, min_obj, total):
-    """Gain and gain ratio of a multiway split on a nominal attribute; the gain is
-    -1 when fewer than two branches would hold ``min_obj`` instances."""
+def _value_counts(col, y, idx, w, n_values, n_classes):
+    """Class weights per value of a nominal attribute over the known values (summed
+    in row order), with their per-value, per-class and overall totals."""
     dist = np.zeros((n_values, n_classes))
     per_bag = np.zeros(n_values)
     per_class = np.zeros(n_classes)
@@ -115,27 +115,30 @@ def nominal_split(col, y, idx, w, n_values, n_classes, min_obj, total):
             per_bag[int(v)] += w[i]
             per_class[c] += w[i]
             known += w[i]
+    return dist, per_bag, per_class, known
+
+
+@njit(cache=True, nogil=True)
+def nominal_split(col, y, idx, w, n_values, n_classes, min_obj, total):
+    """Gain and gain ratio of a multiway split on a nominal attribute; the gain is
+    -1 when fewer than two branches would hold ``min_obj`` instances."""
+    dist, per_bag, per_class, known = _value_counts(col, y, idx, w, n_values, n_classes)
     enough = 0
     for b in range(n_values):
         if min_obj - per_bag[b] < 1e-6:
             enough += 1
     if enough <= 1:
-        return -1.0, 0.0, dist
+        return -1.0, 0.0
     gain = _gain(dist, per_bag, known, total, _old_ent(per_class, known), NO_TABLE)
-    return gain, _gain_ratio(per_bag, known, total, gain), dist
+    return gain, _gain_ratio(per_bag, known, total, gain)
 
 
 @njit(cache=True, nogil=True)
 def binary_nominal_split(col, y, idx, w, n_values, n_classes, min_obj, total):
     """The best "= value" versus "!= value" split (J48's binary splits): gain, gain
-    ratio, the value and the two-bag distribution; gain -1 when none qualifies."""
-    full = np.zeros((n_values, n_classes))
-    for i in range(idx.shape[0]):
-        v = col[idx[i]]
-        if not np.isnan(v):
-            full[int(v), y[idx[i]]] += w[i]
+    ratio and the value; gain -1 when none qualifies."""
+    full = _value_counts(col, y, idx, w, n_values, n_classes)[0]
     best_gain, best_ratio, best_value = -1.0, 0.0, -1
-    best = np.zeros((2, n_classes))
     for value in range(n_values):
         dist = np.zeros((2, n_classes))
         per_bag = np.zeros(2)
@@ -154,16 +157,15 @@ def binary_nominal_split(col, y, idx, w, n_values, n_classes, min_obj, total):
         ratio = _gain_ratio(per_bag, known, total, gain)
         if ratio - best_ratio > 1e-6:
             best_gain, best_ratio, best_value = gain, ratio, value
-            best[:, :] = dist
-    return best_gain, best_ratio, best_value, best
+    return best_gain, best_ratio, best_value
 
 
 @njit(cache=True, nogil=True)
 def numeric_split(value, cls, weight, n_classes, min_obj, total, mdl, table):
     """J48's threshold search over the node's known values of one attribute, in
     sorted order with their classes and weights; ``table`` is ``lf_table`` when all
-    weights are whole numbers (or empty). Returns (gain, gain ratio, midpoint,
-    index of the last instance on the left); gain -1 when no split qualifies."""
+    weights are whole numbers (or empty). Returns (gain, gain ratio, midpoint);
+    gain -1 when no split qualifies."""
     n = value.shape[0]
     dist = np.zeros((2, n_classes))
     per_bag = np.zeros(2)
@@ -180,7 +182,7 @@ def numeric_split(value, cls, weight, n_classes, min_obj, total, mdl, table):
     elif min_split - 25.0 > 1e-6:
         min_split = 25.0
     if 2.0 * min_split - n > 1e-6:
-        return -1.0, 0.0, 0.0, -1
+        return -1.0, 0.0, 0.0
     old_ent = _old_ent(per_class, known)
     best_gain, split_at, candidates, last = 0.0, -1, 0, 0
     for nxt in range(1, n):
@@ -199,11 +201,11 @@ def numeric_split(value, cls, weight, n_classes, min_obj, total, mdl, table):
                 candidates += 1
             last = nxt
     if candidates == 0:
-        return -1.0, 0.0, 0.0, -1
+        return -1.0, 0.0, 0.0
     if mdl:
         best_gain -= math.log(candidates) / LOG2 / total
     if best_gain < 1e-6:
-        return -1.0, 0.0, 0.0, -1
+        return -1.0, 0.0, 0.0
     lo = value[split_at]
     hi = value[split_at + 1]
     mid = (lo + hi) / 2.0
@@ -212,7 +214,7 @@ def numeric_split(value, cls, weight, n_classes, min_obj, total, mdl, table):
     per_bag[:] = 0.0
     for i in range(n):
         per_bag[0 if i <= split_at else 1] += weight[i]
-    return best_gain, _gain_ratio(per_bag, known, total, best_gain), mid, split_at
+    return best_gain, _gain_ratio(per_bag, known, total, best_gain), mid
 
 
 @njit(cache=True, nogil=True)
@@ -345,15 +347,9 @@ def _grow_int(a, n):
 
 
 @njit(cache=True, nogil=True)
-def _grow_float(a, n):
-    out = np.zeros(max(n, 2 * a.shape[0]))
-    out[:a.shape[0]] = a
-    return out
-
-
-@njit(cache=True, nogil=True)
-def _grow_index(a, n):
-    out = np.zeros(max(n, 2 * a.shape[0]), np.int64)
+def _grow(a, n):
+    """``a`` in a buffer with room for ``n`` (at least doubled)."""
+    out = np.zeros(max(n, 2 * a.shape[0]), a.dtype)
     out[:a.shape[0]] = a
     return out
 
@@ -363,8 +359,8 @@ def _keep(nodes, i, idx, w, train_idx, train_w, n_train):
     """Append node ``i``'s training data (kept for subtree raising)."""
     n = idx.shape[0]
     if n_train + n > train_idx.shape[0]:
-        train_idx = _grow_index(train_idx, n_train + n)
-        train_w = _grow_float(train_w, n_train + n)
+        train_idx = _grow(train_idx, n_train + n)
+        train_w = _grow(train_w, n_train + n)
     train_idx[n_train:n_train + n] = idx
     train_w[n_train:n_train + n] = w
     nodes[i, TRAIN] = n_train
@@ -379,21 +375,20 @@ def _dist(dists, nodes, i, k):
 
 
 @njit(cache=True, nogil=True)
-def _branch_data(X, nodes, thresholds, i, idx, w, frac):
-    """Each branch's (positions into idx, weights) for node ``i``'s split."""
-    sub = subsets(X[nodes[i, ATTR]], idx, nodes[i, KIND], thresholds[i], nodes[i, VALUE])
+def _branch_data(sub, nb, w, frac):
+    """Each branch's (positions, weights) given each instance's branch ``sub``."""
     out_pos = List()
     out_w = List()
-    for b in range(nodes[i, BAGS]):
+    for b in range(nb):
         take = frac[b] > 1e-6
         m = 0
-        for j in range(idx.shape[0]):
+        for j in range(sub.shape[0]):
             if sub[j] == b or (sub[j] < 0 and take):
                 m += 1
         pos = np.empty(m, np.int64)
         wb = np.empty(m)
         m = 0
-        for j in range(idx.shape[0]):
+        for j in range(sub.shape[0]):
             if sub[j] == b:
                 pos[m] = j
                 wb[m] = w[j]
@@ -404,16 +399,17 @@ def _branch_data(X, nodes, thresholds, i, idx, w, frac):
                 m += 1
         out_pos.append(pos)
         out_w.append(wb)
-    return sub, out_pos, out_w
+    return out_pos, out_w
 
 
 @njit(cache=True, nogil=True)
 def _spread(X, y, nodes, thresholds, i, idx, w, k):
-    """Node ``i``'s split distribution on data: missing values spread in
-    proportion to the known weight of each branch."""
+    """Each instance's branch at node ``i`` and the node's split distribution on
+    that data: missing values spread in proportion to the known weight of each
+    branch."""
     sub = subsets(X[nodes[i, ATTR]], idx, nodes[i, KIND], thresholds[i], nodes[i, VALUE])
     known = split_distribution(y, idx, w, sub, np.zeros(nodes[i, BAGS]), k)
-    return split_distribution(y, idx, w, sub, fractions(known), k)
+    return sub, split_distribution(y, idx, w, sub, fractions(known), k)
 
 
 @njit(cache=True, nogil=True)
@@ -422,13 +418,13 @@ def _evaluate_one(a, X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary
     ``a``; gain -1 when it has none. ``srt``: the node's sorted entries."""
     if n_values[a] == 0:
         s, e = srt[4][a], srt[4][a + 1]
-        g, r, mid, _ = numeric_split(srt[1][s:e], srt[2][s:e], srt[3][s:e], k, min_obj,
-                                     total, mdl, table)
+        g, r, mid = numeric_split(srt[1][s:e], srt[2][s:e], srt[3][s:e], k, min_obj,
+                                  total, mdl, table)
         return g, r, mid, -1
     if binary:
-        g, r, v, _ = binary_nominal_split(X[a], y, idx, w, n_values[a], k, min_obj, total)
+        g, r, v = binary_nominal_split(X[a], y, idx, w, n_values[a], k, min_obj, total)
         return g, r, 0.0, v
-    g, r, _ = nominal_split(X[a], y, idx, w, n_values[a], k, min_obj, total)
+    g, r = nominal_split(X[a], y, idx, w, n_values[a], k, min_obj, total)
     return g, r, 0.0, -1
 
 
@@ -452,7 +448,7 @@ def grow(X, n_values, y, k, idx0, w0, srt0, values, value_off, min_obj, mdl, bin
     each numeric attribute (slice ``off[a]:off[a+1]``) the rows with a known value
     in sorted order as (row, value, class, weight, off) arrays; ``values``: each
     numeric attribute's known values over all rows, sorted (thresholds move onto
-    them). Returns (n_nodes, nodes, thresholds, dists, train_idx, train_w).
+    them). Returns (n_nodes, nodes, thresholds, dists, train_idx, train_w, n_train).
     """
     m = X.shape[0]
     nodes = np.full((64, 9), -1, np.int64)
@@ -505,7 +501,7 @@ def grow(X, n_values, y, k, idx0, w0, srt0, values, value_off, min_obj, mdl, bin
             nodes[i, ATTR] = -1
             nodes[i, BAGS] = 1
             if n_dist + k > dists.shape[0]:
-                dists = _grow_float(dists, n_dist + k)
+                dists = _grow(dists, n_dist + k)
             nodes[i, DIST] = n_dist
             dists[n_dist:n_dist + k] = per_class
             n_dist += k
@@ -531,19 +527,19 @@ def grow(X, n_values, y, k, idx0, w0, srt0, values, value_off, min_obj, mdl, bin
             nodes[i, KIND] = NOMINAL_SPLIT
             nodes[i, BAGS] = n_values[a]
         nb = nodes[i, BAGS]
-        dist = _spread(X, y, nodes, thresholds, i, idx, w, k)
+        sub, dist = _spread(X, y, nodes, thresholds, i, idx, w, k)
         if n_dist + nb * k > dists.shape[0]:
-            dists = _grow_float(dists, n_dist + nb * k)
+            dists = _grow(dists, n_dist + nb * k)
         nodes[i, DIST] = n_dist
         dists[n_dist:n_dist + nb * k] = dist.ravel()
         n_dist += nb * k
         if n_nodes + nb > nodes.shape[0]:
             nodes = _grow_int(nodes, n_nodes + nb)
-            thresholds = _grow_float(thresholds, n_nodes + nb)
+            thresholds = _grow(thresholds, n_nodes + nb)
         nodes[i, CHILD] = n_nodes
         n_nodes += nb
         frac = fractions(dist)
-        sub, pos, wb = _branch_data(X, nodes, thresholds, i, idx, w, frac)
+        pos, wb = _branch_data(sub, nb, w, frac)
         for j in range(n):
             branch_of[idx[j]] = sub[j]
         children = _child_sorted(branch_of, frac, srt, nb, m)
@@ -552,7 +548,7 @@ def grow(X, n_values, y, k, idx0, w0, srt0, values, value_off, min_obj, mdl, bin
             stack_idx.append(idx[pos[b]])
             stack_w.append(wb[b])
             stack_srt.append(children[b])
-    return n_nodes, nodes, thresholds, dists, train_idx, train_w
+    return n_nodes, nodes, thresholds, dists, train_idx, train_w, n_train
 
 
 @njit(cache=True, nogil=True)
@@ -669,13 +665,13 @@ def _descend(X, y, nodes, thresholds, dists, i, idx, w, k, cf, z, train_idx, tra
                 if abs(jw.sum()) >= 1e-6:
                     nodes[j, EMPTY] = 0
             continue
-        dist = _spread(X, y, nodes, thresholds, j, jdx, jw, k)
+        sub, dist = _spread(X, y, nodes, thresholds, j, jdx, jw, k)
         nb = nodes[j, BAGS]
         if write:
             dists[nodes[j, DIST]:nodes[j, DIST] + nb * k] = dist.ravel()
             train_idx, train_w, n_train = _keep(nodes, j, jdx, jw, train_idx, train_w,
                                                 n_train)
-        _, pos, wb = _branch_data(X, nodes, thresholds, j, jdx, jw, fractions(dist))
+        pos, wb = _branch_data(sub, nb, jw, fractions(dist))
         for b in range(nb):
             s_node.append(nodes[j, CHILD] + b)
             s_idx.append(jdx[pos[b]])
@@ -709,8 +705,9 @@ def prune(X, y, nodes, thresholds, dists, train_idx, train_w, n_train, k, cf, z,
         for b in range(nb):
             if best - per_bag[b] < 1e-6:
                 best, largest = per_bag[b], b
-        idx = train_idx[nodes[i, TRAIN]:nodes[i, TRAIN] + nodes[i, NTRAIN]].copy()
-        w = train_w[nodes[i, TRAIN]:nodes[i, TRAIN] + nodes[i, NTRAIN]].copy()
+        # views: kept data is only ever appended to, never overwritten
+        idx = train_idx[nodes[i, TRAIN]:nodes[i, TRAIN] + nodes[i, NTRAIN]]
+        w = train_w[nodes[i, TRAIN]:nodes[i, TRAIN] + nodes[i, NTRAIN]]
         c = nodes[i, CHILD] + largest
         branch = 1.7976931348623157e308
         if raising:
@@ -770,13 +767,15 @@ def fit(columns, n_values, y, n_classes, weights, options):
     idx = np.flatnonzero(y >= 0).astype(np.int64)
     yy = np.ascontiguousarray(np.where(y < 0, 0, y), np.int64)
     w = np.asarray(weights, np.float64)[idx]
+    position = np.full(n_all, -1, np.int64)  # of each row in idx
+    position[idx] = np.arange(len(idx))
     orders, offsets, values, value_off = [], [0], [], [0]
     for c, k in zip(X, n_values):
-        if k == 0:
-            v = c[idx]
-            known = np.flatnonzero(~np.isnan(v))
-            orders.append(known[np.argsort(v[known])])  # ties: any order will do
-            values.append(np.sort(c[~np.isnan(c)]))
+        if k == 0:  # one sort of all known values: thresholds and the scan order
+            ranked = np.argsort(c)[:np.count_nonzero(~np.isnan(c))]  # ties: any order
+            values.append(c[ranked])
+            at = position[ranked]
+            orders.append(at[at >= 0])
         else:
             orders.append(np.empty(0, np.int64))
             values.append(np.empty(0))
@@ -791,7 +790,7 @@ def fit(columns, n_values, y, n_classes, weights, options):
         k > 0 and not 0.3 * n_all - k > SMALL for k in n_values)
     opt = options
     raising = opt.pruned and opt.subtree_raising
-    n_nodes, nodes, thresholds, dists, train_idx, train_w = grow(
+    n_nodes, nodes, thresholds, dists, train_idx, train_w, n_train = grow(
         X, n_values, yy, n_classes, idx, w, srt, np.concatenate(values),
         np.asarray(value_off, np.int64),
         float(opt.min_leaf), opt.mdl_correction, opt.binary_splits, multi_valued,
@@ -800,7 +799,6 @@ def fit(columns, n_values, y, n_classes, weights, options):
         collapse(n_nodes, nodes, dists, n_classes)
     if opt.pruned:
         cf, z = confidence_quantile(opt.confidence)
-        n_train = max(0, int((nodes[:n_nodes, TRAIN] + nodes[:n_nodes, NTRAIN]).max()))
         nodes = prune(X, yy, nodes, thresholds, dists, train_idx, train_w, n_train,
                       n_classes, cf, z, raising)
     return nodes, thresholds, dists
