@@ -46,25 +46,21 @@ def estimate(covered, wrong, cf, z):
     return (wrong + c45.add_errors(covered, wrong, cf, z)) / covered
 
 
-def satisfied(tree, node, branch, columns):
-    """Which rows meet the test of ``branch`` at ``node`` (missing: no)."""
-    v = columns[tree.attr[node]]
-    known = ~np.isnan(v)
-    kind = tree.kind[node]
-    if kind == c45.NUMERIC_SPLIT:
-        hit = v <= tree.threshold[node] if branch == 0 else v > tree.threshold[node]
-    elif kind == c45.NOMINAL_SPLIT:
-        hit = v == branch
-    else:
-        hit = (v == tree.value[node]) if branch == 0 else (v != tree.value[node])
-    return hit & known
-
-
 def rules(tree, attributes, columns, y, w, confidence):
-    """The simplified rules of ``tree`` on training data (rows with a class):
+    """The simplified rules of ``tree`` on training data (rows with a class, the
+    columns float64 with NaN missing):
     a list of (condition texts, class, covered, wrong, estimate). Rules with the
     same conditions and class are duplicates."""
     cf, z = c45.confidence_quantile(confidence)
+    rows = np.arange(len(y), dtype=np.int64)
+    branch = {}  # node: each row's branch there (-1 missing), computed once
+
+    def meets(node, b):
+        if node not in branch:
+            branch[node] = c45.subsets(columns[tree.attr[node]], rows, tree.kind[node],
+                                       tree.threshold[node], tree.value[node])
+        return branch[node] == b
+
     out, seen = [], set()
     for leaf in range(len(tree.attr)):
         if not tree.is_leaf(leaf) or tree.parent[leaf] < 0:
@@ -79,7 +75,7 @@ def rules(tree, attributes, columns, y, w, confidence):
             path.append((int(tree.parent[node]), int(tree.branch[node])))
             node = tree.parent[node]
         path.reverse()
-        sat = np.column_stack([satisfied(tree, n, br, columns) for n, br in path])
+        sat = np.column_stack([meets(n, br) for n, br in path])
         active = np.ones(len(path), np.bool_)
         cov, err, d_cov, d_err = _coverage(sat, active, y, w, cls)
         current = estimate(cov, err, cf, z)

@@ -33,6 +33,7 @@ class Tree:
         self.branch = np.asarray(branch, np.int64)
         self.dist = [np.asarray(d, np.float64).reshape(-1, len(d[0])) for d in dist]
         self.empty = np.asarray(empty, np.bool_)
+        self.used = sorted({int(a) for a in self.attr if a >= 0})  # attributes tested
         n = len(self.attr)
         self.n_classes = self.dist[0].shape[1]
         self.children = [[] for _ in range(n)]
@@ -101,12 +102,17 @@ class Tree:
                         else _prob(d.sum(axis=0))
             self._arrays = (self.attr, self.kind, self.threshold, self.value, start,
                             flat, frac, fallback, leaf_prob, self.empty)
+            column = np.full(max(self.used, default=-1) + 1, -1, np.int64)
+            column[self.used] = np.arange(len(self.used))
+            self._column = column
         return self._arrays
 
     def proba(self, columns, n):
-        """Class probabilities for ``n`` rows given as the model's attribute columns."""
+        """Class probabilities for ``n`` rows; ``columns`` holds the attributes the
+        tree tests (``used``), in that order."""
+        arrays = self.arrays()
         x = np.ascontiguousarray(np.vstack(columns)) if columns else np.empty((0, n))
-        return _proba(x, *self.arrays())
+        return _proba(x, self._column, *arrays)
 
     # printing
 
@@ -205,8 +211,9 @@ def _label(dist, b, classes):
 
 
 @njit(cache=True, nogil=True)
-def _proba(x, attr, kind, threshold, value, start, flat, frac, fallback, leaf_prob,
-           empty):
+def _proba(x, column, attr, kind, threshold, value, start, flat, frac, fallback,
+           leaf_prob, empty):
+    """Row ``r`` of attribute ``a`` is ``x[column[a], r]``."""
     n = x.shape[1]
     k = leaf_prob.shape[1]
     out = np.zeros((n, k))
@@ -224,7 +231,7 @@ def _proba(x, attr, kind, threshold, value, start, flat, frac, fallback, leaf_pr
                 for c in range(k):
                     out[r, c] += wt * leaf_prob[node, c]
                 continue
-            v = x[attr[node], r]
+            v = x[column[attr[node]], r]
             if np.isnan(v):
                 for j in range(start[node], start[node + 1]):
                     child = flat[j]
@@ -280,7 +287,7 @@ class C45Model:
         self.tree = tree
         self.options = dict(options)
         self.instances = instances
-        self.used = sorted({int(a) for a in tree.attr if a >= 0})  # attributes tested
+        self.used = tree.used
 
     def to_json(self):
         return {"target": self.target, "classes": list(self.classes),
@@ -294,11 +301,9 @@ class C45Model:
                    Tree.from_json(d["tree"]), d["options"], d["instances"])
 
     def proba(self, columns, n):
-        """Class probabilities of ``n`` rows; ``columns`` maps the index of each
-        attribute the tree tests to its column."""
-        cols = [columns.get(i) for i in range(len(self.attributes))]
-        cols = [np.full(n, np.nan) if c is None else c for c in cols]
-        return self.tree.proba(cols, n)
+        """Class probabilities of ``n`` rows; ``columns`` holds the attributes in
+        ``used``, in that order."""
+        return self.tree.proba(columns, n)
 
     def text(self):
         kind = "pruned" if self.options.get("pruned", True) else "unpruned"

@@ -24,8 +24,7 @@ def _c45(data, t, options):
         return fit_c45(data.select(train), t, opts)
 
     def predict(model, test):
-        cols = {j: data.columns[i][test] for j, i in enumerate(others) if j in model.used}
-        return model.proba(cols, len(test))
+        return model.proba([data.columns[others[j]][test] for j in model.used], len(test))
 
     return fit, predict
 

@@ -115,9 +115,8 @@ def _proba_groups(fn, ids, bodies, rows):
     for model, at in _groups(fn, ids, bodies):
         _classifier(fn, model)
         part = rows if at is None else rows.take(pa.array(at))
-        used = model.used
-        cols = encode(part, [model.attributes[i] for i in used], fn)
-        yield model, at, model.proba(dict(zip(used, cols)), len(part))
+        cols = encode(part, [model.attributes[i] for i in model.used], fn)
+        yield model, at, model.proba(cols, len(part))
 
 
 @udf("_dm_predict", None, "VARCHAR")
