@@ -22,10 +22,13 @@ from .registry import column
 DEFAULT_MAX_VALUES = 10_000
 
 
+def _float64(arr):
+    """An Arrow array as float64 with NaN for NULL."""
+    return np.asarray(pc.cast(arr, pa.float64()).fill_null(np.nan), np.float64)
+
+
 def _numeric(name, arr, fn):
-    if pa.types.is_null(arr.type):
-        return np.full(len(arr), np.nan)
-    values = np.asarray(pc.cast(arr, pa.float64()).fill_null(np.nan), np.float64)
+    values = _float64(arr)
     if np.isinf(values).any():
         raise ValueError(f"{fn}: column {name!r} holds an infinite value; replace it "
                          "with NULL (missing) or a finite number")
@@ -67,7 +70,7 @@ def _nominal(name, arr, fn, max_values):
                 "a number, leave it out, or SET VARIABLE duckmine_max_nominal_values")
         values = tuple(sorted(distinct.to_pylist()))
         codes = pc.index_in(strings, value_set=pa.array(values, pa.string()))
-    return np.asarray(pc.cast(codes, pa.float64()).fill_null(np.nan), np.float64), values
+    return _float64(codes), values
 
 
 def dataset(rows, fn, max_values=None, weight=None):
@@ -100,7 +103,7 @@ def dataset(rows, fn, max_values=None, weight=None):
 def _weights(name, arr, fn):
     if kind_of(name, arr.type, fn) != NUMERIC:
         raise ValueError(f"{fn}: weight column {name!r} must be numeric")
-    w = np.asarray(pc.cast(arr, pa.float64()).fill_null(np.nan), np.float64)
+    w = _float64(arr)
     if not np.all(np.isfinite(w)) or (w < 0).any():
         raise ValueError(f"{fn}: weight column {name!r} must hold finite, non-negative "
                          "numbers and no NULLs")
@@ -126,18 +129,16 @@ def encode(rows, attributes, fn):
                              "needs")
         arr = fields[i]
         if a.kind == NOMINAL:
+            kind_of(a.name, arr.type, fn)  # refuses types with no text form here
             known = pa.array(a.values, pa.string())
             if pa.types.is_dictionary(arr.type):  # map the dictionary once
-                mapping = pc.index_in(_strings(arr.dictionary), value_set=known)
-                codes = mapping.take(arr.indices)
-            else:
-                if pa.types.is_boolean(arr.type):
-                    strings = pc.if_else(arr, "true", "false")
-                else:
-                    strings = _strings(arr if kind_of(a.name, arr.type, fn) == NOMINAL
-                                       else pc.cast(arr, pa.string()))
-                codes = pc.index_in(strings, value_set=known)
-            out.append(np.asarray(pc.cast(codes, pa.float64()).fill_null(np.nan)))
+                codes = pc.index_in(_strings(arr.dictionary), value_set=known).take(
+                    arr.indices)
+            elif pa.types.is_boolean(arr.type):
+                codes = pc.index_in(pc.if_else(arr, "true", "false"), value_set=known)
+            else:  # text, or numbers read as their text
+                codes = pc.index_in(_strings(arr), value_set=known)
+            out.append(_float64(codes))
         else:
             if kind_of(a.name, arr.type, fn) != NUMERIC:
                 raise ValueError(f"{fn}: column {a.name!r} must be numeric for this "
