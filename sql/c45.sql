@@ -15,10 +15,11 @@ CREATE OR REPLACE TEMP MACRO c45(tbl, target, confidence := 0.25, min_leaf := 2,
                                  collapse := true, weight := NULL) AS TABLE
 SELECT n.node, n.parent, n.depth, n.attribute, n.operator, n.value, n.is_leaf,
        n.class, n.weight, n.errors, n.distribution
-FROM (SELECT unnest(_dm_tree_nodes(
-          _dm_c45_fit(list(__dm_row), target, confidence, min_leaf, pruned, subtree_raising,
-                      binary_splits, mdl_correction, collapse, weight,
-                      getvariable('duckmine_max_nominal_values')))) AS n
+FROM (SELECT unnest(_dm_tree_nodes(c45_fit(
+          __dm_row, target, confidence := confidence, min_leaf := min_leaf,
+          pruned := pruned, subtree_raising := subtree_raising,
+          binary_splits := binary_splits, mdl_correction := mdl_correction,
+          collapse := collapse, weight := weight))) AS n
       FROM dm_source(tbl) __dm_row)
 ORDER BY n.node;
 

@@ -51,7 +51,7 @@ from sqlglot.dialects.dialect import Dialect
 
 from ..algorithms.c45 import SMALL
 from ..algorithms.tree_model import NOMINAL_SPLIT, NUMERIC_SPLIT, labels
-from .models import model_list
+from .models import model_of
 from .registry import scalars, udf
 
 FN = "model_to_sql"
@@ -181,22 +181,22 @@ class TreeSql:
     def column(self, a):
         return exp.column(self.model.attributes[a].name, quoted=True)
 
-    def tests(self, node):
-        """The test of each branch of ``node``, in order (a NaN passes ``x > t``:
-        see ``nan_guard``); a missing value passes none of them."""
-        col = self.column(self.attr[node])
+    def test(self, node, b, col):
+        """The test of branch ``b`` of ``node`` on ``col``; a missing value (NULL, or
+        a nominal value the model never saw) passes none of them, and a NaN passes
+        ``x > t`` (see ``nan_guard``)."""
         kind = self.kind[node]
         if kind == NUMERIC_SPLIT:
-            t = _number(self.threshold[node])
-            return [exp.LTE(this=col, expression=t), exp.GT(this=col.copy(), expression=t.copy())]
+            op = exp.LTE if b == 0 else exp.GT
+            return op(this=col, expression=_number(self.threshold[node]))
         values = self.values(node)
         if kind == NOMINAL_SPLIT:
-            return [exp.EQ(this=col.copy(), expression=exp.Literal.string(values[b]))
-                    for b in range(len(self.branches(node)))]
+            return exp.EQ(this=col, expression=exp.Literal.string(values[b]))
         v = self.value[node]
+        if b == 0:
+            return exp.EQ(this=col, expression=exp.Literal.string(values[v]))
         others = [x for i, x in enumerate(values) if i != v]
-        return [exp.EQ(this=col, expression=exp.Literal.string(values[v])),
-                _is_in(col.copy(), others) if others else exp.false()]
+        return _is_in(col, others) if others else exp.false()
 
     def known_path(self, node=0):
         """Nested CASE: the label of a row whose path meets no missing value, else
@@ -206,10 +206,10 @@ class TreeSql:
         pairs = []
         if node == 0:
             pairs += self.nan_guard()
-        for test, (j, child) in zip(self.tests(node), self.branches(node)):
+        for b, (j, child) in enumerate(self.branches(node)):
             then = self.label(self.fallback_label[j]) if self.empty[child] \
                 else self.known_path(child)
-            pairs.append((test, then))
+            pairs.append((self.test(node, b, self.column(self.attr[node])), then))
         return _case(pairs)
 
     def nan_guard(self):
@@ -244,17 +244,7 @@ class TreeSql:
         """CASE on the cleaned attribute of ``node``: ``taken`` where the value goes
         down branch ``b``, ``missing`` where it is missing, else ``other``."""
         col = _var(f"_dm_a{self.attr[node]}")
-        kind = self.kind[node]
-        if kind == NUMERIC_SPLIT:
-            op = exp.LTE if b == 0 else exp.GT
-            test = op(this=col, expression=_number(self.threshold[node]))
-        elif kind == NOMINAL_SPLIT:
-            test = exp.EQ(this=col, expression=exp.Literal.string(self.values(node)[b]))
-        else:
-            op = exp.EQ if b == 0 else exp.NEQ
-            test = op(this=col, expression=exp.Literal.string(
-                self.values(node)[self.value[node]]))
-        pairs = [(test, _weight(taken))]
+        pairs = [(self.test(node, b, col), _weight(taken))]
         if missing != other:
             pairs.append((exp.Is(this=col.copy(), expression=exp.Null()), _weight(missing)))
         return _case(pairs, _weight(other))
@@ -354,10 +344,11 @@ def model_sql(model, dialect):
 @udf("_dm_model_to_sql", None, "VARCHAR")
 def model_to_sql(models_, dialects):
     out = []
-    for v, m, d in zip(scalars(models_), model_list(FN, models_), scalars(dialects)):
-        if m is None:
+    for v, d in zip(scalars(models_), scalars(dialects)):
+        if v is None:
             out.append(None)
             continue
+        m = model_of(FN, v)
         if d is None:
             raise ValueError(f"{FN}: dialect must name a SQL dialect, got NULL")
         key = (v["id"], d)
