@@ -51,15 +51,15 @@ choice of the number of clusters in particular).
 """
 
 import json
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
+from weka import WEKA, compile_harness, java
+
 HERE = Path(__file__).parent
 OUT = HERE / "em"
 DATA = HERE.parent / "data"
-WEKA = "/usr/share/java/weka.jar"
 DATASETS = ["weather.numeric", "weather.nominal", "iris", "diabetes", "labor", "soybean",
             "cpu", "contact-lenses", "breast-cancer"]
 EM_OPTIONS = {
@@ -368,18 +368,11 @@ public class EmGolden {
 """
 
 
-def java(*args, cwd=None):
-    run = subprocess.run(["java", "-Xmx4g", *args], capture_output=True, text=True,
-                         cwd=cwd, check=True)
-    return run.stdout
-
 
 def main():
     OUT.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        (Path(tmp) / "EmGolden.java").write_text(HARNESS)
-        subprocess.run(["javac", "-nowarn", "-cp", WEKA, "EmGolden.java"], cwd=tmp,
-                       check=True, capture_output=True)
+        cp = compile_harness(tmp, "EmGolden", HARNESS)
         for name in DATASETS:
             arff = f"{name}.arff"
             started = time.perf_counter()
@@ -390,7 +383,7 @@ def main():
             for cls, kind, tag, options in runs:
                 text = java("-cp", WEKA, cls, "-t", arff, *options, cwd=DATA)
                 (OUT / f"{name}__{tag}.txt").write_text(text)
-                body = java("-cp", f"{WEKA}:{tmp}", "EmGolden", kind, str(DATA / arff),
+                body = java("-cp", cp, "EmGolden", kind, str(DATA / arff),
                             *options)
                 json.loads(body)  # well-formed
                 (OUT / f"{name}__{tag}.json").write_text(body)

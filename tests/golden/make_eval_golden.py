@@ -27,15 +27,15 @@ The ARFF files are copied to tests/data, with two variants made here:
 import json
 import re
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
+
+from weka import WEKA, compile_harness, java
 
 HERE = Path(__file__).parent
 OUT = HERE / "eval"
 DATA = HERE.parent / "data"
 SOURCE = Path("/work/shared/data/weka")
-WEKA = "/usr/share/java/weka.jar"
 
 NOMINAL = ["weather.nominal", "weather.numeric", "contact-lenses", "labor", "iris",
            "diabetes", "soybean", "breast-cancer", "weather.nominal.missing-weighted"]
@@ -228,11 +228,6 @@ public class EvalHarness {
 """
 
 
-def java(*args, cwd=None):
-    run = subprocess.run(["java", "-Xmx2g", *args], capture_output=True, text=True,
-                         cwd=cwd, check=True)
-    return run.stdout
-
 
 def rewrite(src: Path, dst: Path, missing, weights):
     """Copy an ARFF with the class (last cell) of rows ``missing`` set to ``?``
@@ -277,10 +272,7 @@ def main():
     for old in OUT.iterdir():
         old.unlink()
     with tempfile.TemporaryDirectory() as tmp:
-        (Path(tmp) / "EvalHarness.java").write_text(HARNESS)
-        subprocess.run(["javac", "-nowarn", "-cp", WEKA, "EvalHarness.java"], cwd=tmp,
-                       check=True, capture_output=True)
-        cp = f"{WEKA}:{tmp}"
+        cp = compile_harness(tmp, "EvalHarness", HARNESS)
         (OUT / "java_random.json").write_text(java("-cp", cp, "EvalHarness", "random"))
         for name in NOMINAL + NUMERIC:
             arff = DATA / f"{name}.arff"

@@ -24,15 +24,15 @@ one-valued basket attributes admit no split, so every option set gives one leaf)
 
 import json
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
+
+from weka import WEKA, compile_harness, java
 
 HERE = Path(__file__).parent
 OUT = HERE / "j48"
 DATA = HERE.parent / "data"
 SOURCE = Path("/work/shared/data/weka")
-WEKA = "/usr/share/java/weka.jar"
 OPTIONS = {
     "default": ["-C", "0.25", "-M", "2"],
     "U": ["-U"],
@@ -88,19 +88,12 @@ def distinct(rows):
     return {"dists": dists, "row": row}
 
 
-def java(*args, cwd=None):
-    run = subprocess.run(["java", "-Xmx4g", *args], capture_output=True, text=True,
-                         cwd=cwd, check=True)
-    return run.stdout
-
 
 def main():
     OUT.mkdir(exist_ok=True)
     DATA.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        (Path(tmp) / "J48Dist.java").write_text(DIST)
-        subprocess.run(["javac", "-nowarn", "-cp", WEKA, "J48Dist.java"], cwd=tmp,
-                       check=True, capture_output=True)
+        cp = compile_harness(tmp, "J48Dist", DIST)
         for src in sorted(SOURCE.glob("*.arff")):
             if not class_is_nominal(src):
                 continue
@@ -112,7 +105,7 @@ def main():
                 text = java("-cp", WEKA, "weka.classifiers.trees.J48", "-t", str(arff),
                             *options, cwd=DATA)
                 (OUT / f"{name}__{tag}.txt").write_text(text)
-                dists[tag] = json.loads(java("-cp", f"{WEKA}:{tmp}", "J48Dist", str(arff),
+                dists[tag] = json.loads(java("-cp", cp, "J48Dist", str(arff),
                                              *options))
             pred = java("-cp", WEKA, "weka.classifiers.trees.J48", "-t", str(arff),
                         "-T", str(arff), "-p", "0", "-distribution",

@@ -32,15 +32,15 @@ and for M5Rules with the default options: ``m5rules__<data>__default.txt`` and
 
 import random
 import re
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
+from weka import WEKA, compile_harness, java
+
 HERE = Path(__file__).parent
 OUT = HERE / "m5p"
 DATA = HERE.parent / "data"
-WEKA = "/usr/share/java/weka.jar"
 MISSING_SEED = 20240611
 NOMINAL_SEED = 7
 TAGS = {
@@ -76,11 +76,6 @@ public class M5Pred {
 }
 """
 
-
-def java(*args, cwd=None):
-    run = subprocess.run(["java", "-Xmx4g", *args], capture_output=True, text=True,
-                         cwd=cwd, check=True)
-    return run.stdout
 
 
 def split_arff(text):
@@ -153,9 +148,7 @@ def main():
     runs = [("weka.classifiers.trees.M5P", "", TAGS),
             ("weka.classifiers.rules.M5Rules", "m5rules__", RULES_TAGS)]
     with tempfile.TemporaryDirectory() as tmp:
-        (Path(tmp) / "M5Pred.java").write_text(PRED)
-        subprocess.run(["javac", "-nowarn", "-cp", WEKA, "M5Pred.java"], cwd=tmp,
-                       check=True, capture_output=True)
+        cp = compile_harness(tmp, "M5Pred", PRED)
         for name in DATASETS:
             arff = DATA / f"{name}.arff"
             for cls, prefix, tags in runs:
@@ -166,7 +159,7 @@ def main():
                                  "-t", str(arff), *options, cwd=DATA)
                     (OUT / f"{stem}.txt").write_text(text)
                     pred = timed(timings, f"{short} {name} {tag} pred", "-cp",
-                                 f"{WEKA}:{tmp}", "M5Pred", cls, str(arff), *options)
+                                 cp, "M5Pred", cls, str(arff), *options)
                     if not re.fullmatch(r"\[[^\]]*\]\s*", pred):
                         raise RuntimeError(f"unexpected prediction output for {stem}")
                     (OUT / f"{stem}.pred.json").write_text(pred)
