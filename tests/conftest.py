@@ -27,6 +27,19 @@ def fresh():
     c.close()
 
 
+def table(name):
+    """The table name a test ARFF file (e.g. ``weather.numeric``) is loaded as."""
+    return name.replace(".", "_").replace("-", "_")
+
+
+def arff_tables(names):
+    """A loaded connection with each named file of ``tests/data`` as a table."""
+    c = duckmine.connect()
+    for name in names:
+        duckmine.read_arff(c, DATA / f"{name}.arff", table(name))
+    return c
+
+
 def fails(con, sql, *fragments):
     """``sql`` fails with an error naming every fragment; the connection still works."""
     with pytest.raises(duckdb.Error) as err:

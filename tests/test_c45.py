@@ -8,11 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import duckmine
+from .conftest import arff_tables, table
 
 HERE = Path(__file__).parent
 GOLDEN = HERE / "golden" / "j48"
-DATA = HERE / "data"
 DATASETS = ["weather.nominal", "weather.numeric", "contact-lenses", "labor", "iris",
             "diabetes", "soybean", "breast-cancer", "supermarket"]
 OPTIONS = {"default": "", "U": ", pruned := false", "M5": ", min_leaf := 5",
@@ -20,15 +19,9 @@ OPTIONS = {"default": "", "U": ", pruned := false", "M5": ", min_leaf := 5",
            "B": ", binary_splits := true"}
 
 
-def table(name):
-    return name.replace(".", "_").replace("-", "_")
-
-
 @pytest.fixture(scope="module")
 def db():
-    c = duckmine.connect()
-    for name in DATASETS:
-        duckmine.read_arff(c, DATA / f"{name}.arff", table(name))
+    c = arff_tables(DATASETS)
     yield c
     c.close()
 

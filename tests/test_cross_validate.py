@@ -8,6 +8,8 @@ import pytest
 
 import duckmine
 
+from .conftest import table
+
 HERE = Path(__file__).parent
 GOLDEN = HERE / "golden" / "eval"
 DATA = HERE / "data"
@@ -46,7 +48,7 @@ def db():
 def test_cross_validation_is_wekas(db, run):
     _, name, _, spec = run[:-4].split("__")
     folds, seed = (int(x) for x in re.fullmatch(r"x(\d+)_s(\d+)", spec).groups())
-    t = name.replace(".", "_").replace("-", "_")
+    t = table(name)
     weighted = "weighted" in name  # instance weights, some classes missing
     db.execute(f"DROP TABLE IF EXISTS {t}")
     duckmine.read_arff(db, DATA / f"{name}.arff", t, weight="w" if weighted else None)

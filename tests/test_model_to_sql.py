@@ -12,15 +12,13 @@ import pyarrow.compute as pc
 import pytest
 import sqlglot
 
-import duckmine
 from duckmine.algorithms.dataset import NUMERIC, Attribute
 from duckmine.algorithms.tree_model import NOMINAL_SPLIT, C45Model, Tree
 from duckmine.udfs.models import MODEL_SQL, model_of, value
 from duckmine.udfs.sql_export import TreeSql, model_sql
 
-from .conftest import fails
+from .conftest import arff_tables, fails, table
 
-DATA = Path(__file__).parent / "data"
 TARGETS = {"weather.numeric": "play", "weather.nominal": "play", "labor": "class",
            "soybean": "class", "breast-cancer": "Class", "iris": "class",
            "diabetes": "class", "contact-lenses": "contact-lenses"}
@@ -35,15 +33,9 @@ WITH_MISSING = [("labor", "default"), ("labor", "unpruned"), ("soybean", "defaul
 OTHER_DIALECTS = ("postgres", "sqlite", "bigquery", "snowflake", "tsql")
 
 
-def table(name):
-    return name.replace("-", "_").replace(".", "_")
-
-
 @pytest.fixture(scope="module")
 def db():
-    c = duckmine.connect()
-    for name in TARGETS:
-        duckmine.read_arff(c, DATA / f"{name}.arff", table(name))
+    c = arff_tables(TARGETS)
     yield c
     c.close()
 
