@@ -1,6 +1,6 @@
 """Models as values: every learner's model serialises to a JSON body tagged with
-its learner and format version, and is rebuilt from it. ``learner_class`` finds the
-class that reads a body."""
+its learner and format version, and is rebuilt from it by the class registered
+for that learner (``@learner``)."""
 
 import hashlib
 import json

@@ -4,7 +4,6 @@ and on rows that reach every leaf (empty ones too)."""
 
 import math
 import sqlite3
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
