@@ -1,0 +1,628 @@
+"""M5' model trees (the book's section 6.6) built as the reference's M5P builds them.
+
+The pipeline: rows with a missing target are dropped; missing values are replaced
+by the training mean or mode; each nominal attribute becomes k-1 binary attributes
+ordered by the target's mean per value; constant attributes are removed; the rows
+are shuffled with the reference's generator (seed 1). Then the tree is grown, its
+linear models fitted and pruned, and the leaf models smoothed (k = 15).
+
+Growth (``grow``): a node with fewer than ``min_leaf`` rows, or whose target
+standard deviation is below 5% of the whole data's, is a leaf. Otherwise each
+attribute in turn sorts the node's rows (the reference's quicksort, which is not
+stable: the row order it leaves fixes every later sum, so it is reproduced) and
+the cut maximising ``va^(1/5) - nl/n vl^(1/5) - nr/n vr^(1/5)`` is kept, each side
+holding at least a fifth of the rows. Each node keeps its row order for its linear
+model; children take their rows in that order.
+
+Pruning (``prune``), bottom-up: a node's model is fitted on the attributes tested
+in its unpruned subtree; it replaces the subtree when its RMSE times
+``(n + 2v)/(n - v)`` is no worse than the subtree's. Smoothing folds the path's
+models into each leaf: ``(n·below + 15·parent)/(n + 15)`` going up.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from . import linear
+from .evaluation import JavaRandom, randomize
+
+SMOOTHING = 15.0
+SMALL = 1e-10   # the reference's tolerance once its split search has run
+
+# node columns of the int table
+ATTR, LEFT, RIGHT, PARENT, COUNT, ROWS, LEAF = range(7)
+
+
+@dataclass(frozen=True)
+class Options:
+    min_leaf: float = 4.0
+    pruned: bool = True
+    smoothed: bool = True
+    regression_tree: bool = False
+
+
+# ------------------------------------------------------------------ the filters
+
+def weka_order(values):
+    """Indices of ``values`` in the reference's (unstable) quicksort order."""
+    v = np.array(values, np.float64)
+    idx = np.arange(len(v), dtype=np.int64)
+    if len(v) > 1:
+        _qsort(v, idx, 0, len(v) - 1, np.empty(2 * 64, np.int64))
+    return idx
+
+
+@njit(cache=True)
+def _fill_values(x, w, nominal, n_values):
+    """Per attribute, the value replacing a missing one: the weighted mean
+    (0 when nothing is present) or the first most frequent value."""
+    p, n = x.shape
+    fill = np.zeros(p)
+    for j in range(p):
+        if nominal[j]:
+            k = n_values[j]
+            if k == 0:
+                continue
+            cnt = np.zeros(k)
+            tot = 0.0
+            for i in range(n):
+                tot += w[i]
+            cnt[0] = tot
+            for i in range(n):
+                v = x[j, i]
+                if not np.isnan(v):
+                    cnt[int(v)] += w[i]
+                cnt[0] -= w[i]
+            best = 0
+            for v in range(1, k):
+                if cnt[v] > cnt[best]:
+                    best = v
+            fill[j] = best
+        else:
+            cnt = 0.0
+            for i in range(n):
+                cnt += w[i]
+            s = 0.0
+            for i in range(n):
+                v = x[j, i]
+                if np.isnan(v):
+                    cnt -= w[i]
+                else:
+                    s += w[i] * v
+            fill[j] = s / cnt if cnt > 1e-6 else 0.0
+    return fill
+
+
+@njit(cache=True)
+def _value_means(codes, y, w, k):
+    """Weighted mean of the target per nominal value (the overall mean for a value
+    never seen)."""
+    s = np.zeros(k)
+    c = np.zeros(k)
+    for i in range(len(codes)):
+        v = codes[i]
+        if not np.isnan(v):
+            c[int(v)] += w[i]
+            s[int(v)] += w[i] * y[i]
+    ts = 0.0
+    tc = 0.0
+    for v in range(k):
+        ts += s[v]
+        tc += c[v]
+    out = s.copy()
+    if tc > SMALL:
+        for v in range(k):
+            out[v] = s[v] / c[v] if c[v] > SMALL else ts / tc
+    return out
+
+
+class Filters:
+    """Missing-value replacement, nominal-to-binary coding and removal of constant
+    columns, fitted on training rows; ``apply`` codes any rows the same way.
+
+    ``columns`` lists the coded attributes: ``(source attribute, rank)`` where rank
+    0 is a numeric attribute itself and rank r > 0 the binary "value ranks >= r".
+    """
+
+    def __init__(self, attributes, fill, ranks, columns):
+        self.attributes = list(attributes)
+        self.fill = [float(f) for f in fill]
+        self.ranks = [None if r is None else [int(v) for v in r] for r in ranks]
+        self.columns = [(int(a), int(r)) for a, r in columns]
+        self.names = [self._name(a, r) for a, r in self.columns]
+
+    def _name(self, a, r):
+        attr = self.attributes[a]
+        if r == 0:
+            return attr.name
+        by_rank = sorted(range(len(attr.values)), key=lambda v: self.ranks[a][v])
+        return attr.name + "=" + ",".join(attr.values[v] for v in by_rank[r:])
+
+    @classmethod
+    def fit(cls, attributes, columns, y, w):
+        nominal = np.array([a.nominal for a in attributes], np.bool_)
+        n_values = np.array([len(a.values) for a in attributes], np.int64)
+        x = np.array(columns, np.float64).reshape(len(attributes), len(y))
+        fill = _fill_values(x, w, nominal, n_values)
+        ranks = []
+        for j, a in enumerate(attributes):
+            if not a.nominal:
+                ranks.append(None)
+                continue
+            codes = np.where(np.isnan(x[j]), fill[j], x[j])
+            order = weka_order(_value_means(codes, y, w, len(a.values)))
+            rank = np.empty(len(a.values), np.int64)
+            rank[order] = np.arange(len(a.values))
+            ranks.append(rank)
+        coded = [(j, r) for j, a in enumerate(attributes)
+                 for r in (range(1, len(a.values)) if a.nominal else (0,))]
+        out = cls(attributes, fill, ranks, coded)
+        matrix = out.apply(columns, len(y))
+        keep = [c for c in range(len(coded)) if _varies(matrix[c])]
+        return cls(attributes, fill, ranks, [coded[c] for c in keep])
+
+    def apply(self, columns, n):
+        """The coded attribute-major matrix of raw ``columns`` (one per attribute)."""
+        x = np.empty((len(self.columns), n))
+        cache = {}
+        for c, (a, r) in enumerate(self.columns):
+            if a not in cache:
+                v = np.asarray(columns[a], np.float64)
+                v = np.where(np.isnan(v), self.fill[a], v)
+                if self.ranks[a] is not None:
+                    v = np.asarray(self.ranks[a], np.float64)[v.astype(np.int64)]
+                cache[a] = v
+            x[c] = cache[a] if r == 0 else (cache[a] >= r)
+        return x
+
+    def to_json(self):
+        return {"fill": self.fill, "ranks": self.ranks, "columns": self.columns}
+
+    @classmethod
+    def from_json(cls, attributes, d):
+        return cls(attributes, d["fill"], d["ranks"], d["columns"])
+
+
+def _varies(col):
+    return len(col) > 0 and bool((col != col[0]).any())
+
+
+# ------------------------------------------------------------------ growing
+
+@njit(cache=True)
+def _qsort(v, idx, lo, hi, stack):
+    """The reference's median-of-three quicksort of ``v[lo..hi]`` (inclusive),
+    moving ``idx`` along. Sub-ranges are independent, so the larger one waits on
+    the stack."""
+    sp = 0
+    stack[0] = lo
+    stack[1] = hi
+    sp = 1
+    while sp > 0:
+        sp -= 1
+        left = stack[2 * sp]
+        right = stack[2 * sp + 1]
+        while True:
+            d = right - left
+            if d <= 0:
+                break
+            if d == 1:
+                _cswap(v, idx, left, right)
+                break
+            if d == 2:
+                _cswap(v, idx, left, left + 1)
+                _cswap(v, idx, left, right)
+                _cswap(v, idx, left + 1, right)
+                break
+            c = (left + right) // 2
+            _cswap(v, idx, left, c)
+            _cswap(v, idx, left, right)
+            _cswap(v, idx, c, right)
+            _swap(v, idx, c, right - 1)
+            pivot = v[right - 1]
+            i = left
+            j = right - 1
+            while True:
+                i += 1
+                while v[i] < pivot:
+                    i += 1
+                j -= 1
+                while v[j] > pivot:
+                    j -= 1
+                if i >= j:
+                    break
+                _swap(v, idx, i, j)
+            _swap(v, idx, i, right - 1)
+            if i - 1 - left > right - i - 1:
+                stack[2 * sp] = left
+                stack[2 * sp + 1] = i - 1
+                sp += 1
+                left = i + 1
+            else:
+                stack[2 * sp] = i + 1
+                stack[2 * sp + 1] = right
+                sp += 1
+                right = i - 1
+
+
+@njit(cache=True, inline="always")
+def _swap(v, idx, i, j):
+    t = v[i]
+    v[i] = v[j]
+    v[j] = t
+    k = idx[i]
+    idx[i] = idx[j]
+    idx[j] = k
+
+
+@njit(cache=True, inline="always")
+def _cswap(v, idx, i, j):
+    if v[i] > v[j]:
+        _swap(v, idx, i, j)
+
+
+@njit(cache=True)
+def std_dev(y, rows):
+    """Population standard deviation of ``y`` over ``rows``, summed in order."""
+    n = len(rows)
+    if n <= 1:
+        return 0.0
+    s = 0.0
+    s2 = 0.0
+    for r in rows:
+        s += y[r]
+        s2 += y[r] * y[r]
+    return math.sqrt(abs((s2 - s * s / n) / n))
+
+
+@njit(cache=True, error_model="numpy")
+def _best_cut(xs, ys):
+    """(impurity, cut position) of the best cut of rows sorted by one attribute:
+    the leftmost maximum of va^(1/5) - nl/n vl^(1/5) - nr/n vr^(1/5)."""
+    n = len(ys)
+    best = -1e20
+    pos = -1
+    if n < 4:
+        return best, pos
+    pos = 0
+    ln = 1 if n < 5 else n // 5
+    part = ln - 1
+    s = 0.0
+    s2 = 0.0
+    for i in range(n):
+        s += ys[i]
+        s2 += ys[i] * ys[i]
+    va = abs((s2 - s * s / n) / n) if n > 1 else 0.0
+    root = va ** 0.2
+    sl = 0.0
+    s2l = 0.0
+    for i in range(part + 1):
+        sl += ys[i]
+        s2l += ys[i] * ys[i]
+    sr = 0.0
+    s2r = 0.0
+    for i in range(part + 1, n):
+        sr += ys[i]
+        s2r += ys[i] * ys[i]
+    nl = float(part + 1)
+    nr = float(n - part - 1)
+    fn = float(n)
+    for i in range(ln, n - ln - 1):
+        v = ys[i]
+        nl += 1.0
+        nr -= 1.0
+        sl += v
+        sr -= v
+        s2l += v * v
+        s2r -= v * v
+        a = xs[i]
+        b = xs[i + 1]
+        if b == a or (b - a < SMALL and a - b < SMALL):
+            continue
+        if nl <= 0 or nr <= 0:
+            imp = 0.0
+        else:
+            vl = abs((nl * s2l - sl * sl) / (nl * nl))
+            vr = abs((nr * s2r - sr * sr) / (nr * nr))
+            imp = root - nl / fn * vl ** 0.2 - nr / fn * vr ** 0.2
+        if imp > best:
+            best = imp
+            pos = i
+    return best, pos
+
+
+@njit(cache=True, error_model="numpy")
+def grow(x, y, order, min_leaf, global_sd):
+    """Grow a tree on the rows ``order`` (in that order) of ``x`` (attribute-major).
+
+    Returns the node table (columns ATTR .. LEAF; ATTR -1 at a leaf), the split
+    values, and every node's rows in the order its model sums them (``rows`` from
+    ``ROWS``, ``COUNT`` long). Children are numbered after their parent."""
+    p = x.shape[0]
+    n = len(order)
+    cap = n + 1
+    nodes = np.full((cap, 7), -1, np.int64)
+    split = np.zeros(cap)
+    rows_cap = max(16, 4 * n)
+    rows = np.empty(rows_cap, np.int64)
+    used = 0
+    perm = order.copy()
+    lo_of = np.zeros(cap, np.int64)
+    vals = np.empty(max(n, 1))
+    ys = np.empty(max(n, 1))
+    tmp = np.empty(max(n, 1), np.int64)
+    qstack = np.empty(2 * 64, np.int64)
+    stack = np.empty(cap, np.int64)
+    sp = 0
+    nodes[0, COUNT] = n
+    lo_of[0] = 0
+    stack[0] = 0
+    sp = 1
+    n_nodes = 1
+    stop = global_sd * 0.05
+    while sp > 0:
+        sp -= 1
+        u = stack[sp]
+        lo = lo_of[u]
+        m = nodes[u, COUNT]
+        seg = perm[lo:lo + m]
+        leaf = m < min_leaf or std_dev(y, seg) < stop
+        best_imp = -1e20
+        best_attr = -1
+        best_pos = -1
+        best_val = 0.0
+        if not leaf:
+            for a in range(p):
+                for i in range(m):
+                    vals[i] = x[a, seg[i]]
+                if m > 1:
+                    _qsort(vals, seg, 0, m - 1, qstack)
+                for i in range(m):
+                    ys[i] = y[seg[i]]
+                imp, pos = _best_cut(vals[:m], ys[:m])
+                if abs(imp - best_imp) > 1e-6 and imp > best_imp + 1e-6:
+                    best_imp = imp
+                    best_attr = a
+                    best_pos = pos
+                    best_val = (vals[pos] + vals[pos + 1]) * 0.5
+            if best_attr < 0 or best_pos < 1 or best_pos > m - 1:
+                leaf = True
+        if used + m > rows_cap:
+            rows_cap = max(2 * rows_cap, used + m)
+            grown = np.empty(rows_cap, np.int64)
+            grown[:used] = rows[:used]
+            rows = grown
+        rows[used:used + m] = seg
+        nodes[u, ROWS] = used
+        used += m
+        if leaf:
+            nodes[u, LEAF] = 1
+            continue
+        nodes[u, LEAF] = 0
+        nodes[u, ATTR] = best_attr
+        split[u] = best_val
+        nl = 0
+        for i in range(m):
+            if x[best_attr, seg[i]] <= best_val:
+                tmp[nl] = seg[i]
+                nl += 1
+        k = nl
+        for i in range(m):
+            if not x[best_attr, seg[i]] <= best_val:
+                tmp[k] = seg[i]
+                k += 1
+        seg[:] = tmp[:m]
+        left = n_nodes
+        right = n_nodes + 1
+        n_nodes += 2
+        for c, start, cnt in ((left, lo, nl), (right, lo + nl, m - nl)):
+            nodes[c, COUNT] = cnt
+            nodes[c, PARENT] = u
+            lo_of[c] = start
+        nodes[u, LEFT] = left
+        nodes[u, RIGHT] = right
+        stack[sp] = right
+        stack[sp + 1] = left
+        sp += 2
+    return nodes[:n_nodes].copy(), split[:n_nodes].copy(), rows[:used].copy()
+
+
+@njit(cache=True)
+def tested_below(nodes, p):
+    """Per node, which attributes its (unpruned) subtree tests."""
+    n_nodes = len(nodes)
+    tested = np.zeros((n_nodes, p), np.bool_)
+    for u in range(n_nodes - 1, -1, -1):
+        if nodes[u, LEAF] == 0:
+            tested[u, nodes[u, ATTR]] = True
+            for c in (nodes[u, LEFT], nodes[u, RIGHT]):
+                for j in range(p):
+                    if tested[c, j]:
+                        tested[u, j] = True
+    return tested
+
+
+# ------------------------------------------------------------------ models, pruning
+
+@njit(cache=True, error_model="numpy")
+def _predict_rows(x, rows, coef, intercept, out):
+    p = len(coef)
+    for i in range(len(rows)):
+        r = rows[i]
+        s = 0.0
+        for j in range(p):
+            if coef[j] != 0.0:
+                s += coef[j] * x[j, r]
+        out[i] = s + intercept
+
+
+@njit(cache=True, error_model="numpy")
+def _rmse(pred, y, w, rows):
+    s = 0.0
+    sw = 0.0
+    for i in range(len(rows)):
+        r = rows[i]
+        d = pred[i] - y[r]
+        s += w[r] * (d * d)
+        sw += w[r]
+    return math.sqrt(s / sw)
+
+
+@njit(cache=True, error_model="numpy")
+def _fit_node(x, y, w, node_rows, tested, coef):
+    cols = np.nonzero(tested)[0]
+    sub = np.zeros(len(cols))
+    intercept = linear.fit(x, y, w, node_rows, cols, sub)
+    coef[:] = 0.0
+    for c in range(len(cols)):
+        coef[cols[c]] = sub[c]
+    return intercept
+
+
+@njit(cache=True, error_model="numpy")
+def _factor(n, v):
+    if n <= v:
+        return 10.0
+    return (n + 2.0 * v) / (n - v)
+
+
+@njit(cache=True, error_model="numpy")
+def fit_models(x, y, w, nodes, rows, tested, global_sd, prune, constant):
+    """Linear models of every node, bottom-up, pruning when ``prune``.
+
+    Returns (coefficients, intercepts, rms, leaf flags after pruning). A node that
+    never split gets the constant mean; ``constant`` gives every node one."""
+    n_nodes, p = len(nodes), x.shape[0]
+    coef = np.zeros((n_nodes, p))
+    intercept = np.zeros(n_nodes)
+    rms = np.zeros(n_nodes)
+    params = np.zeros(n_nodes, np.int64)
+    leaf = nodes[:, LEAF] == 1
+    pred = np.zeros(len(y))  # each row's prediction by the subtree holding it
+    none = np.zeros(p, np.bool_)
+    buf = np.empty(len(y))
+    for u in range(n_nodes - 1, -1, -1):
+        m = nodes[u, COUNT]
+        node_rows = rows[nodes[u, ROWS]:nodes[u, ROWS] + m]
+        use = none if (leaf[u] or constant) else tested[u]
+        intercept[u] = _fit_node(x, y, w, node_rows, use, coef[u])
+        out = buf[:m]
+        _predict_rows(x, node_rows, coef[u], intercept[u], out)
+        rms_model = _rmse(out, y, w, node_rows)
+        nz = 0
+        for j in range(p):
+            if coef[u, j] != 0.0:
+                nz += 1
+        if leaf[u]:
+            params[u] = 1
+            rms[u] = rms_model
+        elif not prune:
+            rms[u] = rms_model
+            continue
+        else:
+            for i in range(m):
+                out[i] = pred[node_rows[i]]
+            rms_sub = _rmse(out, y, w, node_rows)
+            sub_params = params[nodes[u, LEFT]] + params[nodes[u, RIGHT]] + 1
+            adj_model = rms_model * _factor(m, nz + 1)
+            adj_sub = rms_sub * _factor(m, sub_params)
+            if adj_model <= adj_sub or adj_model < global_sd * 1e-5:
+                leaf[u] = True
+                params[u] = nz + 1
+                rms[u] = rms_model
+                _predict_rows(x, node_rows, coef[u], intercept[u], out)
+            else:
+                params[u] = sub_params
+                rms[u] = rms_sub
+                continue
+        for i in range(m):
+            pred[node_rows[i]] = out[i]
+    return coef, intercept, rms, leaf
+
+
+@njit(cache=True, error_model="numpy")
+def smooth(nodes, leaf, coef, intercept, k):
+    """Each final leaf's model with the models on its path folded in."""
+    out_c = coef.copy()
+    out_b = intercept.copy()
+    for u in range(len(nodes)):
+        if not leaf[u] or not _reachable(nodes, leaf, u):
+            continue
+        c = coef[u].copy()
+        b = intercept[u]
+        cur = u
+        while nodes[cur, PARENT] >= 0:
+            n = float(nodes[cur, COUNT])
+            par = nodes[cur, PARENT]
+            for j in range(len(c)):
+                c[j] = (c[j] * n) / (n + k)
+            b = (b * n) / (n + k)
+            for j in range(len(c)):
+                c[j] += (k * coef[par, j]) / (n + k)
+            b += (k * intercept[par]) / (n + k)
+            cur = par
+        out_c[u] = c
+        out_b[u] = b
+    return out_c, out_b
+
+
+@njit(cache=True)
+def _reachable(nodes, leaf, u):
+    """Whether no ancestor of ``u`` became a leaf by pruning."""
+    cur = nodes[u, PARENT]
+    while cur >= 0:
+        if leaf[cur]:
+            return False
+        cur = nodes[cur, PARENT]
+    return True
+
+
+# ------------------------------------------------------------------ the whole build
+
+@dataclass
+class Built:
+    """A grown, fitted tree: node table, split values, final leaves, models (leaf
+    models smoothed when asked), each node's rms and rows, and the target's
+    standard deviation over the rows it was grown on."""
+    nodes: np.ndarray
+    split: np.ndarray
+    leaf: np.ndarray
+    coef: np.ndarray
+    intercept: np.ndarray
+    rms: np.ndarray
+    rows: np.ndarray
+    global_sd: float
+
+    def node_rows(self, u):
+        start = self.nodes[u, ROWS]
+        return self.rows[start:start + self.nodes[u, COUNT]]
+
+    def preorder(self):
+        """Reachable nodes, parents first, left subtrees before right ones."""
+        out, stack = [], [0]
+        while stack:
+            u = stack.pop()
+            out.append(u)
+            if not self.leaf[u]:
+                stack.extend((int(self.nodes[u, RIGHT]), int(self.nodes[u, LEFT])))
+        return out
+
+
+def build_tree(x, y, w, order, options):
+    """Grow, fit (and prune) and smooth a tree on the rows ``order`` of ``x``."""
+    global_sd = std_dev(y, order)
+    nodes, split, rows = grow(x, y, order, float(options.min_leaf), global_sd)
+    tested = tested_below(nodes, x.shape[0])
+    coef, intercept, rms, leaf = fit_models(x, y, w, nodes, rows, tested, global_sd,
+                                            options.pruned, options.regression_tree)
+    if options.smoothed:
+        coef, intercept = smooth(nodes, leaf, coef, intercept, SMOOTHING)
+    return Built(nodes, split, leaf, coef, intercept, rms, rows, global_sd)
+
+
+def shuffled(n):
+    """The row order of the reference's randomize with seed 1."""
+    return randomize(np.arange(n, dtype=np.int64), JavaRandom(1))
