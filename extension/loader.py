@@ -1,14 +1,20 @@
 """Install every duckmine function on a DuckDB connection."""
 
-from importlib import resources
+from importlib import import_module, resources
 
 import duckdb
 
-from ..udfs import c45, evaluate, itemsets, models, sql_export, transactions  # noqa: F401  (UDFs)
-from ..udfs.registry import register
+from ..udfs import registry
+
+# importing a module declares its UDFs
+UDF_MODULES = ("c45", "evaluate", "itemsets", "m5_sql", "m5p", "models", "sql_export",
+               "transactions")
+for _name in UDF_MODULES:
+    import_module(f"..udfs.{_name}", __package__)
 
 # macro files, in dependency order
-SQL_FILES = ("transactions.sql", "itemsets.sql", "models.sql", "c45.sql", "evaluate.sql")
+SQL_FILES = ("transactions.sql", "itemsets.sql", "models.sql", "c45.sql", "m5p.sql",
+             "evaluate.sql")
 
 
 def _statements(text):
@@ -24,7 +30,7 @@ def load(con):
     Safe to call again; the macros are TEMP so a file-backed database never stores
     definitions that need this package to run.
     """
-    register(con)
+    registry.register(con)
     sql = resources.files("duckmine") / "sql"
     for name in SQL_FILES:
         for statement in _statements((sql / name).read_text()):

@@ -5,37 +5,42 @@
 CREATE OR REPLACE TEMP MACRO dm_cross_validate(learner, tbl, target, folds, seed, confidence,
                                                min_leaf, pruned, subtree_raising,
                                                binary_splits, mdl_correction, collapse,
-                                               weight) AS TABLE
+                                               smoothed, regression_tree, weight) AS TABLE
 SELECT _dm_cross_validate(
            learner, list(q.__dm_row ORDER BY q.__dm_n), target, folds, seed,
            {'confidence': confidence, 'min_leaf': min_leaf, 'pruned': pruned,
             'subtree_raising': subtree_raising, 'binary_splits': binary_splits,
-            'mdl_correction': mdl_correction, 'collapse': collapse},
+            'mdl_correction': mdl_correction, 'collapse': collapse,
+            'smoothed': smoothed, 'regression_tree': regression_tree},
            weight, getvariable('duckmine_max_nominal_values')) AS r
 FROM (SELECT __dm_row, row_number() OVER () AS __dm_n FROM dm_source(tbl) __dm_row) q;
 
 CREATE OR REPLACE TEMP MACRO cross_validate(learner, tbl, target, folds := 10, seed := 1,
-                                            confidence := 0.25, min_leaf := 2,
+                                            confidence := 0.25, min_leaf := NULL,
                                             pruned := true, subtree_raising := true,
                                             binary_splits := false, mdl_correction := true,
-                                            collapse := true, weight := NULL) AS TABLE
+                                            collapse := true, smoothed := true,
+                                            regression_tree := false,
+                                            weight := NULL) AS TABLE
 SELECT r.correct, r.incorrect, r.pct_correct, r.pct_incorrect, r.kappa, r.correlation,
        r.mean_absolute_error, r.root_mean_squared_error, r.relative_absolute_error,
        r.root_relative_squared_error, r.instances, r.unclassified, r.missing_class
 FROM dm_cross_validate(learner, tbl, target, folds, seed, confidence, min_leaf, pruned,
-                       subtree_raising, binary_splits, mdl_correction, collapse, weight);
+                       subtree_raising, binary_splits, mdl_correction, collapse, smoothed,
+                       regression_tree, weight);
 
 -- The confusion matrix of the same cross-validation: one row per (actual,
 -- predicted) pair, with the weight of the test instances that fell there.
 CREATE OR REPLACE TEMP MACRO confusion_matrix(learner, tbl, target, folds := 10,
                                               seed := 1, confidence := 0.25,
-                                              min_leaf := 2, pruned := true,
+                                              min_leaf := NULL, pruned := true,
                                               subtree_raising := true,
                                               binary_splits := false,
                                               mdl_correction := true, collapse := true,
+                                              smoothed := true, regression_tree := false,
                                               weight := NULL) AS TABLE
 SELECT c.actual, c.predicted, c.weight
 FROM (SELECT unnest(r.confusion) AS c
       FROM dm_cross_validate(learner, tbl, target, folds, seed, confidence, min_leaf,
                              pruned, subtree_raising, binary_splits, mdl_correction,
-                             collapse, weight));
+                             collapse, smoothed, regression_tree, weight));

@@ -4,6 +4,10 @@
 CREATE OR REPLACE TEMP MACRO predict(model, r) AS
 _dm_predict(model.id, CASE WHEN _dm_model_needed(model.id) THEN model END, r);
 
+-- A numeric model's prediction as a DOUBLE (predict gives the same number as text).
+CREATE OR REPLACE TEMP MACRO predict_value(model, r) AS
+_dm_predict_value(model.id, CASE WHEN _dm_model_needed(model.id) THEN model END, r);
+
 CREATE OR REPLACE TEMP MACRO predict_proba(model, r) AS
 _dm_predict_proba(model.id, CASE WHEN _dm_model_needed(model.id) THEN model END, r);
 

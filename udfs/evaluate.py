@@ -10,26 +10,46 @@ import pyarrow as pa
 from ..algorithms.evaluation import cross_validate
 from ..algorithms.tree_model import fit_c45
 from .c45 import c45_options, training_data
+from .m5p import FITS, m5_options, numeric_training_data
 from .registry import column, scalars, udf
 
+FN = "cross_validate"
 
-def _c45(data, t, options):
-    """fit/predict callables of C4.5 on ``data``."""
-    opts = c45_options("cross_validate", *(options[k] for k in (
-        "confidence", "min_leaf", "pruned", "subtree_raising", "binary_splits",
-        "mdl_correction", "collapse")))
+
+def _callables(data, t, build, score):
+    """fit/predict callables over row indices of ``data``."""
     others = [i for i in range(len(data.attributes)) if i != t]
 
     def fit(train):
-        return fit_c45(data.select(train), t, opts)
+        return build(data.select(train), t)
 
     def predict(model, test):
-        return model.proba([data.columns[others[j]][test] for j in model.used], len(test))
+        return score(model)([data.columns[others[j]][test] for j in model.used], len(test))
 
     return fit, predict
 
 
-LEARNERS = {"c45": _c45}
+def _c45(data, t, options):
+    o = {**options, "min_leaf": 2 if options["min_leaf"] is None else options["min_leaf"]}
+    opts = c45_options(FN, *(o[k] for k in ("confidence", "min_leaf", "pruned",
+                                            "subtree_raising", "binary_splits",
+                                            "mdl_correction", "collapse")))
+    return _callables(data, t, lambda d, i: fit_c45(d, i, opts), lambda m: m.proba)
+
+
+def _m5(name):
+    def make(data, t, options):
+        min_leaf = 4 if options["min_leaf"] is None else options["min_leaf"]
+        opts = m5_options(FN, min_leaf, options["pruned"], options["smoothed"],
+                          options["regression_tree"])
+        return _callables(data, t, lambda d, i: FITS[name](d, i, opts), lambda m: m.predict)
+    return make
+
+
+# learner: (its fit/predict callables, its training data, nominal target)
+LEARNERS = {"c45": (_c45, training_data, True),
+            "m5p": (_m5("m5p"), numeric_training_data, False),
+            "m5_rules": (_m5("m5_rules"), numeric_training_data, False)}
 
 SUMMARY = [("correct", pa.float64()), ("incorrect", pa.float64()),
            ("pct_correct", pa.float64()), ("pct_incorrect", pa.float64()),
@@ -60,7 +80,7 @@ def _check(fn, learner, folds, seed, n):
 
 @udf("_dm_cross_validate", None, RESULT_SQL)
 def cross_validate_udf(learner, rows, target, folds, seed, options, weight, max_values):
-    fn = "cross_validate"
+    fn = FN
     rows = column(rows)
     out = []
     args = zip(scalars(learner), scalars(target), scalars(folds), scalars(seed),
@@ -69,19 +89,22 @@ def cross_validate_udf(learner, rows, target, folds, seed, options, weight, max_
         group = rows[i].values if rows[i].is_valid else None
         if lrn not in LEARNERS:
             _check(fn, lrn, 2, 0, 2)
-        data, t = training_data(fn, group, tgt, w, mv)
+        make, prepare, nominal = LEARNERS[lrn]
+        data, t = prepare(fn, group, tgt, w, mv)
         y = data.columns[t]
         _check(fn, lrn, k, s, int((~np.isnan(y)).sum()))
-        fit, predict = LEARNERS[lrn](data, t, opts)
-        codes = np.where(np.isnan(y), -1, y).astype(np.int64)
-        classes = data.attributes[t].values
-        result = cross_validate(fit, predict, codes, data.weights, int(k), int(s),
-                                len(classes))
-        confusion = result.pop("confusion")
+        fit, predict = make(data, t, opts)
+        if nominal:
+            classes = data.attributes[t].values
+            result = cross_validate(fit, predict, np.where(np.isnan(y), -1, y).astype(
+                np.int64), data.weights, int(k), int(s), len(classes))
+        else:
+            result = cross_validate(fit, predict, y, data.weights, int(k), int(s))
+        confusion = result.pop("confusion", None)
         row = {name: float(result[name]) if name in result else None
                for name, _ in SUMMARY}
-        row["confusion"] = [{"actual": classes[a], "predicted": classes[p],
-                             "weight": float(confusion[a, p])}
-                            for a in range(len(classes)) for p in range(len(classes))]
+        row["confusion"] = None if confusion is None else [
+            {"actual": classes[a], "predicted": classes[p], "weight": float(confusion[a, p])}
+            for a in range(len(classes)) for p in range(len(classes))]
         out.append(row)
     return pa.array(out, RESULT)

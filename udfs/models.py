@@ -105,33 +105,59 @@ def _groups(fn, ids, bodies):
 
 def _classifier(fn, model):
     if not hasattr(model, "classes"):
-        raise ValueError(f"{fn}: the {model.learner} model does not predict classes")
+        raise ValueError(f"{fn}: the {model.learner} model predicts a number, not "
+                         "classes (use predict or predict_value)")
     return model
 
 
-def _proba_groups(fn, ids, bodies, rows):
-    """(model, row indices or None for all, class probabilities) per model."""
+def _scored(fn, ids, bodies, rows):
+    """(model, row indices or None for all, its output) per model: class
+    probabilities from a classifier, numbers (NaN for none) from a numeric model."""
     rows = column(rows)
     for model, at in _groups(fn, ids, bodies):
-        _classifier(fn, model)
         part = rows if at is None else rows.take(pa.array(at))
         cols = encode(part, [model.attributes[i] for i in model.used], fn)
-        yield model, at, model.proba(cols, len(part))
+        out = model.proba(cols, len(part)) if hasattr(model, "classes") else \
+            model.predict(cols, len(part))
+        yield model, at, out
+
+
+def _proba_groups(fn, ids, bodies, rows):
+    for model, at, out in _scored(fn, ids, bodies, rows):
+        yield _classifier(fn, model), at, out
+
+
+def _text(model, out):
+    """Labels of a classifier's probabilities, or a numeric model's numbers as text
+    that reads back to the same double."""
+    if hasattr(model, "classes"):
+        return np.asarray(model.classes, object)[labels(out)]
+    return np.array([None if v != v else repr(float(v)) for v in out.tolist()], object)
 
 
 @udf("_dm_predict", None, "VARCHAR")
 def predict(ids, bodies, rows):
-    parts = list(_proba_groups("predict", ids, bodies, rows))
-    if len(parts) == 1 and parts[0][1] is None:
+    parts = list(_scored("predict", ids, bodies, rows))
+    if len(parts) == 1 and parts[0][1] is None and hasattr(parts[0][0], "classes"):
         model, _, proba = parts[0]
         return pa.DictionaryArray.from_arrays(pa.array(labels(proba), pa.int32()),
                                               pa.array(model.classes, pa.string())
                                               ).cast(pa.string())
     out = np.full(len(ids), None, object)
-    for model, at, proba in parts:
-        out[np.arange(len(ids)) if at is None else at] = \
-            np.asarray(model.classes, object)[labels(proba)]
+    for model, at, result in parts:
+        out[np.arange(len(ids)) if at is None else at] = _text(model, result)
     return pa.array(out, pa.string())
+
+
+@udf("_dm_predict_value", None, "DOUBLE")
+def predict_value(ids, bodies, rows):
+    out = np.full(len(ids), np.nan)
+    for model, at, result in _scored("predict_value", ids, bodies, rows):
+        if hasattr(model, "classes"):
+            raise ValueError(f"predict_value: the {model.learner} model predicts "
+                             "classes, not a number (use predict)")
+        out[slice(None) if at is None else at] = result
+    return pa.array(out, pa.float64(), mask=np.isnan(out))
 
 
 PROBA = pa.map_(pa.string(), pa.float64())

@@ -1,5 +1,5 @@
-"""model_to_sql: a C4.5 tree as one SQL scalar expression, in any SQL dialect
-sqlglot writes.
+"""model_to_sql: a model as one SQL scalar expression, in any SQL dialect sqlglot
+writes. This module writes C4.5 trees (``m5_sql`` writes the numeric models).
 
 The expression reads the model's attributes as columns of the row it is evaluated
 on (quoted identifiers) and yields the label ``predict`` gives, as the scoring
@@ -317,17 +317,22 @@ class TreeSql:
         return exp.Coalesce(this=self.known_path(), expressions=[self.missing_path()])
 
 
+# learner -> (model, dialect) -> its sqlglot expression
+EXPRESSIONS = {"c45": lambda model, dialect: TreeSql(model, dialect).expression()}
+
+
 def model_sql(model, dialect):
-    """The SQL text of ``model`` (a C45Model) for the sqlglot dialect name."""
+    """The SQL text of ``model`` for the sqlglot dialect name."""
     d = dialect_of(dialect)
-    if getattr(model, "learner", None) != "c45":
-        raise ValueError(f"{FN}: only c45 models can be written as SQL, got a "
-                         f"{getattr(model, 'learner', type(model).__name__)} model")
+    learner = getattr(model, "learner", None)
+    if learner not in EXPRESSIONS:
+        raise ValueError(f"{FN}: {', '.join(EXPRESSIONS)} models can be written as SQL, "
+                         f"got a {learner or type(model).__name__} model")
     with _deep:  # both the tree and sqlglot recurse as deep as the tree
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
         try:
-            tree = TreeSql(model, dialect).expression()
+            tree = EXPRESSIONS[learner](model, dialect)
             try:
                 return tree.sql(dialect=d)
             except RecursionError:
