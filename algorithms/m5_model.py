@@ -322,7 +322,7 @@ class M5RulesModel(_Numeric):
             out.append(m.text(names, self.target) + f" [{r['coverage']}")
             out.append(f"/{double_to_string(100.0 * r['rms'] / r['global_sd'], 3)}%]\n\n"
                        if r["abs_dev"] > 0 else "]\n\n")
-        return "".join(out)
+        return "".join(out).rstrip("\n")
 
     def rows(self):
         names = self.filters.names

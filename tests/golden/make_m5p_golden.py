@@ -48,9 +48,10 @@ TAGS = {
     "R": ["-R"],
     "N": ["-N"],
     "U": ["-U"],
+    "M10": ["-M", "10"],
 }
 RULES_TAGS = {"default": []}
-DATASETS = ["cpu", "cpu.missing", "regression.nominal"]
+DATASETS = ["cpu", "cpu.missing", "regression.nominal", "cpu.missing-weighted"]
 
 PRED = r"""
 import weka.core.Instances;
