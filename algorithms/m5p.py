@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from . import linear
 from .evaluation import JavaRandom, randomize
@@ -335,98 +335,139 @@ def _best_cut(xs, ys):
 
 
 @njit(cache=True, error_model="numpy")
+def _search(x, y, seg, vals, ys, min_leaf, stop):
+    """Sort the node's rows ``seg`` by each attribute in turn (in place) and find
+    the best cut: (attribute or -1 for a leaf, split value)."""
+    m = len(seg)
+    if m < min_leaf or std_dev(y, seg) < stop:
+        return -1, 0.0
+    qstack = np.empty(2 * 64, np.int64)
+    best_imp = -1e20
+    best_attr = -1
+    best_pos = -1
+    best_val = 0.0
+    for a in range(x.shape[0]):
+        for i in range(m):
+            vals[i] = x[a, seg[i]]
+        if m > 1:
+            _qsort(vals, seg, 0, m - 1, qstack)
+        for i in range(m):
+            ys[i] = y[seg[i]]
+        imp, pos = _best_cut(vals, ys)
+        if abs(imp - best_imp) > 1e-6 and imp > best_imp + 1e-6:
+            best_imp = imp
+            best_attr = a
+            best_pos = pos
+            best_val = (vals[pos] + vals[pos + 1]) * 0.5
+    if best_attr < 0 or best_pos < 1 or best_pos > m - 1:
+        return -1, 0.0
+    return best_attr, best_val
+
+
+@njit(cache=True)
+def _partition(x, seg, tmp, attr, value):
+    """Rows going left (``<= value``) first, each side in its order; the left count."""
+    m = len(seg)
+    nl = 0
+    for i in range(m):
+        if x[attr, seg[i]] <= value:
+            tmp[nl] = seg[i]
+            nl += 1
+    k = nl
+    for i in range(m):
+        if not x[attr, seg[i]] <= value:
+            tmp[k] = seg[i]
+            k += 1
+    seg[:] = tmp
+    return nl
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def _level(x, y, perm, vals, ys, tmp, rows, offsets, frontier, lo_of, count, attr, value,
+           left, min_leaf, stop):
+    """Search and partition the nodes of one depth; each owns a slice of ``perm``
+    (and of the buffers), so they run in parallel."""
+    for i in prange(len(frontier)):
+        u = frontier[i]
+        lo = lo_of[u]
+        hi = lo + count[u]
+        seg = perm[lo:hi]
+        a, v = _search(x, y, seg, vals[lo:hi], ys[lo:hi], min_leaf, stop)
+        attr[i] = a
+        value[i] = v
+        rows[offsets[i]:offsets[i + 1]] = seg
+        if a >= 0:
+            left[i] = _partition(x, seg, tmp[lo:hi], a, v)
+
+
+@njit(cache=True, error_model="numpy")
 def grow(x, y, order, min_leaf, global_sd):
     """Grow a tree on the rows ``order`` (in that order) of ``x`` (attribute-major).
 
     Returns the node table (columns ATTR .. LEAF; ATTR -1 at a leaf), the split
     values, and every node's rows in the order its model sums them (``rows`` from
-    ``ROWS``, ``COUNT`` long). Children are numbered after their parent."""
-    p = x.shape[0]
+    ``ROWS``, ``COUNT`` long). Children are numbered after their parent. The nodes
+    of one depth own disjoint slices of the row permutation, so they are searched
+    in parallel."""
     n = len(order)
     cap = n + 1
     nodes = np.full((cap, 7), -1, np.int64)
     split = np.zeros(cap)
-    rows_cap = max(16, 4 * n)
-    rows = np.empty(rows_cap, np.int64)
+    rows = np.empty(max(16, 4 * n), np.int64)
     used = 0
     perm = order.copy()
-    lo_of = np.zeros(cap, np.int64)
     vals = np.empty(max(n, 1))
     ys = np.empty(max(n, 1))
     tmp = np.empty(max(n, 1), np.int64)
-    qstack = np.empty(2 * 64, np.int64)
-    stack = np.empty(cap, np.int64)
-    sp = 0
+    lo_of = np.zeros(cap, np.int64)
     nodes[0, COUNT] = n
-    lo_of[0] = 0
-    stack[0] = 0
-    sp = 1
+    frontier = np.zeros(1, np.int64)
     n_nodes = 1
     stop = global_sd * 0.05
-    while sp > 0:
-        sp -= 1
-        u = stack[sp]
-        lo = lo_of[u]
-        m = nodes[u, COUNT]
-        seg = perm[lo:lo + m]
-        leaf = m < min_leaf or std_dev(y, seg) < stop
-        best_imp = -1e20
-        best_attr = -1
-        best_pos = -1
-        best_val = 0.0
-        if not leaf:
-            for a in range(p):
-                for i in range(m):
-                    vals[i] = x[a, seg[i]]
-                if m > 1:
-                    _qsort(vals, seg, 0, m - 1, qstack)
-                for i in range(m):
-                    ys[i] = y[seg[i]]
-                imp, pos = _best_cut(vals[:m], ys[:m])
-                if abs(imp - best_imp) > 1e-6 and imp > best_imp + 1e-6:
-                    best_imp = imp
-                    best_attr = a
-                    best_pos = pos
-                    best_val = (vals[pos] + vals[pos + 1]) * 0.5
-            if best_attr < 0 or best_pos < 1 or best_pos > m - 1:
-                leaf = True
-        if used + m > rows_cap:
-            rows_cap = max(2 * rows_cap, used + m)
-            grown = np.empty(rows_cap, np.int64)
+    while len(frontier) > 0:
+        f = len(frontier)
+        offsets = np.empty(f + 1, np.int64)
+        offsets[0] = used
+        for i in range(f):
+            offsets[i + 1] = offsets[i] + nodes[frontier[i], COUNT]
+        if offsets[f] > len(rows):
+            grown = np.empty(max(2 * len(rows), offsets[f]), np.int64)
             grown[:used] = rows[:used]
             rows = grown
-        rows[used:used + m] = seg
-        nodes[u, ROWS] = used
-        used += m
-        if leaf:
-            nodes[u, LEAF] = 1
-            continue
-        nodes[u, LEAF] = 0
-        nodes[u, ATTR] = best_attr
-        split[u] = best_val
-        nl = 0
-        for i in range(m):
-            if x[best_attr, seg[i]] <= best_val:
-                tmp[nl] = seg[i]
-                nl += 1
-        k = nl
-        for i in range(m):
-            if not x[best_attr, seg[i]] <= best_val:
-                tmp[k] = seg[i]
-                k += 1
-        seg[:] = tmp[:m]
-        left = n_nodes
-        right = n_nodes + 1
-        n_nodes += 2
-        for c, start, cnt in ((left, lo, nl), (right, lo + nl, m - nl)):
-            nodes[c, COUNT] = cnt
-            nodes[c, PARENT] = u
-            lo_of[c] = start
-        nodes[u, LEFT] = left
-        nodes[u, RIGHT] = right
-        stack[sp] = right
-        stack[sp + 1] = left
-        sp += 2
+        attr = np.empty(f, np.int64)
+        value = np.empty(f)
+        left = np.zeros(f, np.int64)
+        _level(x, y, perm, vals, ys, tmp, rows, offsets, frontier, lo_of, nodes[:, COUNT],
+               attr, value, left, min_leaf, stop)
+        used = offsets[f]
+        n_split = 0
+        for i in range(f):
+            if attr[i] >= 0:
+                n_split += 1
+        nxt = np.empty(2 * n_split, np.int64)
+        k = 0
+        for i in range(f):
+            u = frontier[i]
+            nodes[u, ROWS] = offsets[i]
+            if attr[i] < 0:
+                nodes[u, LEAF] = 1
+                continue
+            nodes[u, LEAF] = 0
+            nodes[u, ATTR] = attr[i]
+            split[u] = value[i]
+            m = nodes[u, COUNT]
+            for c, start, cnt in ((n_nodes, lo_of[u], left[i]),
+                                  (n_nodes + 1, lo_of[u] + left[i], m - left[i])):
+                nodes[c, COUNT] = cnt
+                nodes[c, PARENT] = u
+                lo_of[c] = start
+            nodes[u, LEFT] = n_nodes
+            nodes[u, RIGHT] = n_nodes + 1
+            nxt[k] = n_nodes
+            nxt[k + 1] = n_nodes + 1
+            k += 2
+            n_nodes += 2
+        frontier = nxt
     return nodes[:n_nodes].copy(), split[:n_nodes].copy(), rows[:used].copy()
 
 
@@ -490,11 +531,56 @@ def _factor(n, v):
 
 
 @njit(cache=True, error_model="numpy")
+def _fit_one(x, y, w, nodes, rows, tested, global_sd, prune, constant, u, coef, intercept,
+             rms, params, leaf, pred):
+    """Fit node ``u``'s model and, when pruning, decide whether it replaces the
+    subtree (whose rows' predictions ``pred`` holds)."""
+    p = x.shape[0]
+    m = nodes[u, COUNT]
+    node_rows = rows[nodes[u, ROWS]:nodes[u, ROWS] + m]
+    use = np.zeros(p, np.bool_) if (leaf[u] or constant) else tested[u]
+    intercept[u] = _fit_node(x, y, w, node_rows, use, coef[u])
+    out = np.empty(m)
+    _predict_rows(x, node_rows, coef[u], intercept[u], out)
+    rms_model = _rmse(out, y, w, node_rows)
+    nz = 0
+    for j in range(p):
+        if coef[u, j] != 0.0:
+            nz += 1
+    if leaf[u]:
+        params[u] = 1
+        rms[u] = rms_model
+    elif not prune:
+        rms[u] = rms_model
+        return
+    else:
+        sub = np.empty(m)
+        for i in range(m):
+            sub[i] = pred[node_rows[i]]
+        rms_sub = _rmse(sub, y, w, node_rows)
+        sub_params = params[nodes[u, LEFT]] + params[nodes[u, RIGHT]] + 1
+        adj_model = rms_model * _factor(m, nz + 1)
+        adj_sub = rms_sub * _factor(m, sub_params)
+        if adj_model <= adj_sub or adj_model < global_sd * 1e-5:
+            leaf[u] = True
+            params[u] = nz + 1
+            rms[u] = rms_model
+        else:
+            params[u] = sub_params
+            rms[u] = rms_sub
+            return
+    for i in range(m):
+        pred[node_rows[i]] = out[i]
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
 def fit_models(x, y, w, nodes, rows, tested, global_sd, prune, constant):
     """Linear models of every node, bottom-up, pruning when ``prune``.
 
     Returns (coefficients, intercepts, rms, leaf flags after pruning). A node that
-    never split gets the constant mean; ``constant`` gives every node one."""
+    never split gets the constant mean; ``constant`` gives every node one. The
+    nodes of one depth hold disjoint rows, so they are fitted in parallel, deepest
+    first."""
     n_nodes, p = len(nodes), x.shape[0]
     coef = np.zeros((n_nodes, p))
     intercept = np.zeros(n_nodes)
@@ -502,44 +588,16 @@ def fit_models(x, y, w, nodes, rows, tested, global_sd, prune, constant):
     params = np.zeros(n_nodes, np.int64)
     leaf = nodes[:, LEAF] == 1
     pred = np.zeros(len(y))  # each row's prediction by the subtree holding it
-    none = np.zeros(p, np.bool_)
-    buf = np.empty(len(y))
-    for u in range(n_nodes - 1, -1, -1):
-        m = nodes[u, COUNT]
-        node_rows = rows[nodes[u, ROWS]:nodes[u, ROWS] + m]
-        use = none if (leaf[u] or constant) else tested[u]
-        intercept[u] = _fit_node(x, y, w, node_rows, use, coef[u])
-        out = buf[:m]
-        _predict_rows(x, node_rows, coef[u], intercept[u], out)
-        rms_model = _rmse(out, y, w, node_rows)
-        nz = 0
-        for j in range(p):
-            if coef[u, j] != 0.0:
-                nz += 1
-        if leaf[u]:
-            params[u] = 1
-            rms[u] = rms_model
-        elif not prune:
-            rms[u] = rms_model
-            continue
-        else:
-            for i in range(m):
-                out[i] = pred[node_rows[i]]
-            rms_sub = _rmse(out, y, w, node_rows)
-            sub_params = params[nodes[u, LEFT]] + params[nodes[u, RIGHT]] + 1
-            adj_model = rms_model * _factor(m, nz + 1)
-            adj_sub = rms_sub * _factor(m, sub_params)
-            if adj_model <= adj_sub or adj_model < global_sd * 1e-5:
-                leaf[u] = True
-                params[u] = nz + 1
-                rms[u] = rms_model
-                _predict_rows(x, node_rows, coef[u], intercept[u], out)
-            else:
-                params[u] = sub_params
-                rms[u] = rms_sub
-                continue
-        for i in range(m):
-            pred[node_rows[i]] = out[i]
+    depth = np.zeros(n_nodes, np.int64)
+    for u in range(1, n_nodes):
+        depth[u] = depth[nodes[u, PARENT]] + 1
+    by_depth = np.argsort(depth, kind="mergesort")
+    bounds = np.searchsorted(depth[by_depth], np.arange(depth.max() + 2))
+    for d in range(depth.max(), -1, -1):
+        level = by_depth[bounds[d]:bounds[d + 1]]
+        for i in prange(len(level)):
+            _fit_one(x, y, w, nodes, rows, tested, global_sd, prune, constant, level[i],
+                     coef, intercept, rms, params, leaf, pred)
     return coef, intercept, rms, leaf
 
 

@@ -63,6 +63,27 @@ DEMO = [
      "FROM cross_validate('c45', 'labor', 'class')"),
     ("... and its confusion matrix",
      "SELECT * FROM confusion_matrix('c45', 'labor', 'class')"),
+    ("M5' model tree of CPU performance (section 6.6): nodes, leaves and their models",
+     "SELECT node, parent, attribute, operator, value, model, instances, "
+     "round(error_pct, 3) AS error_pct, round(intercept, 4) AS intercept, "
+     "round(coefficients['CACH'], 4) AS cach, cardinality(coefficients) AS terms "
+     "FROM m5p('cpu', 'class')"),
+    ("The stored model tree, printed as M5P prints it",
+     "CREATE OR REPLACE TABLE cpu_models AS SELECT m5p_fit(t, 'class') AS model FROM cpu t"),
+    ("",
+     "SELECT replace(unnest(string_split(model_text(model), chr(10))), chr(9), '    ') "
+     "AS m5p FROM cpu_models"),
+    ("Predicting numbers in plain SQL",
+     "SELECT MYCT, MMIN, MMAX, CACH, class, round(predict_value(m.model, c), 2) AS "
+     "predicted FROM cpu c, cpu_models m LIMIT 6"),
+    ("Rules from model trees (section 6.6)",
+     "SELECT rule, conditions, round(intercept, 4) AS intercept, coverage, "
+     "round(error_pct, 3) AS error_pct FROM m5_rules('cpu', 'class')"),
+    ("Ten-fold cross-validation of the model tree, with M5P's folds and figures",
+     "SELECT round(correlation, 4) AS correlation, round(mean_absolute_error, 4) AS mae, "
+     "round(root_mean_squared_error, 4) AS rmse, round(relative_absolute_error, 4) AS rae, "
+     "round(root_relative_squared_error, 4) AS rrse, instances "
+     "FROM cross_validate('m5p', 'cpu', 'class')"),
 ]
 
 
@@ -73,12 +94,12 @@ def demo(db):
     try:
         create_sample_tables(con)
         print(f"Sample database {db}: tables weather, weather_numeric, contact_lenses, "
-              "labor, baskets "
+              "labor, cpu, baskets "
               f"({con.execute('SELECT count(DISTINCT tid) FROM baskets').fetchall()[0][0]}"
               " baskets)\n")
         for title, query in DEMO:
             start = time.perf_counter()
-            print(f"-- {title}\n{query};")
+            print(f"-- {title}\n{query};" if title else f"{query};")
             if query.startswith("CREATE"):
                 con.execute(query)
             else:

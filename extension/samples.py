@@ -1,6 +1,6 @@
 """The sample database behind ``duckmine demo``: the book's weather (nominal and
-numeric), contact-lens and labor-negotiation data and a deterministic
-market-basket table."""
+numeric), contact-lens, labor-negotiation and CPU-performance data and a
+deterministic market-basket table."""
 
 from importlib import resources
 
@@ -30,12 +30,13 @@ def basket_table(n_transactions, names, seed=1, **quest):
 
 
 SAMPLES = {"weather.nominal.arff": "weather", "weather.numeric.arff": "weather_numeric",
-           "contact-lenses.arff": "contact_lenses", "labor.arff": "labor"}
+           "contact-lenses.arff": "contact_lenses", "labor.arff": "labor",
+           "cpu.arff": "cpu"}
 
 
 def create_sample_tables(con):
-    """Create ``weather``, ``weather_numeric``, ``contact_lenses``, ``labor`` and
-    ``baskets`` on ``con``."""
+    """Create ``weather``, ``weather_numeric``, ``contact_lenses``, ``labor``, ``cpu``
+    and ``baskets`` on ``con``."""
     data = resources.files("duckmine") / "extension" / "data"
     for file, table in SAMPLES.items():
         with resources.as_file(data / file) as path:

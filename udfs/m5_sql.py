@@ -1,11 +1,12 @@
 """model_to_sql for M5' model trees and M5 rules: one scalar expression giving the
 number ``predict_value`` gives::
 
-    (SELECT CASE WHEN "_dm_c2" <= 7.5e0 THEN <c * "_dm_c0" + ... + b> ELSE ... END
-     FROM (SELECT <coded attribute> AS "_dm_c0", ...) AS "_dm_row")
+    (SELECT CASE WHEN "_dm_CHMIN" <= 7.5e0 THEN <c * "_dm_MYCT" + ... + b> ELSE ... END
+     FROM (SELECT <coded attribute> AS "_dm_MYCT", ...) AS "_dm_row")
 
 The inner FROM-less SELECT reads the outer row and codes each attribute the model
-uses exactly as its filters do: a missing number (NULL or NaN) becomes the
+uses exactly as its filters do, named ``_dm_`` and the coded attribute's name (as
+model_text prints it): a missing number (NULL or NaN) becomes the
 training mean, and a nominal attribute becomes its 0/1 columns "value ranks at or
 above r", a missing or unseen value counting as the training mode. The CASE
 follows the tree (a rule list: the first rule whose tests all hold) and each
@@ -44,13 +45,19 @@ class LinearSql:
         return _case([(_is_in(col, ones), exp.Literal.number(1))], exp.Literal.number(0))
 
     def formula(self, lm):
-        terms = [exp.Mul(this=_number(c, double=True), expression=_var(f"_dm_c{j}"))
+        terms = [exp.Mul(this=_number(c, double=True), expression=self.var(j))
                  for j, c in lm.terms]
         return _sum(terms + [_number(lm.intercept, double=True)])
 
     def test(self, j, value, left):
         op = exp.LTE if left else exp.GT
-        return op(this=_var(f"_dm_c{j}"), expression=_number(value, double=True))
+        return op(this=self.var(j), expression=_number(value, double=True))
+
+    def var(self, j):
+        return _var(self.name(j))
+
+    def name(self, j):
+        return "_dm_" + self.filters.names[j]
 
     def body(self):
         m = self.model
@@ -76,7 +83,7 @@ class LinearSql:
         needed = sorted({j for j in self._columns()})
         if not needed:
             return self.body()
-        row = _select([_as(self.coded(j), f"_dm_c{j}") for j in needed])
+        row = _select([_as(self.coded(j), self.name(j)) for j in needed])
         return exp.Subquery(this=_select([self.body()], _from(row, "_dm_row")))
 
     def _columns(self):
