@@ -34,12 +34,6 @@ class LinearModel:
     def from_json(cls, d):
         return cls(d["terms"], d["intercept"])
 
-    def dense(self, p):
-        out = np.zeros(p)
-        for j, c in self.terms:
-            out[j] = c
-        return out
-
     def text(self, names, target):
         """The reference's printout: one signed term per line, intercept last."""
         out = ["\n" + target + " = "]
@@ -160,7 +154,7 @@ class M5Model(_Numeric):
         leaf_of = np.full(len(t["attr"]), -1, np.int64)
         leaf_of[self.leaves] = np.arange(len(self.leaves))
         self._leaf_of = leaf_of
-        self._coef = np.array([self.models[i].dense(p) for i in self.leaves]).reshape(-1, p)
+        self._coef = _dense([self.models[i] for i in self.leaves], p)
         self._intercept = np.array([self.models[i].intercept for i in self.leaves])
 
     @classmethod
@@ -256,6 +250,15 @@ class M5Model(_Numeric):
         return out
 
 
+def _dense(models, p):
+    """The coefficients of ``models`` as a (models, p) matrix."""
+    out = np.zeros((len(models), p))
+    for k, m in enumerate(models):
+        for j, c in m.terms:
+            out[k, j] = c
+    return out
+
+
 def stack_safe_dump(fn):
     """Run a recursive printer from the root (trees can be deep)."""
     import sys
@@ -289,7 +292,7 @@ class M5RulesModel(_Numeric):
             np.array([c[0] for c in conds], np.int64),
             np.array([c[1] for c in conds], np.float64),
             np.array([bool(c[2]) for c in conds], np.bool_),
-            np.array([m.dense(p) for m in self.models]).reshape(-1, p),
+            _dense(self.models, p),
             np.array([m.intercept for m in self.models], np.float64))
 
     def to_json(self):
