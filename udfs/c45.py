@@ -61,25 +61,28 @@ def c45_options(fn, confidence, min_leaf, pruned, subtree_raising, binary_splits
     return Options(float(confidence), int(min_leaf), **{k: bool(v) for k, v in flags.items()})
 
 
-def training_data(fn, rows, target, weight, max_values):
-    """(Dataset, target index) of one group's rows, checked for a classifier."""
+def training_data(fn, rows, target, weight, max_values, check=check_class):
+    """(Dataset, target index) of one group's rows, its target checked by ``check``
+    (a classifier's by default)."""
     if rows is None or len(rows) == 0:
         raise ValueError(f"{fn}: the table is empty")
     data = dataset(rows, fn, max_values, weight)
     t = find_target(fn, data, target)
-    check_class(fn, data, t)
+    check(fn, data, t)
     return data, t
 
 
-def fit_groups(fn, rows, target, options, weight, max_values):
+def fit_groups(fn, rows, target, options, weight, max_values, make_options=c45_options,
+               check=check_class, fit=fit_c45):
     """Per input row (a group of rows each): its training data, target index and
-    fitted model."""
+    the model ``fit`` makes with the options ``make_options`` reads."""
     rows = column(rows)
     args = zip(scalars(target), *map(scalars, options), scalars(weight), scalars(max_values))
     for i, (tgt, *opts, w, mv) in enumerate(args):
         group = rows[i].values if rows[i].is_valid else None
-        data, t = training_data(fn, group, tgt, w, mv)
-        yield data, t, fit_c45(data, t, c45_options(fn, *opts))
+        opts = make_options(fn, *opts)
+        data, t = training_data(fn, group, tgt, w, mv, check)
+        yield data, t, fit(data, t, opts)
 
 
 @udf("_dm_c45_fit", None, MODEL_SQL)

@@ -9,8 +9,8 @@ import pyarrow as pa
 
 from ..algorithms.evaluation import cross_validate
 from ..algorithms.tree_model import fit_c45
-from .c45 import c45_options, training_data
-from .m5p import FITS, m5_options, numeric_training_data
+from .c45 import c45_options, check_class, training_data
+from .m5p import FITS, check_target, m5_options
 from .registry import column, scalars, udf
 
 FN = "cross_validate"
@@ -46,10 +46,10 @@ def _m5(name):
     return make
 
 
-# learner: (its fit/predict callables, its training data, nominal target)
-LEARNERS = {"c45": (_c45, training_data, True),
-            "m5p": (_m5("m5p"), numeric_training_data, False),
-            "m5_rules": (_m5("m5_rules"), numeric_training_data, False)}
+# learner: (its fit/predict callables, its target check, nominal target)
+LEARNERS = {"c45": (_c45, check_class, True),
+            "m5p": (_m5("m5p"), check_target, False),
+            "m5_rules": (_m5("m5_rules"), check_target, False)}
 
 SUMMARY = [("correct", pa.float64()), ("incorrect", pa.float64()),
            ("pct_correct", pa.float64()), ("pct_incorrect", pa.float64()),
@@ -89,8 +89,8 @@ def cross_validate_udf(learner, rows, target, folds, seed, options, weight, max_
         group = rows[i].values if rows[i].is_valid else None
         if lrn not in LEARNERS:
             _check(fn, lrn, 2, 0, 2)
-        make, prepare, nominal = LEARNERS[lrn]
-        data, t = prepare(fn, group, tgt, w, mv)
+        make, check, nominal = LEARNERS[lrn]
+        data, t = training_data(fn, group, tgt, w, mv, check)
         y = data.columns[t]
         _check(fn, lrn, k, s, int((~np.isnan(y)).sum()))
         fit, predict = make(data, t, opts)

@@ -8,10 +8,9 @@ import pyarrow as pa
 
 from ..algorithms.m5_model import fit_m5_rules, fit_m5p
 from ..algorithms.m5p import Options
-from .c45 import find_target
+from .c45 import fit_groups
 from .models import MODEL_SQL, model_list, values
-from .registry import column, scalars, udf
-from .table import dataset
+from .registry import udf
 
 FITS = {"m5p": fit_m5p, "m5_rules": fit_m5_rules}
 
@@ -45,28 +44,12 @@ def m5_options(fn, min_leaf, pruned, smoothed, regression_tree):
     return Options(float(min_leaf), **{k: bool(v) for k, v in flags.items()})
 
 
-def numeric_training_data(fn, rows, target, weight, max_values):
-    """(Dataset, target index) of one group's rows, checked for a numeric target."""
-    if rows is None or len(rows) == 0:
-        raise ValueError(f"{fn}: the table is empty")
-    data = dataset(rows, fn, max_values, weight)
-    t = find_target(fn, data, target)
-    check_target(fn, data, t)
-    return data, t
-
-
 def _fit(fn, rows, target, min_leaf, pruned, smoothed, regression_tree, weight,
          max_values):
-    rows = column(rows)
-    out = []
-    args = zip(scalars(target), scalars(min_leaf), scalars(pruned), scalars(smoothed),
-               scalars(regression_tree), scalars(weight), scalars(max_values))
-    for i, (tgt, m, p, s, r, w, mv) in enumerate(args):
-        group = rows[i].values if rows[i].is_valid else None
-        options = m5_options(fn, m, p, s, r)
-        data, t = numeric_training_data(fn, group, tgt, w, mv)
-        out.append(FITS[fn](data, t, options))
-    return values(out)
+    options = (min_leaf, pruned, smoothed, regression_tree)
+    return values([m for _, _, m in fit_groups(fn, rows, target, options, weight,
+                                                 max_values, m5_options, check_target,
+                                                 FITS[fn])])
 
 
 @udf("_dm_m5p_fit", None, MODEL_SQL)
