@@ -63,11 +63,11 @@ def lu_solve(a, b, x):
 
 
 @njit(cache=True, error_model="numpy")
-def _regress(sel, cols, mean, sd, ymean, ss, sb, coef):
+def _regress(sel, mean, sd, ymean, ss, sb, coef):
     """Coefficients (per column, 0 when not selected) and intercept of the fit on
     the selected columns; ``ss``/``sb`` are the normal equations of all columns."""
     k = 0
-    for c in range(len(cols)):
+    for c in range(len(sel)):
         coef[c] = 0.0
         if sel[c]:
             k += 1
@@ -76,7 +76,7 @@ def _regress(sel, cols, mean, sd, ymean, ss, sb, coef):
         return intercept
     at = np.empty(k, np.int64)
     q = 0
-    for c in range(len(cols)):
+    for c in range(len(sel)):
         if sel[c]:
             at[q] = c
             q += 1
@@ -101,26 +101,27 @@ def _regress(sel, cols, mean, sd, ymean, ss, sb, coef):
 
 
 @njit(cache=True, error_model="numpy")
-def _sse(x, y, rows, cols, sel, coef, intercept):
-    """Unweighted sum of squared errors over ``rows``, in their order."""
+def _sse(x, y, sel, coef, intercept):
+    """Unweighted sum of squared errors over the rows, in order."""
     total = 0.0
-    for r in rows:
+    k = x.shape[1]
+    for r in range(x.shape[0]):
         p = 0.0
-        for c in range(len(cols)):
+        for c in range(k):
             if sel[c]:
-                p += coef[c] * x[cols[c], r]
+                p += coef[c] * x[r, c]
         p += intercept
         total += (p - y[r]) * (p - y[r])
     return total
 
 
 @njit(cache=True, error_model="numpy")
-def _weighted_moments(v, w, rows):
+def _weighted_moments(v, w):
     """(mean, standard deviation) of one column, as the reference weighs them."""
     s = 0.0
     s2 = 0.0
     sw = 0.0
-    for r in rows:
+    for r in range(len(v)):
         wv = w[r] * v[r]
         s += wv
         s2 += wv * v[r]
@@ -135,17 +136,16 @@ def _weighted_moments(v, w, rows):
 
 
 @njit(cache=True, error_model="numpy")
-def fit(x, y, w, rows, cols, coef):
-    """Fit ``y`` on the columns ``cols`` of ``x`` (attribute-major) over ``rows``
-    (in order). Writes the coefficient of each column into ``coef`` (0 for a
-    dropped one) and returns the intercept."""
-    k = len(cols)
-    n = len(rows)
+def fit(x, y, w, coef):
+    """Fit ``y`` on the columns of ``x`` (rows by columns, rows in the order the
+    sums run) with weights ``w``. Writes the coefficient of each column into
+    ``coef`` (0 for a dropped one) and returns the intercept."""
+    n, k = x.shape
     mean = np.empty(k)
     sd = np.empty(k)
     for c in range(k):
-        mean[c], sd[c] = _weighted_moments(x[cols[c]], w, rows)
-    ymean, ysd = _weighted_moments(y, w, rows)
+        mean[c], sd[c] = _weighted_moments(np.ascontiguousarray(x[:, c]), w)
+    ymean, ysd = _weighted_moments(y, w)
     sel = np.empty(k, np.bool_)
     for c in range(k):
         sel[c] = sd[c] != 0.0
@@ -153,10 +153,10 @@ def fit(x, y, w, rows, cols, coef):
     ss = np.zeros((k, k))
     sb = np.zeros(k)
     a = np.empty(k)
-    for r in rows:
+    for r in range(n):
         sw = math.sqrt(w[r])
         for c in range(k):
-            a[c] = (x[cols[c], r] - mean[c]) / sd[c] * sw if sel[c] else 0.0
+            a[c] = (x[r, c] - mean[c]) / sd[c] * sw if sel[c] else 0.0
         b = y[r] * sw
         for c1 in range(k):
             if sel[c1]:
@@ -167,7 +167,7 @@ def fit(x, y, w, rows, cols, coef):
     for c1 in range(k):
         for c2 in range(c1 + 1, k):
             ss[c2, c1] = ss[c1, c2]
-    intercept = _regress(sel, cols, mean, sd, ymean, ss, sb, coef)
+    intercept = _regress(sel, mean, sd, ymean, ss, sb, coef)
     while True:  # drop the most colinear attribute while one stands out
         top = 1.5
         drop = -1
@@ -180,12 +180,12 @@ def fit(x, y, w, rows, cols, coef):
         if drop < 0:
             break
         sel[drop] = False
-        intercept = _regress(sel, cols, mean, sd, ymean, ss, sb, coef)
+        intercept = _regress(sel, mean, sd, ymean, ss, sb, coef)
     kk = 1
     for c in range(k):
         if sel[c]:
             kk += 1
-    full = _sse(x, y, rows, cols, sel, coef, intercept)
+    full = _sse(x, y, sel, coef, intercept)
     akaike = (n - kk) + 2.0 * kk
     cur_k = kk
     trial = np.empty(k)
@@ -204,8 +204,8 @@ def fit(x, y, w, rows, cols, coef):
                 first = False
         if drop >= 0:
             sel[drop] = False
-            icpt = _regress(sel, cols, mean, sd, ymean, ss, sb, trial)
-            cur = _sse(x, y, rows, cols, sel, trial, icpt) / full * (n - kk) + 2.0 * cur_k
+            icpt = _regress(sel, mean, sd, ymean, ss, sb, trial)
+            cur = _sse(x, y, sel, trial, icpt) / full * (n - kk) + 2.0 * cur_k
             if cur < akaike:
                 improved = True
                 akaike = cur

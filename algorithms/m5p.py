@@ -489,38 +489,14 @@ def tested_below(nodes, p):
 # ------------------------------------------------------------------ models, pruning
 
 @njit(cache=True, error_model="numpy")
-def _predict_rows(x, rows, coef, intercept, out):
-    p = len(coef)
-    for i in range(len(rows)):
-        r = rows[i]
-        s = 0.0
-        for j in range(p):
-            if coef[j] != 0.0:
-                s += coef[j] * x[j, r]
-        out[i] = s + intercept
-
-
-@njit(cache=True, error_model="numpy")
-def _rmse(pred, y, w, rows):
+def _rmse(pred, y, w):
     s = 0.0
     sw = 0.0
-    for i in range(len(rows)):
-        r = rows[i]
-        d = pred[i] - y[r]
-        s += w[r] * (d * d)
-        sw += w[r]
+    for i in range(len(y)):
+        d = pred[i] - y[i]
+        s += w[i] * (d * d)
+        sw += w[i]
     return math.sqrt(s / sw)
-
-
-@njit(cache=True, error_model="numpy")
-def _fit_node(x, y, w, node_rows, tested, coef):
-    cols = np.nonzero(tested)[0]
-    sub = np.zeros(len(cols))
-    intercept = linear.fit(x, y, w, node_rows, cols, sub)
-    coef[:] = 0.0
-    for c in range(len(cols)):
-        coef[cols[c]] = sub[c]
-    return intercept
 
 
 @njit(cache=True, error_model="numpy")
@@ -534,19 +510,36 @@ def _factor(n, v):
 def _fit_one(x, y, w, nodes, rows, tested, global_sd, prune, constant, u, coef, intercept,
              rms, params, leaf, pred):
     """Fit node ``u``'s model and, when pruning, decide whether it replaces the
-    subtree (whose rows' predictions ``pred`` holds)."""
-    p = x.shape[0]
+    subtree (whose rows' predictions ``pred`` holds). The node's rows are gathered
+    once into a contiguous block, in the order the sums run."""
     m = nodes[u, COUNT]
     node_rows = rows[nodes[u, ROWS]:nodes[u, ROWS] + m]
-    use = np.zeros(p, np.bool_) if (leaf[u] or constant) else tested[u]
-    intercept[u] = _fit_node(x, y, w, node_rows, use, coef[u])
-    out = np.empty(m)
-    _predict_rows(x, node_rows, coef[u], intercept[u], out)
-    rms_model = _rmse(out, y, w, node_rows)
+    cols = np.nonzero(tested[u])[0] if not (leaf[u] or constant) else np.zeros(0, np.int64)
+    k = len(cols)
+    xb = np.empty((m, k))
+    yb = np.empty(m)
+    wb = np.empty(m)
+    for i in range(m):
+        r = node_rows[i]
+        yb[i] = y[r]
+        wb[i] = w[r]
+        for c in range(k):
+            xb[i, c] = x[cols[c], r]
+    sub = np.zeros(k)
+    intercept[u] = linear.fit(xb, yb, wb, sub)
     nz = 0
-    for j in range(p):
-        if coef[u, j] != 0.0:
+    for c in range(k):
+        coef[u, cols[c]] = sub[c]
+        if sub[c] != 0.0:
             nz += 1
+    out = np.empty(m)
+    for i in range(m):  # the model's prediction: terms in attribute order
+        s = 0.0
+        for c in range(k):
+            if sub[c] != 0.0:
+                s += sub[c] * xb[i, c]
+        out[i] = s + intercept[u]
+    rms_model = _rmse(out, yb, wb)
     if leaf[u]:
         params[u] = 1
         rms[u] = rms_model
@@ -554,10 +547,10 @@ def _fit_one(x, y, w, nodes, rows, tested, global_sd, prune, constant, u, coef, 
         rms[u] = rms_model
         return
     else:
-        sub = np.empty(m)
+        held = np.empty(m)
         for i in range(m):
-            sub[i] = pred[node_rows[i]]
-        rms_sub = _rmse(sub, y, w, node_rows)
+            held[i] = pred[node_rows[i]]
+        rms_sub = _rmse(held, yb, wb)
         sub_params = params[nodes[u, LEFT]] + params[nodes[u, RIGHT]] + 1
         adj_model = rms_model * _factor(m, nz + 1)
         adj_sub = rms_sub * _factor(m, sub_params)
