@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import njit
 
 __all__ = [
     "Evaluation",
@@ -84,23 +85,35 @@ class JavaRandom:
 def randomize(order: np.ndarray, rng: JavaRandom) -> np.ndarray:
     """``Instances.randomize``: swap each position from the last down to 1 with
     ``nextInt(position + 1)``. Returns the shuffled copy of ``order``."""
-    rows = np.asarray(order).tolist()
-    seed = rng.seed
+    rows = np.array(order, dtype=np.int64)
+    rng.seed = int(_randomize(rows, np.uint64(rng.seed)))
+    return rows
+
+
+@njit(cache=True)
+def _randomize(rows, seed):
+    """The shuffle on the generator state ``seed`` (48 bits; products wrap modulo
+    2^64, which keeps the low 48 bits exact). Returns the new state."""
+    mult = np.uint64(_MULTIPLIER)
+    add = np.uint64(_ADDEND)
+    mask = np.uint64(_MASK)
+    shift = np.uint64(17)
     for j in range(len(rows) - 1, 0, -1):
         bound = j + 1
         if bound & j == 0:  # a power of two
-            seed = (seed * _MULTIPLIER + _ADDEND) & _MASK
-            k = (bound * (seed >> 17)) >> 31
+            seed = (seed * mult + add) & mask
+            k = (bound * np.int64(seed >> shift)) >> 31
         else:
             while True:
-                seed = (seed * _MULTIPLIER + _ADDEND) & _MASK
-                bits = seed >> 17
+                seed = (seed * mult + add) & mask
+                bits = np.int64(seed >> shift)
                 k = bits % bound
                 if bits - k + j < _INT_LIMIT:
                     break
-        rows[j], rows[k] = rows[k], rows[j]
-    rng.seed = seed
-    return np.array(rows, dtype=np.int64)
+        t = rows[j]
+        rows[j] = rows[k]
+        rows[k] = t
+    return seed
 
 
 def _swap_partition(rows: np.ndarray, match: np.ndarray) -> np.ndarray:
