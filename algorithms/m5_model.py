@@ -340,15 +340,15 @@ class M5RulesModel(_Numeric):
 # ------------------------------------------------------------------ fitting
 
 def _prepare(data, target):
-    """(attributes, columns, y, weights, filters, coded matrix in shuffled order) of
-    the rows with a target value."""
+    """(attributes, filters, coded matrix, target, weights) of the rows with a
+    target value."""
     y = data.columns[target]
     keep = ~np.isnan(y)
+    every = keep.all()
     attributes = [a for i, a in enumerate(data.attributes) if i != target]
-    columns = [c[keep] for i, c in enumerate(data.columns) if i != target]
-    y, w = y[keep], data.weights[keep]
-    filters = Filters.fit(attributes, columns, y, w)
-    x = filters.apply(columns, len(y))
+    columns = [c if every else c[keep] for i, c in enumerate(data.columns) if i != target]
+    y, w = (y, data.weights) if every else (y[keep], data.weights[keep])
+    filters, x = Filters.fit(attributes, columns, y, w)
     return attributes, filters, x, y, w
 
 

@@ -143,40 +143,45 @@ class Filters:
 
     @classmethod
     def fit(cls, attributes, columns, y, w):
+        """(the filters fitted on ``columns``, one per attribute, with target ``y``
+        and weights ``w``; those columns coded)."""
         nominal = np.array([a.nominal for a in attributes], np.bool_)
         n_values = np.array([len(a.values) for a in attributes], np.int64)
-        x = np.array(columns, np.float64).reshape(len(attributes), len(y))
-        fill = _fill_values(x, w, nominal, n_values)
+        raw = _stack(columns, len(y))
+        fill = _fill_values(raw, w, nominal, n_values)
         ranks = []
         for j, a in enumerate(attributes):
             if not a.nominal:
                 ranks.append(None)
                 continue
-            codes = np.where(np.isnan(x[j]), fill[j], x[j])
+            codes = np.where(np.isnan(raw[j]), fill[j], raw[j])
             order = weka_order(_value_means(codes, y, w, len(a.values)))
             rank = np.empty(len(a.values), np.int64)
             rank[order] = np.arange(len(a.values))
             ranks.append(rank)
         coded = [(j, r) for j, a in enumerate(attributes)
                  for r in (range(1, len(a.values)) if a.nominal else (0,))]
-        out = cls(attributes, fill, ranks, coded)
-        matrix = out.apply(columns, len(y))
-        keep = [c for c in range(len(coded)) if _varies(matrix[c])]
-        return cls(attributes, fill, ranks, [coded[c] for c in keep])
+        every = cls(attributes, fill, ranks, coded)
+        x = every._code(raw)
+        keep = np.array([c for c in range(len(coded)) if _varies(x[c])], np.int64)
+        return cls(attributes, fill, ranks, [coded[c] for c in keep]), \
+            np.ascontiguousarray(x[keep])
 
     def apply(self, columns, n):
         """The coded attribute-major matrix of raw ``columns`` (one per attribute)."""
-        x = np.empty((len(self.columns), n))
-        cache = {}
-        for c, (a, r) in enumerate(self.columns):
-            if a not in cache:
-                v = np.asarray(columns[a], np.float64)
-                v = np.where(np.isnan(v), self.fill[a], v)
-                if self.ranks[a] is not None:
-                    v = np.asarray(self.ranks[a], np.float64)[v.astype(np.int64)]
-                cache[a] = v
-            x[c] = cache[a] if r == 0 else (cache[a] >= r)
-        return x
+        return self._code(_stack(columns, n))
+
+    def _code(self, raw):
+        width = max([len(r) for r in self.ranks if r is not None], default=1)
+        ranks = np.full((len(self.attributes), width), -1, np.int64)
+        for a, r in enumerate(self.ranks):
+            if r is not None:
+                ranks[a, :len(r)] = r
+        src = np.array([a for a, _ in self.columns], np.int64)
+        level = np.array([r for _, r in self.columns], np.int64)
+        out = np.empty((len(self.columns), raw.shape[1]))
+        _code(raw, np.array(self.fill, np.float64), ranks, src, level, out)
+        return out
 
     def to_json(self):
         return {"fill": self.fill, "ranks": self.ranks, "columns": self.columns}
@@ -188,6 +193,30 @@ class Filters:
 
 def _varies(col):
     return len(col) > 0 and bool((col != col[0]).any())
+
+
+def _stack(columns, n):
+    raw = np.empty((len(columns), n))
+    for j, c in enumerate(columns):
+        raw[j] = c
+    return raw
+
+
+@njit(cache=True, parallel=True)
+def _code(raw, fill, ranks, src, level, out):
+    """Coded column c: attribute src[c] with missing values filled, itself
+    (level 0) or 1.0 where its value ranks at or above level[c]."""
+    for c in prange(len(src)):
+        a = src[c]
+        r = level[c]
+        for i in range(raw.shape[1]):
+            v = raw[a, i]
+            if np.isnan(v):
+                v = fill[a]
+            if r == 0:
+                out[c, i] = v
+            else:
+                out[c, i] = 1.0 if ranks[a, int(v)] >= r else 0.0
 
 
 # ------------------------------------------------------------------ growing
