@@ -195,24 +195,23 @@ class M5Model(_Numeric):
         number = {u: k + 1 for k, u in enumerate(self.leaves)}
         gsd = t["global_sd"][0]
         lines = []
-
-        def dump(u, level):
+        stack = [(0, 0, None)]  # (node, depth, the line to print before it)
+        while stack:
+            u, level, before = stack.pop()
+            if before is not None:
+                lines.append(before)
             if t["attr"][u] < 0:
                 label = (f"({t['count'][u]}/"
                          f"{double_to_string(100.0 * t['rms'][u] / gsd, 3)}%)"
                          if gsd > 0 else f"({t['count'][u]})")
                 lines.append(f"LM{number[u]} {label}\n")
-                return
+                continue
             name, bar = names[t["attr"][u]], "|   " * level
             v = double_to_string(t["split"][u], 3)
             tests = ((" false : ", " true : ") if name.startswith("[")
                      else (" <= " + v + " : ", " >  " + v + " : "))
-            lines.append("\n" + bar + name + tests[0])
-            dump(t["left"][u], level + 1)
-            lines.append(bar + name + tests[1])
-            dump(t["right"][u], level + 1)
-
-        stack_safe_dump(dump)
+            stack.append((t["right"][u], level + 1, bar + name + tests[1]))
+            stack.append((t["left"][u], level + 1, "\n" + bar + name + tests[0]))
         head = self.header("tree:\n")
         if self.options["smoothed"]:
             head += "(using smoothed linear models)\n"
@@ -257,17 +256,6 @@ def _dense(models, p):
         for j, c in m.terms:
             out[k, j] = c
     return out
-
-
-def stack_safe_dump(fn):
-    """Run a recursive printer from the root (trees can be deep)."""
-    import sys
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, 100_000))
-    try:
-        fn(0, 0)
-    finally:
-        sys.setrecursionlimit(limit)
 
 
 @learner
