@@ -26,8 +26,8 @@ For each data set and option set (``TAGS``):
   for every row in file order, as a JSON list of numbers written with Java's
   ``Double.toString`` (reads back to the same double).
 
-and for M5Rules with the default options: ``m5rules__<data>__default.txt`` and
-``m5rules__<data>__default.pred.json`` in the same way.
+and for M5Rules with the default options and -R, -N, -U: ``m5rules__<data>__<tag>.txt`` and
+``m5rules__<data>__<tag>.pred.json`` in the same way.
 """
 
 import random
@@ -50,7 +50,7 @@ TAGS = {
     "U": ["-U"],
     "M10": ["-M", "10"],
 }
-RULES_TAGS = {"default": []}
+RULES_TAGS = {"default": [], "R": ["-R"], "N": ["-N"], "U": ["-U"]}
 DATASETS = ["cpu", "cpu.missing", "regression.nominal", "cpu.missing-weighted"]
 
 PRED = r"""
