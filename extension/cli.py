@@ -84,6 +84,21 @@ DEMO = [
      "round(root_mean_squared_error, 4) AS rmse, round(relative_absolute_error, 4) AS rae, "
      "round(root_relative_squared_error, 4) AS rrse, instances "
      "FROM cross_validate('m5p', 'cpu', 'class')"),
+    ("EM clustering (section 6.8): a two-cluster mixture of the numeric weather data",
+     "SELECT cluster, round(prior, 3) AS prior, attribute, value, round(mean, 3) AS mean, "
+     "round(std_dev, 3) AS std_dev, round(probability, 3) AS probability "
+     "FROM em('weather_numeric', k := 2)"),
+    ("The number of clusters chosen by ten-fold cross-validated log-likelihood",
+     "SELECT DISTINCT num_clusters, round(log_likelihood, 4) AS log_likelihood "
+     "FROM em('cpu')"),
+    ("Cluster memberships and log densities in plain SQL",
+     "SELECT outlook, temperature, humidity, windy, play, predict(m.model, w) AS cluster, "
+     "round(predict_proba(m.model, w)['0'], 4) AS p0, "
+     "round(log_likelihood(m.model, w), 4) AS log_density FROM weather_numeric w, "
+     "(SELECT em_fit(t, k := 2) AS model FROM weather_numeric t) m LIMIT 6"),
+    ("k-means (k-means++ seeding): the centres and the within-cluster squared error",
+     "SELECT cluster, size, attribute, round(value, 2) AS value, label, "
+     "round(sse, 4) AS sse FROM kmeans('weather_numeric', 2)"),
 ]
 
 

@@ -8,6 +8,10 @@ _dm_predict(model.id, CASE WHEN _dm_model_needed(model.id) THEN model END, r);
 CREATE OR REPLACE TEMP MACRO predict_value(model, r) AS
 _dm_predict_value(model.id, CASE WHEN _dm_model_needed(model.id) THEN model END, r);
 
+-- A density model's log density of the row (em).
+CREATE OR REPLACE TEMP MACRO log_likelihood(model, r) AS
+_dm_log_likelihood(model.id, CASE WHEN _dm_model_needed(model.id) THEN model END, r);
+
 CREATE OR REPLACE TEMP MACRO predict_proba(model, r) AS
 _dm_predict_proba(model.id, CASE WHEN _dm_model_needed(model.id) THEN model END, r);
 

@@ -73,6 +73,18 @@ def model_list(fn, arg):
     return [None if v is None else model_of(fn, v) for v in scalars(arg)]
 
 
+def model_rows(fn, learner, models_, kind, extra=None):
+    """A list of ``kind`` structs per model value: its ``rows()``, each with the
+    fields ``extra(model)`` adds; a model of another learner is refused."""
+    out = []
+    for m in model_list(fn, models_):
+        if m is not None and m.learner != learner:
+            raise ValueError(f"{fn}: expected a {learner} model, got a {m.learner} model")
+        more = {} if m is None or extra is None else extra(m)
+        out.append(None if m is None else [{**r, **more} for r in m.rows()])
+    return pa.array(out, pa.list_(kind))
+
+
 @udf("_dm_model_needed", None, "BOOLEAN", side_effects=True)
 def model_needed(ids):
     """True at the first row of each model id in the chunk that is not cached."""
@@ -110,16 +122,20 @@ def _classifier(fn, model):
     return model
 
 
-def _scored(fn, ids, bodies, rows):
-    """(model, row indices or None for all, its output) per model: class
-    probabilities from a classifier, numbers (NaN for none) from a numeric model."""
+def _output(model):
+    """What scoring gives: class probabilities from a classifier (or clusterer),
+    numbers (NaN for none) from a numeric model."""
+    return model.proba if hasattr(model, "classes") else model.predict
+
+
+def _scored(fn, ids, bodies, rows, output=_output):
+    """(model, row indices or None for all, ``output(model)`` of its rows) per
+    model."""
     rows = column(rows)
     for model, at in _groups(fn, ids, bodies):
         part = rows if at is None else rows.take(pa.array(at))
         cols = encode(part, [model.attributes[i] for i in model.used], fn)
-        out = model.proba(cols, len(part)) if hasattr(model, "classes") else \
-            model.predict(cols, len(part))
-        yield model, at, out
+        yield model, at, output(model)(cols, len(part))
 
 
 def _proba_groups(fn, ids, bodies, rows):
@@ -156,6 +172,21 @@ def predict_value(ids, bodies, rows):
         if hasattr(model, "classes"):
             raise ValueError(f"predict_value: the {model.learner} model predicts "
                              "classes, not a number (use predict)")
+        out[slice(None) if at is None else at] = result
+    return pa.array(out, pa.float64(), mask=np.isnan(out))
+
+
+@udf("_dm_log_likelihood", None, "DOUBLE")
+def log_likelihood(ids, bodies, rows):
+    """The log density of each row under a density model."""
+    def density(model):
+        if not hasattr(model, "log_density"):
+            raise ValueError(f"log_likelihood: the {model.learner} model has no "
+                             "likelihood (it is not a density model, as em is)")
+        return model.log_density
+
+    out = np.full(len(ids), np.nan)
+    for _, at, result in _scored("log_likelihood", ids, bodies, rows, density):
         out[slice(None) if at is None else at] = result
     return pa.array(out, pa.float64(), mask=np.isnan(out))
 

@@ -1,0 +1,608 @@
+"""Expectation maximisation for a mixture of independent attributes (a normal
+distribution per numeric attribute, a Laplace-corrected discrete one per nominal
+attribute), as the reference's EM builds it (3.6.14).
+
+The fit works on the missing-free matrix of ``kmeans.replace_missing`` (a missing
+value counts as the training mean or mode, in training and in prediction):
+
+* initialisation (``initialise``): ten k-means runs (``kmeans.run``, the
+  reference's random seeding) with seeds ``nextInt()`` of the shared generator,
+  the first with the smallest squared error wins. Its centroids are the means,
+  its members' standard deviations (raised to the attribute's standard deviation
+  over all rows, then to ``min_stddev``, when below ``min_stddev``) the standard
+  deviations, its member counts plus one the nominal counts and its cluster sizes
+  the priors;
+* ``iterate``: E and M steps until the mean log-likelihood per row improves by
+  less than 1e-6. A step that lowers it is undone (the model returns to the one
+  the last E step used), and the likelihood returned is that of the last E step.
+  The M step gives the weighted ML estimates; a standard deviation at or below
+  ``min_stddev`` is replaced by the attribute's sample standard deviation over the
+  rows (distinct values, unweighted), or ``min_stddev`` if that is no larger;
+* a step that fails (an empty cluster, a distribution that cannot be normalised)
+  restarts from a new initialisation with the next seed, and after more than five
+  restarts in a row with one cluster fewer;
+* ``k=-1`` picks the number of clusters by ten-fold cross-validated
+  log-likelihood, trying 1, 2, ... until the mean over the folds stops rising.
+
+E and M steps are numba kernels parallel over fixed chunks of ``kmeans.CHUNK``
+rows: per-chunk partial sums, added in chunk order (the first chunk starting from
+the sum's initial value), so that results do not depend on the thread count and
+a table of at most one chunk is summed exactly as the reference sums it.
+Logarithms and exponentials are taken element by element with the C library's
+``exp``/``log``.
+"""
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit, prange
+
+from . import kmeans
+from .evaluation import JavaRandom, randomize, test_cv, train_cv
+
+MAX_VALUE = 1.7976931348623157e308
+NORM_CONST = math.log(math.sqrt(2 * math.pi))
+OK, CLUSTER_EMPTY, NOT_NORMALISABLE = 0, 1, 2
+FAILURES = {CLUSTER_EMPTY: "Cluster empty!", NOT_NORMALISABLE: "Can't normalize array"}
+
+
+class StepFailed(Exception):
+    pass
+
+
+@njit(cache=True)
+def full_sd(col):
+    """The sample standard deviation of the distinct non-missing values with
+    their multiplicities, ignoring weights: NaN without values, +inf for one."""
+    v = np.sort(col[~np.isnan(col)])
+    if len(v) == 0:
+        return np.nan
+    s = 0.0
+    ss = 0.0
+    c = 0.0
+    start = 0
+    for i in range(1, len(v) + 1):
+        if i == len(v) or v[i] != v[start]:
+            k = float(i - start)
+            x = v[start]
+            s += x * k
+            ss += x * x * k
+            c += k
+            start = i
+    if c <= 1:
+        return np.inf
+    var = (ss - s * s / c) / (c - 1)
+    return math.sqrt(0.0 if var < 0 else var)
+
+
+@njit(cache=True)
+def _full_sd_of(X, j, fsd, done):
+    if not done[j]:
+        fsd[j] = full_sd(X[:, j])
+        done[j] = True
+    return fsd[j]
+
+
+# ------------------------------------------------------------------ E step
+
+@njit(cache=True)
+def _tables(priors, sd, counts, total, nominal, nvals, offs):
+    """log prior, (2 sd) sd, log sd and log P(value) per cluster."""
+    K, p = sd.shape
+    logprior = np.empty(K)
+    denom = np.zeros((K, p))
+    logsd = np.zeros((K, p))
+    logp = np.zeros(counts.shape)
+    for c in range(K):
+        logprior[c] = _log(priors[c])
+        for j in range(p):
+            if nominal[j]:
+                for v in range(offs[j], offs[j] + nvals[j]):
+                    logp[c, v] = _log(0.0 if total[c, j] == 0 else counts[c, v] / total[c, j])
+            else:
+                denom[c, j] = 2 * sd[c, j] * sd[c, j]
+                logsd[c, j] = _log(sd[c, j])
+    return logprior, denom, logsd, logp
+
+
+@njit(cache=True, inline="always")
+def _log(x):
+    if x > 0:
+        return math.log(x)
+    return -np.inf if x == 0 else np.nan
+
+
+@njit(cache=True, inline="always")
+def _exp(x):
+    """exp, short-cutting the arguments whose result is exactly 0 or 1."""
+    if x == 0.0:
+        return 1.0
+    if x < -746.0:
+        return 0.0
+    return math.exp(x)
+
+
+@njit(cache=True)
+def _e_chunk(X, w, nominal, offs, mean, denom, logsd, logp, logprior, W, ld, update,
+             ch, chunk, ll_c, sw_c, bad_c):
+    n, p = X.shape
+    K = logprior.shape[0]
+    a = np.empty(K)
+    e = np.empty(K)
+    ll = 0.0
+    sw = 0.0
+    bad = False
+    mixed = nominal.any()
+    for i in range(ch * chunk, min(n, ch * chunk + chunk)):
+        for c in range(K):
+            acc = 0.0
+            if mixed:
+                for j in range(p):
+                    x = X[i, j]
+                    if nominal[j]:
+                        acc += logp[c, offs[j] + int(x)]
+                    else:
+                        d = x - mean[c, j]
+                        acc += -(d * d / denom[c, j]) - NORM_CONST - logsd[c, j]
+            else:  # all numeric: the same sum without the test
+                for j in range(p):
+                    d = X[i, j] - mean[c, j]
+                    acc += -(d * d / denom[c, j]) - NORM_CONST - logsd[c, j]
+            a[c] = acc + logprior[c]
+        m = a[0]
+        for c in range(1, K):
+            if a[c] > m:
+                m = a[c]
+        s = 0.0
+        for c in range(K):
+            e[c] = _exp(a[c] - m)
+            s += e[c]
+        lg = m + _log(s)
+        ll += w[i] * lg
+        sw += w[i]
+        if ld.shape[0] > 0:
+            ld[i] = lg
+        if update:
+            if np.isnan(s) or s == 0:
+                bad = True
+                for c in range(K):
+                    W[i, c] = np.nan
+            else:
+                for c in range(K):
+                    W[i, c] = e[c] / s
+    ll_c[ch] = ll
+    sw_c[ch] = sw
+    bad_c[ch] = bad
+
+
+@njit(cache=True, parallel=True)
+def _e_par(X, w, nominal, offs, mean, denom, logsd, logp, logprior, W, ld, update,
+           chunk, ll_c, sw_c, bad_c):
+    for ch in prange(len(ll_c)):
+        _e_chunk(X, w, nominal, offs, mean, denom, logsd, logp, logprior, W, ld, update,
+                 ch, chunk, ll_c, sw_c, bad_c)
+
+
+@njit(cache=True)
+def e_step(X, w, nominal, nvals, offs, priors, mean, sd, counts, total, W, ld, update,
+           chunk):
+    """(status, weighted mean log-density of the rows). With ``update`` the rows'
+    membership probabilities go to ``W``; with a non-empty ``ld`` the per-row log
+    densities go there."""
+    for c in range(priors.shape[0]):
+        if not priors[c] > 0:
+            return CLUSTER_EMPTY, 0.0
+    logprior, denom, logsd, logp = _tables(priors, sd, counts, total, nominal, nvals, offs)
+    n = X.shape[0]
+    nch = (n + chunk - 1) // chunk
+    ll_c = np.zeros(nch)
+    sw_c = np.zeros(nch)
+    bad_c = np.zeros(nch, np.bool_)
+    if nch > 1:
+        _e_par(X, w, nominal, offs, mean, denom, logsd, logp, logprior, W, ld, update,
+               chunk, ll_c, sw_c, bad_c)
+    else:
+        _e_chunk(X, w, nominal, offs, mean, denom, logsd, logp, logprior, W, ld, update,
+                 0, chunk, ll_c, sw_c, bad_c)
+    ll = 0.0
+    sw = 0.0
+    bad = False
+    for ch in range(nch):
+        ll += ll_c[ch]
+        sw += sw_c[ch]
+        bad = bad or bad_c[ch]
+    if update and bad:
+        return NOT_NORMALISABLE, 0.0
+    return OK, ll / sw
+
+
+# ------------------------------------------------------------------ M step
+
+@njit(cache=True)
+def _m_chunk(X, w, W, nominal, offs, nomidx, ch, chunk, pri, cnt, tot, S, SS):
+    n, p = X.shape
+    K = W.shape[1]
+    for i in range(ch * chunk, min(n, ch * chunk + chunk)):
+        wi = w[i]
+        for c in range(K):
+            pri[ch, c] += wi * W[i, c]
+        for j in range(p):
+            x = X[i, j]
+            if nominal[j]:
+                v = offs[j] + int(x)
+                t = nomidx[j]
+                for c in range(K):
+                    wc = wi * W[i, c]
+                    cnt[ch, v, c] += wc
+                    tot[ch, t, c] += wc
+            else:
+                xw = x * wi
+                xxw = (x * x) * wi
+                for c in range(K):
+                    S[ch, j, c] += xw * W[i, c]
+                    SS[ch, j, c] += xxw * W[i, c]
+
+
+@njit(cache=True, parallel=True)
+def _m_par(X, w, W, nominal, offs, nomidx, chunk, pri, cnt, tot, S, SS):
+    for ch in prange(pri.shape[0]):
+        _m_chunk(X, w, W, nominal, offs, nomidx, ch, chunk, pri, cnt, tot, S, SS)
+
+
+@njit(cache=True)
+def m_step(X, w, W, nominal, nvals, offs, nomidx, priors, mean, sd, counts, total,
+           min_sd, fsd, fsd_done, chunk):
+    """Re-estimate the model (in place) from the memberships ``W``; the status."""
+    n, p = X.shape
+    K = W.shape[1]
+    V = counts.shape[1]
+    pn = 0
+    for j in range(p):
+        if nominal[j]:
+            pn += 1
+    nch = (n + chunk - 1) // chunk
+    pri = np.zeros((nch, K))
+    cnt = np.zeros((nch, V, K))
+    tot = np.zeros((nch, max(pn, 1), K))
+    S = np.zeros((nch, p, K))
+    SS = np.zeros((nch, p, K))
+    for c in range(K):  # the Laplace start, in the first chunk
+        for j in range(p):
+            if nominal[j]:
+                tot[0, nomidx[j], c] = float(nvals[j])
+                for v in range(offs[j], offs[j] + nvals[j]):
+                    cnt[0, v, c] = 1.0
+    if nch > 1:
+        _m_par(X, w, W, nominal, offs, nomidx, chunk, pri, cnt, tot, S, SS)
+    else:
+        _m_chunk(X, w, W, nominal, offs, nomidx, 0, chunk, pri, cnt, tot, S, SS)
+    for ch in range(1, nch):
+        for c in range(K):
+            pri[0, c] += pri[ch, c]
+            for v in range(V):
+                cnt[0, v, c] += cnt[ch, v, c]
+            for t in range(pn):
+                tot[0, t, c] += tot[ch, t, c]
+            for j in range(p):
+                S[0, j, c] += S[ch, j, c]
+                SS[0, j, c] += SS[ch, j, c]
+    norm = 0.0
+    for c in range(K):
+        norm += pri[0, c]
+    if np.isnan(norm) or norm == 0:
+        return NOT_NORMALISABLE
+    for c in range(K):
+        priors[c] = pri[0, c] / norm
+        ws = pri[0, c]
+        for j in range(p):
+            if nominal[j]:
+                total[c, j] = tot[0, nomidx[j], c]
+                for v in range(offs[j], offs[j] + nvals[j]):
+                    counts[c, v] = cnt[0, v, c]
+                continue
+            if ws <= 0:
+                sd[c, j] = MAX_VALUE
+                mean[c, j] = min_sd
+                continue
+            s = S[0, j, c]
+            var = (SS[0, j, c] - s * s / ws) / ws
+            if var < 0:
+                var = 0.0
+            dev = math.sqrt(var)
+            if dev <= min_sd:
+                dev = _full_sd_of(X, j, fsd, fsd_done)
+                if dev <= min_sd:
+                    dev = min_sd
+            if dev <= 0:
+                dev = min_sd
+            if np.isinf(dev):
+                dev = min_sd
+            sd[c, j] = dev
+            mean[c, j] = s / ws
+    return OK
+
+
+@njit(cache=True)
+def iterate_kernel(X, w, W, nominal, nvals, offs, nomidx, priors, mean, sd, counts, total,
+                   llk, max_iter, min_sd, fsd, fsd_done, chunk, trace):
+    """The EM loop from the current model (updated in place).
+
+    Returns (status, log-likelihood, E steps done, whether the last step was
+    undone); the E values go to ``trace``. On a failure the likelihood is the
+    last one computed."""
+    p_pri = priors.copy()
+    p_mean = mean.copy()
+    p_sd = sd.copy()
+    p_cnt = counts.copy()
+    p_tot = total.copy()
+    none = np.empty(0)
+    steps = 0
+    for i in range(max_iter):
+        old = llk
+        status, new = e_step(X, w, nominal, nvals, offs, priors, mean, sd, counts, total,
+                             W, none, True, chunk)
+        if status != OK:
+            return status, llk, steps, False
+        llk = new
+        trace[steps] = llk
+        steps += 1
+        if i > 0 and llk - old < 1e-6:
+            if llk - old < 0:
+                priors[:] = p_pri
+                mean[:] = p_mean
+                sd[:] = p_sd
+                counts[:] = p_cnt
+                total[:] = p_tot
+                return OK, llk, steps, True
+            break
+        p_pri[:] = priors
+        p_mean[:] = mean
+        p_sd[:] = sd
+        p_cnt[:] = counts
+        p_tot[:] = total
+        status = m_step(X, w, W, nominal, nvals, offs, nomidx, priors, mean, sd, counts,
+                        total, min_sd, fsd, fsd_done, chunk)
+        if status != OK:
+            return status, llk, steps, False
+    return OK, llk, steps, False
+
+
+# ------------------------------------------------------------------ driving
+
+@dataclass
+class Params:
+    priors: np.ndarray  # (K,)
+    mean: np.ndarray  # (K, p), unused for nominal attributes
+    sd: np.ndarray  # (K, p)
+    counts: np.ndarray  # (K, V) the estimators' counts, Laplace ones included
+    total: np.ndarray  # (K, p) their sums (nominal attributes)
+
+    @property
+    def k(self):
+        return len(self.priors)
+
+    def arrays(self):
+        return self.priors, self.mean, self.sd, self.counts, self.total
+
+
+class Rows:
+    """A missing-free matrix with its weights and lazily computed per-attribute
+    standard deviations over all its rows."""
+
+    def __init__(self, X, w, layout):
+        self.X = np.ascontiguousarray(X)
+        self.w = np.ascontiguousarray(w, dtype=np.float64)
+        self.layout = layout
+        p = self.X.shape[1]
+        self.fsd = np.zeros(p)
+        self.fsd_done = np.zeros(p, np.bool_)
+        self._ranges = None
+
+    @property
+    def n(self):
+        return self.X.shape[0]
+
+    def ranges(self):
+        if self._ranges is None:
+            self._ranges = kmeans.ranges(self.X)
+        return self._ranges
+
+    def full_sd(self, j):
+        if not self.fsd_done[j]:
+            self.fsd[j] = full_sd(self.X[:, j])
+            self.fsd_done[j] = True
+        return self.fsd[j]
+
+    def select(self, idx):
+        return Rows(self.X[idx], self.w[idx], self.layout)
+
+
+def fresh_random(seed):
+    rr = JavaRandom(seed)
+    for _ in range(10):
+        rr.next_double()
+    return rr
+
+
+@dataclass
+class Init:
+    params: Params
+    seeds: list
+    sse: list
+    chosen: int
+
+
+def initialise(rows, k, rr, min_sd, chunk=kmeans.CHUNK):
+    """The model the EM loop starts from: the best of ten k-means runs."""
+    lay = rows.layout
+    lo, width = rows.ranges()
+    best, best_sse, chosen = None, MAX_VALUE, 0
+    seeds, sses = [], []
+    for r in range(10):
+        seed = rr.next_int()
+        run = kmeans.run(rows.X, rows.w, lay, k, seed, "random", 500, lo, width, chunk)
+        seeds.append(seed)
+        sses.append(run.sse)
+        if run.sse < best_sse or best is None and r == 9:
+            best, best_sse, chosen = run, run.sse, r
+    K = len(best.sizes)
+    p = rows.X.shape[1]
+    mean = np.zeros((K, p))
+    sd = np.zeros((K, p))
+    counts = np.zeros((K, lay.V))
+    total = np.zeros((K, p))
+    for c in range(K):
+        for j in range(p):
+            if lay.nominal[j]:
+                t = float(lay.nvals[j])
+                for v in range(lay.offs[j], lay.offs[j] + lay.nvals[j]):
+                    counts[c, v] = 1.0 + best.nominal_counts[c, v]
+                    t += float(best.nominal_counts[c, v])
+                total[c, j] = t
+                continue
+            mean[c, j] = best.centroids[c, j]
+            dev = best.std[c, j]
+            if dev < min_sd:
+                dev = rows.full_sd(j)
+                if math.isinf(dev):
+                    dev = min_sd
+                if dev < min_sd:
+                    dev = min_sd
+            if dev <= 0:
+                dev = min_sd
+            sd[c, j] = dev
+    sizes = best.sizes.astype(np.float64)
+    s = 0.0
+    for v in sizes:
+        s += v
+    return Init(Params(sizes / s, mean, sd, counts, total), seeds, sses, chosen)
+
+
+def nominal_index(layout):
+    out = np.zeros(len(layout.nominal), np.int64)
+    out[layout.nominal] = np.arange(int(layout.nominal.sum()))
+    return out
+
+
+@dataclass
+class Trained:
+    params: Params
+    loglik: float
+    steps: int  # E steps of the final, successful run
+    reverted: bool
+    trace: list
+    restarts: int
+    init: Init = None
+
+
+def iterate(rows, params, max_iter, min_sd, seed, full, init=None, chunk=kmeans.CHUNK):
+    """Run the EM loop on ``rows``; on a failure restart from a new
+    initialisation on ``full`` (all the training rows, as the reference does)."""
+    lay = rows.layout
+    nomidx = nominal_index(lay)
+    llk = 0.0
+    restarts = total_restarts = 0
+    trace = []
+    while True:
+        W = np.zeros((rows.n, params.k))
+        buf = np.empty(max_iter)
+        status, llk, steps, reverted = iterate_kernel(
+            rows.X, rows.w, W, lay.nominal, lay.nvals, lay.offs, nomidx, *params.arrays(),
+            llk, max_iter, min_sd, rows.fsd, rows.fsd_done, chunk, buf)
+        trace.extend(buf[:steps].tolist())
+        if status == OK:
+            return Trained(params, llk, steps, reverted, trace, total_restarts, init)
+        seed += 1
+        restarts += 1
+        total_restarts += 1
+        rr = JavaRandom(seed)
+        for _ in range(10):
+            rr.next_double()
+            rr.next_int()
+        k = params.k
+        if restarts > 5:
+            k -= 1
+            restarts = 0
+        if k < 1:
+            raise StepFailed(f"EM failed: {FAILURES[status]}")
+        init = initialise(full, k, rr, min_sd, chunk)
+        params = init.params
+
+
+def log_likelihood(rows, params, chunk=kmeans.CHUNK):
+    """Weighted mean log-density of ``rows`` under ``params`` (E without update)."""
+    lay = rows.layout
+    status, ll = e_step(rows.X, rows.w, lay.nominal, lay.nvals, lay.offs, *params.arrays(),
+                        np.zeros((0, params.k)), np.empty(0), False, chunk)
+    if status != OK:
+        raise StepFailed(FAILURES[status])
+    return ll
+
+
+def densities(X, layout, params, chunk=kmeans.CHUNK):
+    """(membership probabilities (n, K), log densities (n,)) of missing-free rows."""
+    n = X.shape[0]
+    W = np.empty((n, params.k))
+    ld = np.empty(n)
+    e_step(np.ascontiguousarray(X), np.ones(n), layout.nominal, layout.nvals, layout.offs,
+           *params.arrays(), W, ld, True, chunk)
+    return W, ld
+
+
+def choose_k(rows, max_iter, seed, min_sd, chunk=kmeans.CHUNK):
+    """(chosen number of clusters, per number tried: the fold log-likelihoods and
+    their mean), by ten-fold cross-validation."""
+    n = rows.n
+    folds = n if n < 10 else 10
+    best = -MAX_VALUE
+    k = 1
+    cv = []
+    while True:
+        cvr = JavaRandom(seed)
+        order = randomize(np.arange(n), cvr)
+        lls = []
+        for f in range(folds):
+            train = train_cv(order, folds, f, cvr)
+            if k > len(train):
+                return k - 1, cv
+            test = test_cv(order, folds, f)
+            rr = fresh_random(seed)
+            try:
+                tr = rows.select(train)
+                init = initialise(tr, k, rr, min_sd, chunk)
+                done = iterate(tr, init.params, max_iter, min_sd, seed, rows, chunk=chunk)
+                lls.append(log_likelihood(rows.select(test), done.params, chunk))
+            except StepFailed:
+                return k - 1, cv
+        mean = 0.0
+        for v in lls:
+            mean += v
+        mean /= folds
+        cv.append({"k": k, "folds": lls, "mean": mean})
+        if mean > best:
+            best = mean
+            k += 1
+        else:
+            return k - 1, cv
+
+
+@dataclass
+class Fit:
+    k: int
+    trained: Trained
+    cv: list = field(default=None)
+
+
+def fit(rows, k=-1, max_iter=100, seed=100, min_sd=1e-6, chunk=kmeans.CHUNK):
+    """EM on the missing-free ``rows``; ``k=-1`` chooses the number of clusters."""
+    cv = None
+    if k < 0:
+        if rows.n > 9:
+            k, cv = choose_k(rows, max_iter, seed, min_sd, chunk)
+        else:
+            k = 1
+    rr = fresh_random(seed)
+    init = initialise(rows, k, rr, min_sd, chunk)
+    trained = iterate(rows, init.params, max_iter, min_sd, seed, rows, init, chunk)
+    return Fit(trained.params.k, trained, cv)

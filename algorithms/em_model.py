@@ -1,0 +1,500 @@
+"""Clusterings as values: EM mixtures and k-means partitions. Both serialise to
+JSON, score rows with numba kernels (missing values count as the training mean or
+mode), print as the reference prints them, and list their parameters as rows.
+
+Cluster labels are the cluster numbers as text ("0", "1", ...), so the generic
+``predict`` gives a row's cluster: the most probable one for EM, the nearest
+centre for k-means.
+"""
+
+import math
+import numbers
+
+import numpy as np
+from numba import njit
+
+from . import em, kmeans
+from .dataset import Attribute
+from .javafmt import double_to_string, java_double
+from .kmeans import Layout
+from .models import learner
+
+_SPECIAL = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def _enc(a):
+    """Nested lists of JSON-safe numbers: non-finite floats become strings."""
+    a = np.asarray(a, dtype=np.float64)
+    if a.ndim == 0:
+        x = float(a)
+        if math.isfinite(x):
+            return x
+        return "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
+    return [_enc(v) for v in a]
+
+
+def _dec(v):
+    if isinstance(v, list):
+        return np.array([_dec(x) for x in v], dtype=np.float64) if v else np.zeros(0)
+    if isinstance(v, str):
+        return _SPECIAL[v]
+    return float(v)
+
+
+def _java_int(x):
+    if math.isnan(x):
+        return 0
+    return int(max(-2147483648.0, min(2147483647.0, x)))
+
+
+def _log10(x):
+    x = abs(x)
+    if x == 0:
+        return -math.inf
+    if math.isnan(x):
+        return math.nan
+    return math.log(x) / math.log(10.0)
+
+
+def _left(s, width):
+    return " " * max(width - len(s), 0) + s
+
+
+def _right(s, width):
+    return s + " " * max(width - len(s), 0)
+
+
+def _dts(x, places):
+    return double_to_string(float(x), places)
+
+
+class _Clustering:
+    """What both clusterers share: the attributes, the training means/modes that
+    replace missing values, and the matrix of rows to score."""
+
+    def __init__(self, attributes, fill, options, instances):
+        self.attributes = list(attributes)
+        self.layout = Layout.of(self.attributes)
+        self.fill = np.asarray(fill, dtype=np.float64)
+        self.options = dict(options)
+        self.instances = int(instances)
+        self.used = list(range(len(self.attributes)))
+
+    @property
+    def classes(self):
+        return tuple(str(c) for c in range(self.num_clusters))
+
+    def _base_json(self):
+        return {"attributes": [a.to_json() for a in self.attributes],
+                "fill": _enc(self.fill), "options": self.options,
+                "instances": self.instances}
+
+    @staticmethod
+    def _base_args(d):
+        return ([Attribute.from_json(a) for a in d["attributes"]], _dec(d["fill"]),
+                d["options"], d["instances"])
+
+    def matrix(self, columns, n):
+        """The missing-free (n, p) matrix of rows given as the ``used`` columns."""
+        p = len(self.attributes)
+        if len(columns) != p:
+            raise ValueError(f"expected {p} columns, got {len(columns)}")
+        X = np.empty((n, p))
+        for j, col in enumerate(columns):
+            X[:, j] = np.asarray(col, dtype=np.float64)
+        return kmeans.replace_missing(X, self.fill, self.layout.nominal, self.layout.nvals)
+
+
+@learner
+class EMModel(_Clustering):
+    """A finite mixture: per cluster a prior, and per attribute a normal
+    distribution (numeric) or Laplace-corrected value counts (nominal)."""
+
+    learner = "em"
+
+    def __init__(self, attributes, fill, options, instances, params, log_likelihood,
+                 iterations, reverted=False, cv=None):
+        super().__init__(attributes, fill, options, instances)
+        self.params = params
+        self.log_likelihood = float(log_likelihood)
+        self.iterations = int(iterations)
+        self.reverted = bool(reverted)
+        self.cv = cv
+
+    @property
+    def num_clusters(self):
+        return self.params.k
+
+    @property
+    def priors(self):
+        return self.params.priors
+
+    @property
+    def means(self):
+        """(K, p) cluster means of the numeric attributes (NaN for nominal ones)."""
+        return np.where(self.layout.nominal, np.nan, self.params.mean)
+
+    @property
+    def std_devs(self):
+        """(K, p) cluster standard deviations (NaN for nominal attributes)."""
+        return np.where(self.layout.nominal, np.nan, self.params.sd)
+
+    def value_counts(self, c, j):
+        """The estimator's counts (Laplace ones included) of nominal attribute
+        ``j``'s values in cluster ``c``."""
+        lay = self.layout
+        return self.params.counts[c, lay.offs[j]:lay.offs[j] + lay.nvals[j]].copy()
+
+    @property
+    def chosen_by_cv(self):
+        return self.options.get("k", -1) < 0
+
+    def proba(self, columns, n):
+        """(n, K) membership probabilities."""
+        return em.densities(self.matrix(columns, n), self.layout, self.params)[0]
+
+    def log_density(self, columns, n):
+        """(n,) log density of each row under the mixture."""
+        return em.densities(self.matrix(columns, n), self.layout, self.params)[1]
+
+    def to_json(self):
+        P = self.params
+        return {**self._base_json(), "priors": _enc(P.priors), "mean": _enc(P.mean),
+                "sd": _enc(P.sd), "counts": _enc(P.counts), "total": _enc(P.total),
+                "log_likelihood": _enc(self.log_likelihood), "iterations": self.iterations,
+                "reverted": self.reverted,
+                "cv": None if self.cv is None else [
+                    {"k": c["k"], "folds": _enc(c["folds"]), "mean": _enc(c["mean"])}
+                    for c in self.cv]}
+
+    @classmethod
+    def from_json(cls, d):
+        attributes, fill, options, instances = cls._base_args(d)
+        K = len(d["priors"])
+        p, V = len(attributes), Layout.of(attributes).V
+        params = em.Params(_dec(d["priors"]), _dec(d["mean"]).reshape(K, p),
+                           _dec(d["sd"]).reshape(K, p), _dec(d["counts"]).reshape(K, V),
+                           _dec(d["total"]).reshape(K, p))
+        cv = None if d["cv"] is None else [
+            {"k": c["k"], "folds": _dec(c["folds"]).tolist(), "mean": float(_dec(c["mean"]))}
+            for c in d["cv"]]
+        return cls(attributes, fill, options, instances, params,
+                   _dec(d["log_likelihood"]), d["iterations"], d["reverted"], cv)
+
+    def value_probabilities(self, c, j):
+        """P(value) of nominal attribute ``j`` in cluster ``c``."""
+        counts = self.value_counts(c, j)
+        total = self.params.total[c, j]
+        return counts / total if total != 0 else np.zeros(len(counts))
+
+    def rows(self):
+        """One dict per cluster and numeric attribute (mean, std. dev.) or nominal
+        value (count, probability)."""
+        P, lay = self.params, self.layout
+        out = []
+        for c in range(P.k):
+            for j, a in enumerate(self.attributes):
+                base = {"cluster": c, "prior": float(P.priors[c]), "attribute": a.name}
+                if a.nominal:
+                    probs = self.value_probabilities(c, j)
+                    for v, label in enumerate(a.values):
+                        out.append({**base, "value": label, "mean": None, "std_dev": None,
+                                    "count": float(P.counts[c, lay.offs[j] + v]),
+                                    "probability": float(probs[v])})
+                else:
+                    out.append({**base, "value": None, "mean": float(P.mean[c, j]),
+                                "std_dev": float(P.sd[c, j]), "count": None,
+                                "probability": None})
+        return out
+
+    def text(self):
+        P, lay, K = self.params, self.layout, self.params.k
+        attrs = self.attributes
+        head = "\nEM\n==\n"
+        if self.chosen_by_cv:
+            head += f"\nNumber of clusters selected by cross validation: {K}\n"
+        else:
+            head += f"\nNumber of clusters: {K}\n"
+        max_w = 0
+        max_aw = 0
+        for a in attrs:
+            max_aw = max(max_aw, len(a.name))
+            if a.nominal:
+                for v in a.values:
+                    max_aw = max(max_aw, len(v) + 2)
+        for c in range(K):
+            for j, a in enumerate(attrs):
+                if a.nominal:
+                    for v in range(lay.offs[j], lay.offs[j] + lay.nvals[j]):
+                        max_w = max(max_w, len(_dts(P.counts[c, v], 4)))
+                    max_w = max(max_w, len(_dts(P.total[c, j], 4)))
+                else:
+                    lm, ls = _log10(P.mean[c, j]), _log10(P.sd[c, j])
+                    t = lm if lm > ls else ls
+                    if t < 0:
+                        t = 1
+                    max_w = max(max_w, _java_int(t + 6.0))
+        max_aw = max(max_aw, len("Attribute")) + 2
+        cell = max_w + 1
+        out = [head, "\n\n", _left("Cluster", max_aw + max_w + 1), "\n",
+               _right("Attribute", max_aw)]
+        out += [_left(str(c), cell) for c in range(K)]
+        out += ["\n", " " * max_aw]
+        out += [_left("(" + _dts(P.priors[c], 2) + ")", cell) for c in range(K)]
+        out += ["\n", "=" * (max_aw + max_w * K + K + 1), "\n"]
+        for j, a in enumerate(attrs):
+            out.append(a.name + "\n")
+            if a.nominal:
+                for v, label in enumerate(a.values):
+                    out.append(_right("  " + label, max_aw + 1))
+                    out += [_left(_dts(P.counts[c, lay.offs[j] + v], 4), cell)
+                            for c in range(K)]
+                    out.append("\n")
+                out.append(_right("  [total]", max_aw + 1))
+                out += [_left(_dts(P.total[c, j], 4), cell) for c in range(K)]
+                out.append("\n")
+            else:
+                for label, row in (("  mean", P.mean[:, j]), ("  std. dev.", P.sd[:, j])):
+                    out.append(_right(label, max_aw + 1))
+                    out += [_left(_dts(row[c], 4), cell) for c in range(K)]
+                    out.append("\n")
+                out.append("\n")
+        return "".join(out)
+
+
+@learner
+class KMeansModel(_Clustering):
+    """Cluster centres (numeric means, nominal modes) with the training ranges
+    that scale distances."""
+
+    learner = "kmeans"
+
+    def __init__(self, attributes, fill, options, instances, lo, width, full, centroids,
+                 sizes, sse, squared_errors, iterations):
+        super().__init__(attributes, fill, options, instances)
+        self.lo = np.asarray(lo, dtype=np.float64)
+        self.width = np.asarray(width, dtype=np.float64)
+        self.full = np.asarray(full, dtype=np.float64)
+        self.centroids = np.asarray(centroids, dtype=np.float64).reshape(-1, len(attributes))
+        self.sizes = [int(s) for s in sizes]
+        self.sse = float(sse)
+        self.squared_errors = np.asarray(squared_errors, dtype=np.float64)
+        self.iterations = int(iterations)
+
+    @property
+    def num_clusters(self):
+        return len(self.centroids)
+
+    def assign(self, columns, n):
+        """The nearest centre of each row."""
+        return kmeans.nearest(self.matrix(columns, n), self.layout.nominal, self.lo,
+                              self.width, self.centroids, kmeans.CHUNK)
+
+    def proba(self, columns, n):
+        """(n, K) one-hot rows: 1 for the nearest centre."""
+        out = np.zeros((n, self.num_clusters))
+        out[np.arange(n), self.assign(columns, n)] = 1.0
+        return out
+
+    def log_density(self, columns, n):
+        raise ValueError("k-means has no likelihood (it is not a density model; use em)")
+
+    def to_json(self):
+        return {**self._base_json(), "lo": _enc(self.lo), "width": _enc(self.width),
+                "full": _enc(self.full), "centroids": _enc(self.centroids),
+                "sizes": self.sizes, "sse": _enc(self.sse),
+                "squared_errors": _enc(self.squared_errors), "iterations": self.iterations}
+
+    @classmethod
+    def from_json(cls, d):
+        return cls(*cls._base_args(d), _dec(d["lo"]), _dec(d["width"]), _dec(d["full"]),
+                   _dec(d["centroids"]), d["sizes"], _dec(d["sse"]),
+                   _dec(d["squared_errors"]), d["iterations"])
+
+    def value_text(self, j, x):
+        a = self.attributes[j]
+        if math.isnan(x):
+            return "missing"
+        return a.values[int(x)] if a.nominal else _dts(x, 4)
+
+    def rows(self):
+        """One dict per cluster and attribute: the centre's value (a number, or the
+        nominal label)."""
+        out = []
+        for c in range(self.num_clusters):
+            for j, a in enumerate(self.attributes):
+                x = float(self.centroids[c, j])
+                out.append({"cluster": c, "size": self.sizes[c], "attribute": a.name,
+                            "value": None if a.nominal or math.isnan(x) else x,
+                            "label": (a.values[int(x)] if a.nominal and not math.isnan(x)
+                                      else None)})
+        return out
+
+    def text(self):
+        attrs, C, K = self.attributes, self.centroids, self.num_clusters
+        max_w = 0
+        max_aw = 0
+        for c in range(K):
+            for j, a in enumerate(attrs):
+                max_aw = max(max_aw, len(a.name))
+                if not a.nominal:
+                    t = _log10(C[c, j])
+                    if t < 0:
+                        t = 1
+                    max_w = max(max_w, _java_int(t + 6.0))
+        for j, a in enumerate(attrs):
+            if a.nominal:
+                for c in range(K):
+                    max_w = max(max_w, len(self.value_text(j, C[c, j])))
+                for v in a.values:
+                    max_aw = max(max_aw, len(v) + 1)
+        for s in self.sizes:
+            max_w = max(max_w, len(f"({s})"))
+        max_aw = max(max_aw + 2, len("Attribute") + 2)
+        if max_w < len("Full Data"):
+            max_w = len("Full Data") + 1
+        if max_w < len("missing"):
+            max_w = len("missing") + 1
+        cell = max_w + 1
+        out = ["\nkMeans\n======\n", f"\nNumber of iterations: {self.iterations}\n",
+               "Within cluster sum of squared errors: " + java_double(self.sse),
+               "\nMissing values globally replaced with mean/mode", "\n\nCluster centroids:\n",
+               _left("Cluster#", max_aw + max_w * 2 + 2), "\n",
+               _right("Attribute", max_aw), _left("Full Data", cell)]
+        out += [_left(str(c), cell) for c in range(K)]
+        out += ["\n", _left(f"({self.instances})", max_aw + max_w + 1)]
+        out += [_left(f"({s})", cell) for s in self.sizes]
+        out += ["\n", "=" * (max_aw + max_w * (K + 1) + K + 1), "\n"]
+        for j, a in enumerate(attrs):
+            out.append(_right(a.name, max_aw))
+            out.append(_left(self.value_text(j, self.full[j]), cell))
+            out += [_left(self.value_text(j, C[c, j]), cell) for c in range(K)]
+            out.append("\n")
+        out.append("\n\n")
+        return "".join(out)
+
+
+# ------------------------------------------------------------------ fitting
+
+@njit(cache=True)
+def _distinct_at_least(X, k):
+    """Whether ``X`` has at least ``k`` distinct rows (stops once it has seen k)."""
+    n, p = X.shape
+    seen = np.empty(k, np.int64)
+    m = 0
+    for i in range(n):
+        fresh = True
+        for t in range(m):
+            q = seen[t]
+            same = True
+            for a in range(p):
+                if X[i, a] != X[q, a]:
+                    same = False
+                    break
+            if same:
+                fresh = False
+                break
+        if fresh:
+            seen[m] = i
+            m += 1
+            if m == k:
+                return True
+    return False
+
+
+def _integer(name, value, minimum):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be an integer, not {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, not {value}")
+    return int(value)
+
+
+def _prepare(data, exclude):
+    """(attributes, raw matrix, weights) of the clustered attributes."""
+    if isinstance(exclude, str):
+        exclude = (exclude,)
+    names = [a.name for a in data.attributes]
+    for e in exclude:
+        if e not in names:
+            raise ValueError(f"exclude: there is no attribute named {e!r}")
+    keep = [j for j, a in enumerate(data.attributes) if a.name not in set(exclude)]
+    if not keep:
+        raise ValueError("no attributes left to cluster (exclude removed them all)")
+    if data.n == 0:
+        raise ValueError("no rows to cluster")
+    attributes = [data.attributes[j] for j in keep]
+    X = np.empty((data.n, len(keep)))
+    for t, j in enumerate(keep):
+        a = data.attributes[j]
+        if a.kind not in ("numeric", "nominal"):
+            raise ValueError(f"attribute {a.name!r} is {a.kind}; only numeric and "
+                             "nominal attributes can be clustered")
+        X[:, t] = np.asarray(data.columns[j], dtype=np.float64)
+        if np.isnan(X[:, t]).all():
+            raise ValueError(f"attribute {a.name!r} has only missing values")
+    w = np.ascontiguousarray(data.weights, dtype=np.float64)
+    return attributes, X, w
+
+
+def _replaced(attributes, X, w):
+    lay = Layout.of(attributes)
+    fill = kmeans.fill_values(X, w, lay.nominal, lay.nvals)
+    return lay, fill, kmeans.replace_missing(X, fill, lay.nominal, lay.nvals)
+
+
+def _check_k(k, Xr):
+    if k > Xr.shape[0] or not _distinct_at_least(Xr, k):
+        raise ValueError(f"k = {k} is larger than the number of distinct rows")
+
+
+def fit_em(data, k=-1, max_iterations=100, seed=100, min_stddev=1e-6, exclude=()):
+    """An EMModel of ``data`` (a Dataset). ``k=-1`` chooses the number of clusters
+    by ten-fold cross-validated log-likelihood."""
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k == 0 or k < -1:
+        raise ValueError(f"k must be a positive number of clusters, or -1 to choose it "
+                         f"by cross-validation, not {k!r}")
+    max_iterations = _integer("max_iterations", max_iterations, 1)
+    seed = _integer("seed", seed, -(1 << 63))
+    if isinstance(min_stddev, bool) or not isinstance(min_stddev, numbers.Real) \
+            or not min_stddev > 0 or not math.isfinite(min_stddev):
+        raise ValueError(f"min_stddev must be a positive number, not {min_stddev!r}")
+    attributes, X, w = _prepare(data, exclude)
+    lay, fill, Xr = _replaced(attributes, X, w)
+    if k > 0:
+        _check_k(int(k), Xr)
+    try:
+        fitted = em.fit(em.Rows(Xr, w, lay), int(k), max_iterations, seed, float(min_stddev))
+    except em.StepFailed as err:
+        raise ValueError(str(err)) from None
+    t = fitted.trained
+    options = {"k": int(k), "max_iterations": max_iterations, "seed": seed,
+               "min_stddev": float(min_stddev)}
+    return EMModel(attributes, fill, options, data.n, t.params, t.loglik, t.steps,
+                   t.reverted, fitted.cv)
+
+
+def fit_kmeans(data, k, seed=10, init="k-means++", max_iterations=500, exclude=()):
+    """A KMeansModel of ``data`` (a Dataset) with ``k`` clusters. ``init='random'``
+    is the reference's seeding (with java.util.Random(seed)); 'k-means++' draws
+    from numpy's default_rng(seed)."""
+    k = _integer("k", k, 1)
+    max_iterations = _integer("max_iterations", max_iterations, 1)
+    seed = _integer("seed", seed, -(1 << 63))
+    if init not in kmeans.INITS:
+        raise ValueError(f"init must be one of {', '.join(map(repr, kmeans.INITS))}, "
+                         f"not {init!r}")
+    if init == "k-means++" and seed < 0:
+        raise ValueError(f"seed must be at least 0 with init='k-means++', not {seed}")
+    attributes, X, w = _prepare(data, exclude)
+    lay, fill, Xr = _replaced(attributes, X, w)
+    _check_k(k, Xr)
+    full = kmeans.mean_or_mode(Xr, w, lay.nominal, lay.nvals)
+    lo, width = kmeans.ranges(Xr)
+    run = kmeans.run(Xr, w, lay, k, seed, init, max_iterations, lo, width)
+    options = {"k": k, "seed": seed, "init": init, "max_iterations": max_iterations}
+    return KMeansModel(attributes, fill, options, data.n, lo, width, full, run.centroids,
+                       run.sizes, run.sse, run.squared_errors, run.iterations)
+
+
+__all__ = ["EMModel", "KMeansModel", "fit_em", "fit_kmeans"]

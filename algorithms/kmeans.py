@@ -1,0 +1,568 @@
+"""k-means clustering as the reference's SimpleKMeans builds it (3.6.14), plus
+k-means++ seeding.
+
+The data arrive as one (n, p) float64 matrix: numeric values, or nominal codes,
+with NaN for missing. Every step of the reference is kept, in its order:
+
+* missing values are replaced by the weighted mean / mode of the training rows
+  (``fill_values``, ``replace_missing``);
+* distances are Euclidean over all attributes, each numeric one scaled to
+  ``(x - min) / (max - min)`` with the range of the training rows (0 for a
+  constant attribute), a nominal one contributing 0 when equal, else 1;
+* ``init='random'`` is the reference's seeding: from the last row down,
+  ``nextInt(j + 1)`` picks a row, which becomes a centre unless an identical row
+  already is one, and is swapped into place ``j``. The swaps permute the row
+  order, and every later sum runs in that permuted order;
+* Lloyd iterations: each row goes to its nearest centre (the first of equal
+  ones), centres become the weighted mean / mode of their members, clusters left
+  empty are dropped, and the loop stops when no assignment changed or after
+  ``max_iterations`` passes. The squared error is that of the last pass: of
+  the final centres, except when the first pass (which compares every row with
+  cluster 0) changes nothing, where it is that of the initial centres.
+
+``init='k-means++'`` draws the first centre uniformly and each further one with
+probability proportional to ``weight * D(x)^2``, ``D`` the scaled distance to
+the nearest centre chosen so far; the draws come from
+``numpy.random.default_rng(seed)``. Rows keep their order.
+
+Each pass is a numba kernel running over fixed chunks of ``CHUNK`` rows in
+parallel. Every sum is accumulated per chunk and the chunk totals are added in
+chunk order, so results do not depend on the number of threads, and a table of
+at most one chunk is summed exactly as the reference sums it.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit, prange
+
+from .evaluation import JavaRandom
+
+CHUNK = 4096
+INITS = ("k-means++", "random")
+_MULT = np.uint64(0x5DEECE66D)
+_ADD = np.uint64(0xB)
+_MASK = np.uint64((1 << 48) - 1)
+_SHIFT = np.uint64(17)
+_INT_LIMIT = 1 << 31
+
+
+@dataclass
+class Layout:
+    """Per attribute: nominal or not, its number of values, and where its values
+    start in a flat per-cluster array of all nominal values (``V`` in all)."""
+
+    nominal: np.ndarray  # bool (p,)
+    nvals: np.ndarray  # int64 (p,), 0 for numeric
+    offs: np.ndarray  # int64 (p,)
+    V: int
+
+    @classmethod
+    def of(cls, attributes):
+        nominal = np.array([a.nominal for a in attributes], np.bool_)
+        nvals = np.array([len(a.values) if a.nominal else 0 for a in attributes], np.int64)
+        offs = np.zeros(len(attributes), np.int64)
+        if len(attributes):
+            offs[1:] = np.cumsum(nvals)[:-1]
+        return cls(nominal, nvals, offs, int(nvals.sum()))
+
+
+# ------------------------------------------------------------ missing values
+
+@njit(cache=True)
+def fill_values(X, w, nominal, nvals):
+    """ReplaceMissingValues fitted on ``X``: per attribute the weighted mean
+    (0 when the non-missing weight is at most 1e-6) or the weighted mode (first
+    of equal counts; NaN for a nominal attribute without values)."""
+    n, p = X.shape
+    sumw = 0.0
+    for i in range(n):
+        sumw += w[i]
+    fill = np.empty(p)
+    for j in range(p):
+        if nominal[j]:
+            nv = nvals[j]
+            if nv == 0:
+                fill[j] = np.nan
+                continue
+            counts = np.zeros(nv)
+            counts[0] = sumw
+            for i in range(n):
+                x = X[i, j]
+                if not np.isnan(x):
+                    counts[int(x)] += w[i]
+                counts[0] -= w[i]
+            fill[j] = _first_max_f(counts)
+        else:
+            count = sumw
+            total = 0.0
+            for i in range(n):
+                x = X[i, j]
+                if np.isnan(x):
+                    count -= w[i]
+                else:
+                    total += w[i] * x
+            fill[j] = total / count if count > 1e-6 else 0.0
+    return fill
+
+
+@njit(cache=True)
+def _first_max_f(a):
+    best = 0.0
+    idx = 0
+    for i in range(len(a)):
+        if i == 0 or a[i] > best:
+            best = a[i]
+            idx = i
+    return idx
+
+
+@njit(cache=True)
+def _first_max_i(a, lo, hi):
+    best = 0
+    idx = 0
+    for i in range(lo, hi):
+        if i == lo or a[i] > best:
+            best = a[i]
+            idx = i - lo
+    return idx
+
+
+def replace_missing(X, fill, nominal, nvals):
+    """A copy of ``X`` with missing cells (and nominal codes that are not a valid
+    value) replaced by ``fill``."""
+    X = np.asarray(X, dtype=np.float64)
+    bad = np.isnan(X)
+    if nominal.any():
+        codes = X[:, nominal]
+        with np.errstate(invalid="ignore"):
+            bad[:, nominal] |= (codes < 0) | (codes >= nvals[nominal]) | (codes != np.floor(codes))
+    out = np.array(X, dtype=np.float64, order="C")
+    if bad.any():
+        out[bad] = np.broadcast_to(fill, X.shape)[bad]
+    return out
+
+
+@njit(cache=True)
+def mean_or_mode(X, w, nominal, nvals):
+    """Instances.meanOrMode per attribute: the weighted mean (0 without weight),
+    or the mode of the weight counts truncated to integers at each step."""
+    n, p = X.shape
+    out = np.empty(p)
+    for j in range(p):
+        if nominal[j]:
+            counts = np.zeros(max(nvals[j], 1), np.int64)
+            for i in range(n):
+                x = X[i, j]
+                if not np.isnan(x):
+                    counts[int(x)] += int(w[i])
+            out[j] = _first_max_i(counts, 0, len(counts))
+        else:
+            s = 0.0
+            sw = 0.0
+            for i in range(n):
+                x = X[i, j]
+                if not np.isnan(x):
+                    sw += w[i]
+                    s += w[i] * x
+            out[j] = s / sw if sw > 0 else 0.0
+    return out
+
+
+@njit(cache=True)
+def ranges(X):
+    """Per attribute (min, width) over the non-missing values (NaN if none)."""
+    n, p = X.shape
+    lo = np.full(p, np.nan)
+    width = np.full(p, np.nan)
+    for j in range(p):
+        a = np.inf
+        b = -np.inf
+        for i in range(n):
+            x = X[i, j]
+            if x < a:
+                a = x
+            if x > b:
+                b = x
+        if a <= b:
+            lo[j] = a
+            width[j] = b - a
+    return lo, width
+
+
+# --------------------------------------------------------------- distances
+
+@njit(cache=True, inline="always")
+def _norm(x, lo, width):
+    if width == 0.0 or np.isnan(width):
+        return 0.0
+    return (x - lo) / width
+
+
+@njit(cache=True)
+def _scaled(C, nominal, lo, width):
+    """The centres ``C`` with numeric attributes scaled by the training ranges."""
+    K, p = C.shape
+    Z = np.empty((K, p))
+    for c in range(K):
+        for j in range(p):
+            Z[c, j] = C[c, j] if nominal[j] else _norm(C[c, j], lo[j], width[j])
+    return Z
+
+
+@njit(cache=True, inline="always")
+def _scale_row(X, i, nominal, lo, width, z):
+    for j in range(X.shape[1]):
+        z[j] = X[i, j] if nominal[j] else _norm(X[i, j], lo[j], width[j])
+
+
+NUMERIC_ONLY, NOMINAL_ONLY, MIXED = 0, 1, 2
+
+
+@njit(cache=True)
+def _kind(nominal):
+    some = nominal.any()
+    return MIXED if some and not nominal.all() else (NOMINAL_ONLY if some else NUMERIC_ONLY)
+
+
+@njit(cache=True, inline="always")
+def _sq_dists(z, Z, nominal, kind, acc):
+    """Per centre, the sum of squared differences in attribute order (before the
+    sqrt). ``kind`` (of ``_kind``) selects a loop without per-attribute tests
+    when all attributes are numeric, or all nominal (a count of mismatches,
+    exact in any order)."""
+    K, p = Z.shape
+    for c in range(K):
+        a = 0.0
+        if kind == NUMERIC_ONLY:
+            for j in range(p):
+                d = z[j] - Z[c, j]
+                a += d * d
+        elif kind == NOMINAL_ONLY:
+            m = 0
+            for j in range(p):
+                m += z[j] != Z[c, j]
+            a = float(m)
+        else:
+            for j in range(p):
+                if nominal[j]:
+                    a += 1.0 if z[j] != Z[c, j] else 0.0
+                else:
+                    d = z[j] - Z[c, j]
+                    a += d * d
+        acc[c] = a
+
+
+@njit(cache=True, inline="always")
+def _closest(acc):
+    """(index, distance) of the nearest centre: the first of equal distances."""
+    best = 0
+    mind = 2147483647.0
+    for c in range(acc.shape[0]):
+        d = math.sqrt(acc[c])
+        if d < mind:
+            mind = d
+            best = c
+    return best, mind
+
+
+@njit(cache=True)
+def _nearest_chunk(X, nominal, lo, width, Z, start, stop, out):
+    z = np.empty(X.shape[1])
+    acc = np.empty(Z.shape[0])
+    kind = _kind(nominal)
+    for i in range(start, stop):
+        _scale_row(X, i, nominal, lo, width, z)
+        _sq_dists(z, Z, nominal, kind, acc)
+        out[i] = _closest(acc)[0]
+
+
+@njit(cache=True, parallel=True)
+def _nearest_par(X, nominal, lo, width, Z, chunk, out):
+    n = X.shape[0]
+    for ch in prange((n + chunk - 1) // chunk):
+        _nearest_chunk(X, nominal, lo, width, Z, ch * chunk, min(n, ch * chunk + chunk), out)
+
+
+@njit(cache=True)
+def nearest(X, nominal, lo, width, C, chunk):
+    """Index of the nearest centre of every row (first of equal distances)."""
+    n = X.shape[0]
+    Z = _scaled(C, nominal, lo, width)
+    out = np.zeros(n, np.int64)
+    if n > chunk:
+        _nearest_par(X, nominal, lo, width, Z, chunk, out)
+    else:
+        _nearest_chunk(X, nominal, lo, width, Z, 0, n, out)
+    return out
+
+
+@njit(cache=True)
+def _d2_chunk(X, nominal, lo, width, Z, start, stop, d2):
+    z = np.empty(X.shape[1])
+    acc = np.empty(1)
+    kind = _kind(nominal)
+    for i in range(start, stop):
+        _scale_row(X, i, nominal, lo, width, z)
+        _sq_dists(z, Z, nominal, kind, acc)
+        if acc[0] < d2[i]:
+            d2[i] = acc[0]
+
+
+@njit(cache=True, parallel=True)
+def _d2_par(X, nominal, lo, width, Z, chunk, d2):
+    n = X.shape[0]
+    for ch in prange((n + chunk - 1) // chunk):
+        _d2_chunk(X, nominal, lo, width, Z, ch * chunk, min(n, ch * chunk + chunk), d2)
+
+
+@njit(cache=True)
+def _update_d2(X, nominal, lo, width, C, d2, chunk):
+    """``d2[i] = min(d2[i], squared scaled distance to the single centre C)``."""
+    Z = _scaled(C, nominal, lo, width)
+    if X.shape[0] > chunk:
+        _d2_par(X, nominal, lo, width, Z, chunk, d2)
+    else:
+        _d2_chunk(X, nominal, lo, width, Z, 0, X.shape[0], d2)
+
+
+# ----------------------------------------------------------------- seeding
+
+@njit(cache=True)
+def _next_int(state, bound):
+    """java.util.Random.nextInt(bound) on the 48-bit state; (value, new state)."""
+    if bound & (bound - 1) == 0:
+        state = (state * _MULT + _ADD) & _MASK
+        return (bound * np.int64(state >> _SHIFT)) >> 31, state
+    while True:
+        state = (state * _MULT + _ADD) & _MASK
+        bits = np.int64(state >> _SHIFT)
+        val = bits % bound
+        if bits - val + (bound - 1) < _INT_LIMIT:
+            return val, state
+
+
+@njit(cache=True)
+def _seed_random(X, state, k):
+    """The reference's random centres: (row order after the swaps, the rows
+    chosen, how many were chosen: fewer than ``k`` when there are fewer
+    distinct rows)."""
+    n, p = X.shape
+    order = np.arange(n)
+    chosen = np.empty(k, np.int64)
+    m = 0
+    for j in range(n - 1, -1, -1):
+        idx, state = _next_int(state, j + 1)
+        r = order[idx]
+        fresh = True
+        for t in range(m):
+            same = True
+            q = chosen[t]
+            for a in range(p):
+                if X[r, a] != X[q, a]:
+                    same = False
+                    break
+            if same:
+                fresh = False
+                break
+        if fresh:
+            chosen[m] = r
+            m += 1
+        order[idx] = order[j]
+        order[j] = r
+        if m == k:
+            break
+    return order, chosen[:m], m
+
+
+def seed_random(X, k, seed):
+    """(row order, initial centres) of the reference's seeding with ``Random(seed)``."""
+    state = np.uint64(JavaRandom(seed).seed)
+    order, chosen, _ = _seed_random(X, state, k)
+    return order, X[chosen].copy()
+
+
+def seed_plus_plus(X, w, nominal, lo, width, k, seed, chunk=CHUNK):
+    """k-means++ centres (rows of ``X``); fewer than ``k`` when the rows run out
+    of distinct values."""
+    rng = np.random.default_rng(seed)
+    n = X.shape[0]
+    first = int(rng.integers(n))
+    rows = [first]
+    d2 = np.full(n, np.inf)
+    while len(rows) < k:
+        _update_d2(X, nominal, lo, width, X[rows[-1]:rows[-1] + 1], d2, chunk)
+        mass = np.cumsum(d2 * w)
+        total = mass[-1]
+        if not total > 0:
+            break
+        i = int(np.searchsorted(mass, rng.random() * total, side="right"))
+        rows.append(min(i, n - 1))
+    return np.arange(n), X[rows].copy()
+
+
+# ------------------------------------------------------------------- Lloyd
+
+@njit(cache=True)
+def _pass_chunk(X, w, nominal, offs, lo, width, Z, assign, ch, chunk,
+                sse, sw, s, ss, cnt, mode, nom, changed):
+    """Assign the rows of chunk ``ch`` and accumulate the chunk's sums."""
+    n, p = X.shape
+    z = np.empty(p)
+    acc = np.empty(Z.shape[0])
+    kind = _kind(nominal)
+    moved = False
+    for i in range(ch * chunk, min(n, ch * chunk + chunk)):
+        _scale_row(X, i, nominal, lo, width, z)
+        _sq_dists(z, Z, nominal, kind, acc)
+        best, mind = _closest(acc)
+        sse[ch, best] += mind * mind
+        if best != assign[i]:
+            moved = True
+        assign[i] = best
+        wi = w[i]
+        sw[ch, best] += wi
+        cnt[ch, best] += 1
+        for j in range(p):
+            x = X[i, j]
+            if nominal[j]:
+                v = offs[j] + int(x)
+                mode[ch, best, v] += int(wi)
+                nom[ch, best, v] += 1
+            else:
+                s[ch, best, j] += wi * x
+                ss[ch, best, j] += (wi * x) * x
+    changed[ch] = moved
+
+
+@njit(cache=True, parallel=True)
+def _passes_par(X, w, nominal, offs, lo, width, Z, assign, chunk,
+                sse, sw, s, ss, cnt, mode, nom, changed):
+    for ch in prange(len(changed)):
+        _pass_chunk(X, w, nominal, offs, lo, width, Z, assign, ch, chunk,
+                    sse, sw, s, ss, cnt, mode, nom, changed)
+
+
+@njit(cache=True)
+def lloyd(X, w, nominal, nvals, offs, V, lo, width, C, max_iter, chunk):
+    """Lloyd iterations from centres ``C`` over the rows of ``X`` in their order.
+
+    Returns (centres, assignments, iterations, squared error, per-cluster squared
+    errors, sizes, per-cluster standard deviations (NaN for nominal), unweighted
+    nominal counts (K, V))."""
+    n, p = X.shape
+    nch = (n + chunk - 1) // chunk
+    assign = np.zeros(n, np.int64)
+    it = 0
+    while True:
+        it += 1
+        K = C.shape[0]
+        Z = _scaled(C, nominal, lo, width)
+        sse_c = np.zeros((nch, K))
+        sw_c = np.zeros((nch, K))
+        s_c = np.zeros((nch, K, p))
+        ss_c = np.zeros((nch, K, p))
+        cnt_c = np.zeros((nch, K), np.int64)
+        mode_c = np.zeros((nch, K, V), np.int64)
+        nom_c = np.zeros((nch, K, V), np.int64)
+        changed = np.zeros(nch, np.bool_)
+        if nch > 1:
+            _passes_par(X, w, nominal, offs, lo, width, Z, assign, chunk,
+                        sse_c, sw_c, s_c, ss_c, cnt_c, mode_c, nom_c, changed)
+        else:
+            _pass_chunk(X, w, nominal, offs, lo, width, Z, assign, 0, chunk,
+                        sse_c, sw_c, s_c, ss_c, cnt_c, mode_c, nom_c, changed)
+        sqerr = np.zeros(K)
+        sw = np.zeros(K)
+        s = np.zeros((K, p))
+        ss = np.zeros((K, p))
+        cnt = np.zeros(K, np.int64)
+        mode = np.zeros((K, V), np.int64)
+        nom = np.zeros((K, V), np.int64)
+        converged = True
+        for ch in range(nch):
+            if changed[ch]:
+                converged = False
+            for c in range(K):
+                sqerr[c] += sse_c[ch, c]
+                sw[c] += sw_c[ch, c]
+                cnt[c] += cnt_c[ch, c]
+                for j in range(p):
+                    s[c, j] += s_c[ch, c, j]
+                    ss[c, j] += ss_c[ch, c, j]
+                for v in range(V):
+                    mode[c, v] += mode_c[ch, c, v]
+                    nom[c, v] += nom_c[ch, c, v]
+        keep = np.flatnonzero(cnt > 0)
+        newC = np.empty((len(keep), p))
+        for t in range(len(keep)):
+            c = keep[t]
+            for j in range(p):
+                if nominal[j]:
+                    newC[t, j] = _first_max_i(mode[c], offs[j], offs[j] + nvals[j])
+                else:
+                    newC[t, j] = s[c, j] / sw[c] if sw[c] > 0 else 0.0
+        if it == max_iter:
+            converged = True
+        C = newC
+        if converged:
+            break
+    total = 0.0
+    for c in range(len(sqerr)):
+        total += sqerr[c]
+    K2 = len(keep)
+    relabel = np.full(len(cnt), -1, np.int64)
+    std = np.full((K2, p), np.nan)
+    for t in range(K2):
+        c = keep[t]
+        relabel[c] = t
+        for j in range(p):
+            if not nominal[j]:
+                if sw[c] <= 1:
+                    var = 0.0
+                else:
+                    var = (ss[c, j] - s[c, j] * s[c, j] / sw[c]) / (sw[c] - 1)
+                    if var < 0:
+                        var = 0.0
+                std[t, j] = math.sqrt(var)
+    for i in range(n):
+        assign[i] = relabel[assign[i]]
+    return (C, assign, it, total, sqerr[keep], cnt[keep], std, nom[keep])
+
+
+@dataclass
+class KMeansRun:
+    centroids: np.ndarray  # (K, p)
+    assign: np.ndarray  # (n,) cluster of each row, rows in their given order
+    iterations: int
+    sse: float
+    squared_errors: np.ndarray  # (K,)
+    sizes: np.ndarray  # (K,) int
+    std: np.ndarray  # (K, p), NaN for nominal attributes
+    nominal_counts: np.ndarray  # (K, V) int, unweighted
+    seeded: int  # initial centres found (< k: fewer distinct rows)
+
+
+def run(X, w, layout, k, seed, init="random", max_iter=500, lo=None, width=None,
+        chunk=CHUNK):
+    """k-means on the missing-free matrix ``X`` (rows in the order given)."""
+    if lo is None:
+        lo, width = ranges(X)
+    if init == "random":
+        order, C = seed_random(X, k, seed)
+    elif init == "k-means++":
+        order, C = seed_plus_plus(X, w, layout.nominal, lo, width, k, seed, chunk)
+    else:
+        raise ValueError(f"init must be one of {', '.join(INITS)}, not {init!r}")
+    seeded = len(C)
+    permuted = not np.array_equal(order, np.arange(len(order)))
+    Xp, wp = (np.ascontiguousarray(X[order]), w[order]) if permuted else (X, w)
+    C, assign, it, sse, errs, sizes, std, nom = lloyd(
+        Xp, wp, layout.nominal, layout.nvals, layout.offs, layout.V, lo, width, C,
+        max_iter, chunk)
+    if permuted:
+        back = np.empty_like(assign)
+        back[order] = assign
+        assign = back
+    return KMeansRun(C, assign, int(it), float(sse), errs, sizes, std, nom, seeded)

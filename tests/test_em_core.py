@@ -1,0 +1,312 @@
+"""EM and k-means against Weka 3.6.14's EM and SimpleKMeans (the goldens of
+tests/golden/em): the same printed models, likelihoods, chosen numbers of
+clusters, centroids and assignments; models as values; argument checks; and
+properties on data drawn from known Gaussian mixtures."""
+
+import json
+import math
+from pathlib import Path
+
+import numba
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from duckmine.algorithms import em, kmeans, models
+from duckmine.algorithms.dataset import NOMINAL, NUMERIC, Attribute, Dataset
+from duckmine.algorithms.em_model import EMModel, KMeansModel, fit_em, fit_kmeans
+from duckmine.extension import arff
+
+from .conftest import DATA
+
+GOLDEN = Path(__file__).parent / "golden" / "em"
+DATASETS = ["weather.numeric", "weather.nominal", "iris", "diabetes", "labor", "soybean",
+            "cpu", "contact-lenses", "breast-cancer"]
+SEP = "\n\n=== Clustering stats for training data ===\n\n"
+
+
+def load(name):
+    """A Dataset of a test ARFF file, nominal values coded in declared order."""
+    attrs, rows, weights = arff.parse((DATA / f"{name}.arff").read_text())
+    attributes, columns = [], []
+    for j, a in enumerate(attrs):
+        if a.kind == "nominal":
+            attributes.append(Attribute(a.name, NOMINAL, tuple(a.values)))
+            code = {v: i for i, v in enumerate(a.values)}
+            columns.append(np.array([np.nan if r[j] is None else code[r[j]] for r in rows],
+                                    np.float64))
+        else:
+            attributes.append(Attribute(a.name, NUMERIC))
+            columns.append(np.array([np.nan if r[j] is None else float(r[j]) for r in rows],
+                                    np.float64))
+    return Dataset(attributes, columns, np.array(weights, np.float64))
+
+
+def golden(name, tag):
+    g = json.loads((GOLDEN / f"{name}__{tag}.json").read_text())
+    return g, (GOLDEN / f"{name}__{tag}.txt").read_text().split(SEP)[0]
+
+
+@pytest.fixture(scope="module")
+def datasets():
+    return {name: load(name) for name in DATASETS}
+
+
+def roundtrip(model):
+    body, model_id = models.dumps(model)
+    back = models.loads(model.learner, models.VERSION, body, model_id)
+    assert models.dumps(back) == (body, model_id)
+    assert back.text() == model.text()
+    return back
+
+
+@pytest.mark.parametrize("name", DATASETS)
+@pytest.mark.parametrize("tag", ["k3", "auto"])
+def test_em_matches_weka(datasets, name, tag):
+    data = datasets[name]
+    g, text = golden(name, tag)
+    model = fit_em(data, k=3 if tag == "k3" else -1)
+    assert model.text() == text
+    assert model.num_clusters == g["num_clusters"]
+    assert abs(model.log_likelihood - g["loglikely"]) <= 1e-6
+    assert model.iterations == len(g["trace"])
+    np.testing.assert_allclose(model.priors, g["priors"], rtol=0, atol=1e-9)
+    if tag == "auto":
+        assert [c["k"] for c in model.cv] == [c["k"] for c in g["cv"]]
+    else:
+        assert model.cv is None
+    proba = model.proba(data.columns, data.n)
+    np.testing.assert_allclose(proba, g["dist"], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(model.log_density(data.columns, data.n), g["log_density"],
+                               rtol=0, atol=1e-9)
+    assert np.array_equal(np.argmax(proba, axis=1), g["cluster"])
+    back = roundtrip(model)
+    assert np.array_equal(back.proba(data.columns, data.n), proba)
+
+
+@pytest.mark.parametrize("name", DATASETS)
+def test_kmeans_matches_weka(datasets, name):
+    data = datasets[name]
+    g, text = golden(name, "kmeans3")
+    model = fit_kmeans(data, 3, seed=10, init="random")
+    assert model.text() == text
+    assert model.iterations == g["iterations"]
+    assert model.sse == g["squared_error"]
+    assert np.array_equal(model.squared_errors, g["squared_errors"])
+    assert model.sizes == g["sizes"]
+    cent = np.array([[np.nan if v is None else v for v in row] for row in g["centroids"]])
+    assert np.array_equal(model.centroids, cent, equal_nan=True)
+    assign = model.assign(data.columns, data.n)
+    assert np.array_equal(assign, g["cluster"])
+    proba = model.proba(data.columns, data.n)
+    assert np.array_equal(np.argmax(proba, axis=1), assign) and (proba.sum(axis=1) == 1).all()
+    assert np.array_equal(roundtrip(model).assign(data.columns, data.n), assign)
+
+
+def test_em_scores_missing_as_the_training_mean(datasets):
+    data = datasets["weather.numeric"]
+    model = fit_em(data, k=3)
+    cols = [np.array([np.nan, c[0]]) for c in data.columns]
+    filled = [np.array([f, c[0]]) for f, c in zip(model.fill, data.columns)]
+    assert np.array_equal(model.log_density(cols, 2), model.log_density(filled, 2))
+    assert model.classes == ("0", "1", "2") and model.used == list(range(5))
+
+
+def test_kmeans_has_no_likelihood(datasets):
+    model = fit_kmeans(datasets["iris"], 3)
+    with pytest.raises(ValueError, match="no likelihood"):
+        model.log_density(datasets["iris"].columns, 150)
+
+
+def test_summaries(datasets):
+    model = fit_em(datasets["weather.nominal"], k=2)
+    rows = model.rows()
+    assert {r["cluster"] for r in rows} == {0, 1}
+    for c in range(2):
+        probs = [r["probability"] for r in rows if r["cluster"] == c and r["attribute"] == "play"]
+        assert math.isclose(sum(probs), 1.0)
+    assert math.isclose(float(model.priors.sum()), 1.0)
+    km = fit_kmeans(datasets["weather.nominal"], 2, init="random")
+    assert {r["label"] for r in km.rows() if r["attribute"] == "play"} <= {"yes", "no"}
+    assert sum(km.sizes) == 14
+
+
+def test_excluded_and_constant_attributes(datasets):
+    data = datasets["iris"]
+    model = fit_em(data, k=3, exclude=("class",))
+    assert [a.name for a in model.attributes] == [a.name for a in data.attributes[:4]]
+    const = Dataset(data.attributes[:4] + [Attribute("c", NUMERIC)],
+                    data.columns[:4] + [np.full(data.n, 7.0)])
+    for m in (fit_em(const, k=3), fit_em(const, k=-1), fit_kmeans(const, 3)):
+        p = m.proba(const.columns, const.n)
+        assert np.isfinite(p).all() and np.allclose(p.sum(axis=1), 1.0)
+        roundtrip(m)
+
+
+@pytest.mark.parametrize("call, fragment", [
+    (lambda d: fit_em(d, k=0), "k must be"),
+    (lambda d: fit_em(d, k=-2), "k must be"),
+    (lambda d: fit_em(d, k=15), "larger than the number of distinct rows"),
+    (lambda d: fit_em(d, max_iterations=0), "max_iterations"),
+    (lambda d: fit_em(d, min_stddev=0.0), "min_stddev"),
+    (lambda d: fit_em(d, exclude=("nope",)), "'nope'"),
+    (lambda d: fit_em(d, exclude=tuple(a.name for a in d.attributes)), "no attributes left"),
+    (lambda d: fit_kmeans(d, 0), "k must be"),
+    (lambda d: fit_kmeans(d, 3, init="forgy"), "init"),
+    (lambda d: fit_kmeans(d, 3, max_iterations=0), "max_iterations"),
+    (lambda d: fit_kmeans(d, 15), "larger than the number of distinct rows"),
+])
+def test_argument_errors(datasets, call, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        call(datasets["weather.nominal"])
+
+
+def test_all_missing_attribute_is_refused():
+    data = Dataset([Attribute("x", NUMERIC), Attribute("gone", NUMERIC)],
+                   [np.arange(20.0), np.full(20, np.nan)])
+    for fit in (lambda: fit_em(data, k=2), lambda: fit_kmeans(data, 2)):
+        with pytest.raises(ValueError, match="'gone'"):
+            fit()
+
+
+def test_duplicate_rows_limit_k():
+    data = Dataset([Attribute("x", NUMERIC)], [np.array([1.0, 2.0, 1.0, 2.0] * 5)])
+    assert fit_kmeans(data, 2).num_clusters == 2
+    with pytest.raises(ValueError, match="distinct rows"):
+        fit_kmeans(data, 3, init="random")
+
+
+def test_results_do_not_depend_on_threads():
+    """Several chunks summed in chunk order: the same bits with 1 or 2 threads."""
+    rng = np.random.default_rng(5)
+    X = np.concatenate([rng.normal(m, 1.0, (300, 3)) for m in (0.0, 6.0, 12.0)])
+    lay = kmeans.Layout.of([Attribute(f"a{j}", NUMERIC) for j in range(3)])
+    rows = em.Rows(X, np.ones(len(X)), lay)
+    before = numba.get_num_threads()
+    out = []
+    try:
+        for threads in sorted({1, before}):
+            numba.set_num_threads(threads)
+            f = em.fit(rows, 3, chunk=64)
+            r = kmeans.run(X, np.ones(len(X)), lay, 3, 1, "random", chunk=64)
+            out.append((f.trained.loglik, f.trained.params.mean.tobytes(), r.sse,
+                        r.centroids.tobytes()))
+    finally:
+        numba.set_num_threads(before)
+    assert all(o == out[0] for o in out)
+
+
+# ---------------------------------------------------------------- properties
+
+@st.composite
+def mixtures(draw):
+    """(data matrix, true labels, true means) of a mixture well separated in
+    every attribute (k-means scales each attribute by its range)."""
+    k = draw(st.integers(2, 3))
+    p = draw(st.integers(1, 3))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    sizes = [draw(st.integers(60, 150)) for _ in range(k)]
+    means = 100.0 * rng.permutation(k)[:, None] + rng.uniform(-5, 5, (k, p))
+    sd = rng.uniform(0.5, 1.5, (k, p))
+    X = np.concatenate([rng.normal(means[c], sd[c], (sizes[c], p)) for c in range(k)])
+    y = np.repeat(np.arange(k), sizes)
+    perm = rng.permutation(len(y))
+    return X[perm], y[perm], means
+
+
+def dataset(X):
+    return Dataset([Attribute(f"x{j}", NUMERIC) for j in range(X.shape[1])],
+                   [X[:, j].copy() for j in range(X.shape[1])])
+
+
+def matched(found, true):
+    """Distance of each true mean to the nearest found one."""
+    return np.min(np.linalg.norm(true[:, None, :] - found[None, :, :], axis=2), axis=1)
+
+
+def sample_means(X, y):
+    return np.array([X[y == c].mean(axis=0) for c in range(y.max() + 1)])
+
+
+PROPS = settings(max_examples=25, deadline=None, derandomize=True,
+                 suppress_health_check=[HealthCheck.too_slow])
+
+
+@PROPS
+@given(mixtures())
+def test_em_recovers_mixture_means(mix):
+    X, y, means = mix
+    model = fit_em(dataset(X), k=len(means))
+    assert model.num_clusters == len(means)
+    assert matched(model.params.mean, means).max() < 1.0
+    assert matched(model.params.mean, sample_means(X, y)).max() < 1e-6
+    labels = np.argmax(model.proba(list(X.T), len(X)), axis=1)
+    for c in range(len(means)):  # each component is one cluster
+        assert len(set(labels[y == c])) == 1
+
+
+@PROPS
+@given(mixtures(), st.integers(0, 1000))
+def test_kmeans_recovers_centres(mix, seed):
+    X, y, means = mix
+    data = dataset(X)
+    k = len(means)
+    plus = fit_kmeans(data, k, seed=seed)
+    assert matched(plus.centroids, means).max() < 1.0
+    assert matched(plus.centroids, sample_means(X, y)).max() < 1e-9
+    rand = fit_kmeans(data, k, seed=seed, init="random")
+    _, start = kmeans.seed_random(X, k, seed)
+    hit = {int(y[np.flatnonzero((X == s).all(axis=1))[0]]) for s in start}
+    if len(hit) == k:  # seeds in every component: the centres are found
+        assert matched(rand.centroids, sample_means(X, y)).max() < 1e-9
+    # always a fixed point: centres are their members' means, rows their nearest
+    assign = rand.assign(data.columns, data.n)
+    for c in range(rand.num_clusters):
+        assert np.allclose(rand.centroids[c], X[assign == c].mean(axis=0))
+
+
+def brute_sse(model, data, centres):
+    """The squared error of the rows to their nearest of ``centres``."""
+    X = model.matrix(data.columns, data.n)
+    assign = kmeans.nearest(X, model.layout.nominal, model.lo, model.width, centres, 4096)
+    total = 0.0
+    for j, a in enumerate(model.attributes):
+        x, c = X[:, j], centres[assign, j]
+        if a.nominal:
+            d = (x != c).astype(np.float64)
+        elif model.width[j] > 0:
+            d = (x - model.lo[j]) / model.width[j] - (c - model.lo[j]) / model.width[j]
+        else:
+            d = np.zeros(len(x))
+        total += float(np.sum(d * d))
+    return total
+
+
+@PROPS
+@given(st.integers(0, 2**32 - 1), st.integers(1, 5), st.sampled_from(["random", "k-means++"]))
+def test_kmeans_sse_is_the_assignments_error(seed, k, init):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(k + 5, 200))
+    num = rng.normal(0, 3, n)
+    num[rng.random(n) < 0.1] = np.nan
+    nom = rng.integers(0, 3, n).astype(np.float64)
+    nom[rng.random(n) < 0.1] = np.nan
+    data = Dataset([Attribute("u", NUMERIC), Attribute("v", NOMINAL, ("a", "b", "c")),
+                    Attribute("w", NUMERIC)], [num, nom, rng.uniform(0, 1, n)])
+    model = fit_kmeans(data, k, seed=seed % 1000, init=init)
+    assert model.iterations < 500
+    # the error is that of the last pass: of the final centres, unless the first
+    # pass (which compares every row with cluster 0) already changed nothing
+    centres = model.centroids
+    if model.iterations == 1:
+        X = model.matrix(data.columns, data.n)
+        seeding = kmeans.seed_random(X, k, seed % 1000) if init == "random" else \
+            kmeans.seed_plus_plus(X, data.weights, model.layout.nominal, model.lo,
+                                  model.width, k, seed % 1000)
+        centres = seeding[1]
+    assert math.isclose(model.sse, brute_sse(model, data, centres), rel_tol=1e-9,
+                        abs_tol=1e-12)
+    assert isinstance(models.loads(model.learner, models.VERSION, *models.dumps(model)),
+                      KMeansModel)
+    assert not isinstance(model, EMModel)
