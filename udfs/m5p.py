@@ -9,7 +9,7 @@ import pyarrow as pa
 from ..algorithms.m5_model import fit_m5_rules, fit_m5p
 from ..algorithms.m5p import Options
 from .c45 import fit_groups
-from .models import MODEL_SQL, model_list, values
+from .models import MODEL_SQL, model_rows, values
 from .registry import udf
 
 FITS = {"m5p": fit_m5p, "m5_rules": fit_m5_rules}
@@ -82,20 +82,11 @@ RULE_SQL = ("STRUCT(rule INTEGER, conditions VARCHAR[], intercept DOUBLE, "
             "coefficients MAP(VARCHAR, DOUBLE), coverage BIGINT, error_pct DOUBLE)[]")
 
 
-def _listing(fn, learner, models_, kind):
-    out = []
-    for m in model_list(fn, models_):
-        if m is not None and m.learner != learner:
-            raise ValueError(f"{fn}: expected a {learner} model, got a {m.learner} model")
-        out.append(None if m is None else m.rows())
-    return pa.array(out, pa.list_(kind))
-
-
 @udf("_dm_m5p_nodes", None, NODE_SQL)
 def m5p_nodes(models_):
-    return _listing("m5p", "m5p", models_, NODE)
+    return model_rows("m5p", "m5p", models_, NODE)
 
 
 @udf("_dm_m5_rules_list", None, RULE_SQL)
 def m5_rules_list(models_):
-    return _listing("m5_rules", "m5_rules", models_, RULE)
+    return model_rows("m5_rules", "m5_rules", models_, RULE)
