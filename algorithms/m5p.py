@@ -28,6 +28,7 @@ from numba import njit, prange
 
 from . import linear
 from .evaluation import JavaRandom, randomize
+from .kmeans import fill_values
 
 SMOOTHING = 15.0
 SMALL = 1e-10   # the reference's tolerance once its split search has run
@@ -53,47 +54,6 @@ def weka_order(values):
     if len(v) > 1:
         _qsort(v, idx, 0, len(v) - 1, np.empty(2 * 64, np.int64))
     return idx
-
-
-@njit(cache=True)
-def _fill_values(x, w, nominal, n_values):
-    """Per attribute, the value replacing a missing one: the weighted mean
-    (0 when nothing is present) or the first most frequent value."""
-    p, n = x.shape
-    fill = np.zeros(p)
-    for j in range(p):
-        if nominal[j]:
-            k = n_values[j]
-            if k == 0:
-                continue
-            cnt = np.zeros(k)
-            tot = 0.0
-            for i in range(n):
-                tot += w[i]
-            cnt[0] = tot
-            for i in range(n):
-                v = x[j, i]
-                if not np.isnan(v):
-                    cnt[int(v)] += w[i]
-                cnt[0] -= w[i]
-            best = 0
-            for v in range(1, k):
-                if cnt[v] > cnt[best]:
-                    best = v
-            fill[j] = best
-        else:
-            cnt = 0.0
-            for i in range(n):
-                cnt += w[i]
-            s = 0.0
-            for i in range(n):
-                v = x[j, i]
-                if np.isnan(v):
-                    cnt -= w[i]
-                else:
-                    s += w[i] * v
-            fill[j] = s / cnt if cnt > 1e-6 else 0.0
-    return fill
 
 
 @njit(cache=True)
@@ -148,7 +108,7 @@ class Filters:
         nominal = np.array([a.nominal for a in attributes], np.bool_)
         n_values = np.array([len(a.values) for a in attributes], np.int64)
         raw = _stack(columns, len(y))
-        fill = _fill_values(raw, w, nominal, n_values)
+        fill = np.nan_to_num(fill_values(raw.T, w, nominal, n_values))  # no values: 0
         ranks = []
         for j, a in enumerate(attributes):
             if not a.nominal:
