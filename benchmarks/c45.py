@@ -127,33 +127,40 @@ def peak_mb(who=resource.RUSAGE_SELF):
 
 # -- the tools, each in its own process ---------------------------------------------
 
-def child_duckmine(n, repeat, breakdown):
-    import duckmine
-
-    con = duckmine.connect(str(database(n)), read_only=True)
+def fit_and_score(con, warm_up, fit_sql, score_sql, figure, repeat):
+    """Time a model's fit and its scoring in SQL on ``con``, after a warm-up fit
+    (``warm_up``, which loads the cached kernels as a warm session has them):
+    (fit runs, peak MB after fitting, model_text, scoring runs with ``figure``)."""
     con.execute("SET enable_progress_bar = false")
-    # load the cached kernels first, as a warm session would have them
-    con.execute(f"CREATE TEMP TABLE fitted AS SELECT c45_fit(t, '{TARGET}') AS model "
-                "FROM (SELECT * FROM agrawal LIMIT 2000) t")
-    con.execute(SCORE).fetchall()
+    con.execute(f"CREATE TEMP TABLE fitted AS {warm_up}")
+    con.execute(score_sql).fetchall()
     con.execute("SELECT model_text(model) FROM fitted").fetchall()
 
     def fit():
         start = time.perf_counter()
-        con.execute(FIT).fetchall()
+        con.execute(fit_sql).fetchall()
         return {"fit": time.perf_counter() - start}
 
     runs = repeated(fit, repeat)
     fit_peak = peak_mb()
-    con.execute(f"CREATE OR REPLACE TEMP TABLE fitted AS {FIT}")
+    con.execute(f"CREATE OR REPLACE TEMP TABLE fitted AS {fit_sql}")
     text = con.execute("SELECT model_text(model) FROM fitted").fetchall()[0][0]
 
     def score():
         start = time.perf_counter()
-        correct = con.execute(SCORE).fetchall()[0][0]
-        return {"fit": time.perf_counter() - start, "correct": correct}
+        value = con.execute(score_sql).fetchall()[0][0]
+        return {"fit": time.perf_counter() - start, figure: value}
 
-    scores = repeated(score, repeat)
+    return runs, fit_peak, text, repeated(score, repeat)
+
+
+def child_duckmine(n, repeat, breakdown):
+    import duckmine
+
+    con = duckmine.connect(str(database(n)), read_only=True)
+    runs, fit_peak, text, scores = fit_and_score(
+        con, f"SELECT c45_fit(t, '{TARGET}') AS model FROM (SELECT * FROM agrawal "
+        "LIMIT 2000) t", FIT, SCORE, "correct", repeat)
     out = {"fit": median(runs, "fit"), "runs": len(runs), "peak_mb": fit_peak,
            "score": median(scores, "fit"), "accuracy": scores[0]["correct"] / n,
            "score_peak_mb": peak_mb(), "tree": text}
