@@ -15,12 +15,11 @@ CREATE OR REPLACE TEMP MACRO c45(tbl, target, confidence := 0.25, min_leaf := 2,
                                  collapse := true, weight := NULL) AS TABLE
 SELECT n.node, n.parent, n.depth, n.attribute, n.operator, n.value, n.is_leaf,
        n.class, n.weight, n.errors, n.distribution
-FROM (SELECT unnest(_dm_tree_nodes(c45_fit(
-          __dm_row, target, confidence := confidence, min_leaf := min_leaf,
-          pruned := pruned, subtree_raising := subtree_raising,
-          binary_splits := binary_splits, mdl_correction := mdl_correction,
-          collapse := collapse, weight := weight))) AS n
-      FROM dm_source(tbl) __dm_row)
+FROM (SELECT unnest(_dm_tree_nodes(_dm_c45_fit(
+          list(__dm_row ORDER BY __dm_n), target, confidence, min_leaf, pruned,
+          subtree_raising, binary_splits, mdl_correction, collapse, weight,
+          getvariable('duckmine_max_nominal_values')))) AS n
+      FROM dm_rows(tbl))
 ORDER BY n.node;
 
 -- From trees to rules: one rule per leaf, conditions deleted greedily while the
@@ -30,9 +29,9 @@ CREATE OR REPLACE TEMP MACRO c45_rules(tbl, target, confidence := 0.25, min_leaf
                                        binary_splits := false, mdl_correction := true,
                                        collapse := true, weight := NULL) AS TABLE
 SELECT r.rule, r.conditions, r.class, r.coverage, r.errors, r.error_estimate
-FROM (SELECT unnest(_dm_c45_rules(list(__dm_row), target, confidence, min_leaf, pruned,
+FROM (SELECT unnest(_dm_c45_rules(list(__dm_row ORDER BY __dm_n), target, confidence, min_leaf, pruned,
                                   subtree_raising, binary_splits, mdl_correction,
                                   collapse, weight,
                                   getvariable('duckmine_max_nominal_values'))) AS r
-      FROM dm_source(tbl) __dm_row)
+      FROM dm_rows(tbl))
 ORDER BY r.rule;

@@ -20,10 +20,10 @@ CREATE OR REPLACE TEMP MACRO em(tbl, k := -1, max_iterations := 100, seed := 100
                                 min_stddev := 1e-6, exclude := [], weight := NULL) AS TABLE
 SELECT c.cluster, c.prior, c.attribute, c.value, c.mean, c.std_dev, c.count,
        c.probability, c.log_likelihood, c.num_clusters
-FROM (SELECT unnest(_dm_em_rows(em_fit(
-          __dm_row, k := k, max_iterations := max_iterations, seed := seed,
-          min_stddev := min_stddev, exclude := exclude, weight := weight))) AS c
-      FROM dm_source(tbl) __dm_row);
+FROM (SELECT unnest(_dm_em_rows(_dm_em_fit(
+          list(__dm_row ORDER BY __dm_n), k, max_iterations, seed, min_stddev, exclude,
+          weight, getvariable('duckmine_max_nominal_values')))) AS c
+      FROM dm_rows(tbl));
 
 -- The centres: per cluster its size and each attribute's value (label for nominal
 -- attributes), with the within-cluster sum of squared errors.
@@ -31,7 +31,7 @@ CREATE OR REPLACE TEMP MACRO kmeans(tbl, k, seed := 10, init := 'k-means++',
                                     max_iterations := 500, exclude := [],
                                     weight := NULL) AS TABLE
 SELECT c.cluster, c.size, c.attribute, c.value, c.label, c.sse
-FROM (SELECT unnest(_dm_kmeans_rows(kmeans_fit(
-          __dm_row, k, seed := seed, init := init, max_iterations := max_iterations,
-          exclude := exclude, weight := weight))) AS c
-      FROM dm_source(tbl) __dm_row);
+FROM (SELECT unnest(_dm_kmeans_rows(_dm_kmeans_fit(
+          list(__dm_row ORDER BY __dm_n), k, seed, init, max_iterations, exclude, weight,
+          getvariable('duckmine_max_nominal_values')))) AS c
+      FROM dm_rows(tbl));

@@ -7,13 +7,13 @@ CREATE OR REPLACE TEMP MACRO dm_cross_validate(learner, tbl, target, folds, seed
                                                binary_splits, mdl_correction, collapse,
                                                smoothed, regression_tree, weight) AS TABLE
 SELECT _dm_cross_validate(
-           learner, list(q.__dm_row ORDER BY q.__dm_n), target, folds, seed,
+           learner, list(__dm_row ORDER BY __dm_n), target, folds, seed,
            {'confidence': confidence, 'min_leaf': min_leaf, 'pruned': pruned,
             'subtree_raising': subtree_raising, 'binary_splits': binary_splits,
             'mdl_correction': mdl_correction, 'collapse': collapse,
             'smoothed': smoothed, 'regression_tree': regression_tree},
            weight, getvariable('duckmine_max_nominal_values')) AS r
-FROM (SELECT __dm_row, row_number() OVER () AS __dm_n FROM dm_source(tbl) __dm_row) q;
+FROM dm_rows(tbl);
 
 CREATE OR REPLACE TEMP MACRO cross_validate(learner, tbl, target, folds := 10, seed := 1,
                                             confidence := 0.25, min_leaf := NULL,

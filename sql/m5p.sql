@@ -19,10 +19,10 @@ CREATE OR REPLACE TEMP MACRO m5p(tbl, target, min_leaf := 4, pruned := true,
                                  weight := NULL) AS TABLE
 SELECT n.node, n.parent, n.depth, n.attribute, n.operator, n.value, n.is_leaf, n.model,
        n.instances, n.error_pct, n.intercept, n.coefficients
-FROM (SELECT unnest(_dm_m5p_nodes(m5p_fit(
-          __dm_row, target, min_leaf := min_leaf, pruned := pruned, smoothed := smoothed,
-          regression_tree := regression_tree, weight := weight))) AS n
-      FROM dm_source(tbl) __dm_row)
+FROM (SELECT unnest(_dm_m5p_nodes(_dm_m5p_fit(
+          list(__dm_row ORDER BY __dm_n), target, min_leaf, pruned, smoothed,
+          regression_tree, weight, getvariable('duckmine_max_nominal_values')))) AS n
+      FROM dm_rows(tbl))
 ORDER BY n.node;
 
 -- Rules from model trees: the decision list, first matching rule first.
@@ -30,8 +30,8 @@ CREATE OR REPLACE TEMP MACRO m5_rules(tbl, target, min_leaf := 4, pruned := true
                                       smoothed := true, regression_tree := false,
                                       weight := NULL) AS TABLE
 SELECT r.rule, r.conditions, r.intercept, r.coefficients, r.coverage, r.error_pct
-FROM (SELECT unnest(_dm_m5_rules_list(m5_rules_fit(
-          __dm_row, target, min_leaf := min_leaf, pruned := pruned, smoothed := smoothed,
-          regression_tree := regression_tree, weight := weight))) AS r
-      FROM dm_source(tbl) __dm_row)
+FROM (SELECT unnest(_dm_m5_rules_list(_dm_m5_rules_fit(
+          list(__dm_row ORDER BY __dm_n), target, min_leaf, pruned, smoothed,
+          regression_tree, weight, getvariable('duckmine_max_nominal_values')))) AS r
+      FROM dm_rows(tbl))
 ORDER BY r.rule;

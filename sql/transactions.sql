@@ -7,6 +7,13 @@ FROM query(CASE
     ELSE 'FROM query_table(''' || replace(tbl, '''', '''''') || ''')'
 END);
 
+-- Its rows as structs, numbered in the relation's order (row_number() OVER () keeps
+-- the scan order; a plain list() of a large table scanned in parallel does not).
+-- Learners take list(__dm_row ORDER BY __dm_n), so a table gives the same model
+-- every time, as its file would.
+CREATE OR REPLACE TEMP MACRO dm_rows(tbl) AS TABLE
+SELECT __dm_row, row_number() OVER () AS __dm_n FROM dm_source(tbl) __dm_row;
+
 -- The transactions of a relation as one value: the item codes of each transaction
 -- (INTEGER[][]) and the items by code (VARCHAR[], sorted). DuckDB groups the rows
 -- into transactions and encodes the items, in parallel next to the data.
