@@ -383,18 +383,7 @@ def _distinct_at_least(X, k):
     seen = np.empty(k, np.int64)
     m = 0
     for i in range(n):
-        fresh = True
-        for t in range(m):
-            q = seen[t]
-            same = True
-            for a in range(p):
-                if X[i, a] != X[q, a]:
-                    same = False
-                    break
-            if same:
-                fresh = False
-                break
-        if fresh:
+        if not kmeans.seen_row(X, i, seen, m):
             seen[m] = i
             m += 1
             if m == k:

@@ -344,6 +344,21 @@ def _next_int(state, bound):
 
 
 @njit(cache=True)
+def seen_row(X, r, rows, m):
+    """Whether row ``r`` of ``X`` equals (value for value) one of ``rows[:m]``."""
+    for t in range(m):
+        q = rows[t]
+        same = True
+        for a in range(X.shape[1]):
+            if X[r, a] != X[q, a]:
+                same = False
+                break
+        if same:
+            return True
+    return False
+
+
+@njit(cache=True)
 def _seed_random(X, state, k):
     """The reference's random centres: (row order after the swaps, the rows
     chosen, how many were chosen: fewer than ``k`` when there are fewer
@@ -355,18 +370,7 @@ def _seed_random(X, state, k):
     for j in range(n - 1, -1, -1):
         idx, state = _next_int(state, j + 1)
         r = order[idx]
-        fresh = True
-        for t in range(m):
-            same = True
-            q = chosen[t]
-            for a in range(p):
-                if X[r, a] != X[q, a]:
-                    same = False
-                    break
-            if same:
-                fresh = False
-                break
-        if fresh:
+        if not seen_row(X, r, chosen, m):
             chosen[m] = r
             m += 1
         order[idx] = order[j]
