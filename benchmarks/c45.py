@@ -76,7 +76,12 @@ def arff(n):
 
 def database(n):
     """The DuckDB file holding the ARFF file of ``n`` instances as table agrawal."""
-    path = data_dir() / f"agrawal_{n}.duckdb"
+    return arff_database(arff(n), "agrawal")
+
+
+def arff_database(arff_path, table):
+    """A DuckDB file next to ``arff_path`` holding it as ``table``, made once."""
+    path = arff_path.with_suffix(".duckdb")
     if not path.exists():
         import duckdb
 
@@ -85,7 +90,7 @@ def database(n):
         tmp = Path(str(path) + ".tmp")
         tmp.unlink(missing_ok=True)
         con = duckdb.connect(str(tmp))
-        duckmine.read_arff(con, arff(n), "agrawal")
+        duckmine.read_arff(con, arff_path, table)
         con.close()
         tmp.rename(path)
     return path

@@ -59,7 +59,16 @@ from pathlib import Path
 
 import numpy as np
 
-from .c45 import data_dir, fit_and_score, median, peak_mb, repeated, tree_lines, verdict
+from .c45 import (
+    arff_database,
+    data_dir,
+    fit_and_score,
+    median,
+    peak_mb,
+    repeated,
+    tree_lines,
+    verdict,
+)
 from .child import run_child
 
 TOOLS = ("duckmine", "weka", "sklearn")
@@ -130,19 +139,7 @@ def arff(n):
 
 def database(n):
     """The DuckDB file holding the ARFF file of ``n`` instances as table friedman."""
-    path = data_dir() / f"friedman_{n}.duckdb"
-    if not path.exists():
-        import duckdb
-
-        import duckmine
-
-        tmp = Path(str(path) + ".tmp")
-        tmp.unlink(missing_ok=True)
-        con = duckdb.connect(str(tmp))
-        duckmine.read_arff(con, arff(n), "friedman")
-        con.close()
-        tmp.rename(path)
-    return path
+    return arff_database(arff(n), "friedman")
 
 
 # -- M5P's output ------------------------------------------------------------------
