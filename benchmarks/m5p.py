@@ -280,7 +280,7 @@ def run(tool, n, args):
         cache = weka_cache(n)
         if cache.exists() and not args.fresh_weka:
             return {**json.loads(cache.read_text()), "source": str(cache)}
-        print(f"running M5P on {n:,} rows (slow: may take an hour or more on 1M)...",
+        print(f"running M5P on {n:,} rows (slow: 2.5 hours for a million)...",
               file=sys.stderr, flush=True)
     r = run_child("duckmine.benchmarks.m5p", [tool, n, args.repeat], args.timeout)
     if tool == "weka" and r is not None:
