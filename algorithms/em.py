@@ -2,7 +2,7 @@
 distribution per numeric attribute, a Laplace-corrected discrete one per nominal
 attribute), as the reference's EM builds it (3.6.14).
 
-The fit works on the missing-free matrix of ``kmeans.replace_missing`` (a missing
+The fit works on the missing-free matrix of ``missing.replace_missing`` (a missing
 value counts as the training mean or mode, in training and in prediction):
 
 * initialisation (``initialise``): ten k-means runs (``kmeans.run``, the

@@ -13,7 +13,7 @@ import numbers
 import numpy as np
 from numba import njit
 
-from . import em, kmeans
+from . import em, kmeans, missing
 from .dataset import Attribute
 from .javafmt import double_to_string, java_double
 from .kmeans import Layout
@@ -102,7 +102,7 @@ class _Clustering:
         X = np.empty((n, p))
         for j, col in enumerate(columns):
             X[:, j] = np.asarray(col, dtype=np.float64)
-        return kmeans.replace_missing(X, self.fill, self.layout.nominal, self.layout.nvals)
+        return missing.replace_missing(X, self.fill, self.layout.nominal, self.layout.nvals)
 
 
 @learner
@@ -428,8 +428,8 @@ def _prepare(data, exclude):
 
 def _replaced(attributes, X, w):
     lay = Layout.of(attributes)
-    fill = kmeans.fill_values(X, w, lay.nominal, lay.nvals)
-    return lay, fill, kmeans.replace_missing(X, fill, lay.nominal, lay.nvals)
+    fill = missing.fill_values(X, w, lay.nominal, lay.nvals)
+    return lay, fill, missing.replace_missing(X, fill, lay.nominal, lay.nvals)
 
 
 def _check_k(k, Xr):

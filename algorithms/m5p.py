@@ -28,7 +28,7 @@ from numba import njit, prange
 
 from . import linear
 from .evaluation import JavaRandom, randomize
-from .kmeans import fill_values
+from .missing import fill_values
 
 SMOOTHING = 15.0
 SMALL = 1e-10   # the reference's tolerance once its split search has run
