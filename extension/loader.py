@@ -7,14 +7,14 @@ import duckdb
 from ..udfs import registry
 
 # importing a module declares its UDFs
-UDF_MODULES = ("c45", "em", "evaluate", "itemsets", "m5_sql", "m5p", "models",
+UDF_MODULES = ("adtree", "bayes", "c45", "em", "evaluate", "itemsets", "m5_sql", "m5p", "models",
                "sql_export", "transactions")
 for _name in UDF_MODULES:
     import_module(f"..udfs.{_name}", __package__)
 
 # macro files, in dependency order
 SQL_FILES = ("transactions.sql", "itemsets.sql", "models.sql", "c45.sql", "m5p.sql",
-             "em.sql", "evaluate.sql")
+             "em.sql", "bayes.sql", "evaluate.sql")
 
 
 def _statements(text):

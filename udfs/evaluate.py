@@ -7,8 +7,11 @@ folds depend on it as they do on a file's order in the reference.
 import numpy as np
 import pyarrow as pa
 
+from ..algorithms.aode import fit_aode
+from ..algorithms.bayes_model import fit_bayes_net
 from ..algorithms.evaluation import cross_validate
 from ..algorithms.tree_model import fit_c45
+from .bayes import aode_options, bayes_options
 from .c45 import c45_options, check_class, training_data
 from .m5p import FITS, check_target, m5_options
 from .registry import column, scalars, udf
@@ -46,10 +49,23 @@ def _m5(name):
     return make
 
 
+def _bayes_net(data, t, options):
+    opts = bayes_options(FN, *(options[k] for k in ("search", "max_parents", "score",
+                                                     "alpha", "use_ad_tree")))
+    return _callables(data, t, lambda d, i: fit_bayes_net(d, i, opts), lambda m: m.proba)
+
+
+def _aode(data, t, options):
+    limit = aode_options(FN, options["min_frequency"])
+    return _callables(data, t, lambda d, i: fit_aode(d, i, limit), lambda m: m.proba)
+
+
 # learner: (its fit/predict callables, its target check, nominal target)
 LEARNERS = {"c45": (_c45, check_class, True),
             "m5p": (_m5("m5p"), check_target, False),
-            "m5_rules": (_m5("m5_rules"), check_target, False)}
+            "m5_rules": (_m5("m5_rules"), check_target, False),
+            "bayes_net": (_bayes_net, check_class, True),
+            "aode": (_aode, check_class, True)}
 
 SUMMARY = [("correct", pa.float64()), ("incorrect", pa.float64()),
            ("pct_correct", pa.float64()), ("pct_incorrect", pa.float64()),

@@ -133,6 +133,8 @@ def _scored(fn, ids, bodies, rows, output=_output):
     model."""
     rows = column(rows)
     for model, at in _groups(fn, ids, bodies):
+        if not (hasattr(model, "classes") or hasattr(model, "predict")):
+            raise ValueError(f"{fn}: the {model.learner} model makes no predictions")
         part = rows if at is None else rows.take(pa.array(at))
         cols = encode(part, [model.attributes[i] for i in model.used], fn)
         yield model, at, output(model)(cols, len(part))

@@ -1,0 +1,463 @@
+"""All-dimensions trees (Moore & Lee 1998): every count of a conjunction of
+nominal values, cached once so that counting costs no scan of the data.
+
+The tree is stored in flat arrays, no object per node:
+
+* an *AD node* stands for a conjunction (the path to it) and holds its ``count``;
+  it expands the attributes from ``start`` on (higher than the last one on its
+  path), one *vary node* each, at ``vary[node] + (a - start[node])``;
+* a vary node of attribute ``a`` holds the most common value ``mcv`` among the
+  node's rows and, at ``child[off[v] + value]``, the AD node of each other value
+  (-1 for the most common one, whose counts are derived by subtraction, and for a
+  value no row has);
+* a node with fewer rows than ``leaf_list_cutoff`` keeps the indices of its rows
+  (``rows[lstart[node]:lstart[node] + count[node]]``) instead of vary nodes, and
+  counts under it are made by looking at those rows.
+
+Missing values are one more value of each attribute (the last code), so a row with
+a missing value keeps its place in every count above it; no query asks for it.
+
+``contingency`` answers every query, from one conjunctive count to a full table,
+by the subtraction recursion: the count of ``a = mcv`` and the rest equals the
+count of the rest minus that of each other value of ``a`` and the rest.
+"""
+
+import base64
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from .dataset import Attribute
+from .models import learner
+
+STATUS_OK = 0
+STATUS_MEMORY = 1
+
+
+@njit(cache=True)
+def _grow(a, need):
+    if need <= len(a):
+        return a
+    out = np.empty(max(need, 2 * len(a)), a.dtype)
+    out[:len(a)] = a
+    return out
+
+
+@njit(cache=True)
+def build(codes, card, cutoff, max_depth, max_bytes):
+    """The tree of ``codes`` ((n, p) int, value ``card[j] - 1`` = missing), with
+    no vary nodes below depth ``max_depth`` (queries of at most that many
+    attributes never go deeper).
+
+    Returns (status, count, start, vary, lstart, mcv, off, child, rows, sizes):
+    ``sizes`` = (nodes, vary nodes, children, leaf rows); status STATUS_MEMORY when
+    the arrays would pass ``max_bytes``.
+    """
+    n, p = codes.shape
+    cols = np.ascontiguousarray(codes.T)  # one attribute's codes close together
+    maxcard = 1
+    for j in range(p):
+        maxcard = max(maxcard, card[j])
+    count = np.empty(1024, np.int64)
+    start = np.empty(1024, np.int32)
+    vary = np.empty(1024, np.int64)
+    lstart = np.empty(1024, np.int64)
+    mcv = np.empty(1024, np.int32)
+    off = np.empty(1024, np.int64)
+    child = np.empty(4096, np.int64)
+    rows = np.empty(1024, np.int32)
+    nn = nv = nc = nr = 0
+    buf = np.empty(3 * n + 1, np.int32)  # node rows, then each depth's partition
+    for i in range(n):
+        buf[i] = i
+    # one frame per depth of the walk: the node, its rows, the attribute and value
+    # being expanded, where its partition starts, and the partition's offsets
+    f_node = np.empty(p + 1, np.int64)
+    f_lo = np.empty(p + 1, np.int64)
+    f_hi = np.empty(p + 1, np.int64)
+    f_attr = np.empty(p + 1, np.int64)
+    f_val = np.empty(p + 1, np.int64)
+    f_base = np.empty(p + 1, np.int64)
+    f_vary = np.empty(p + 1, np.int64)
+    f_offs = np.empty((p + 1, maxcard + 1), np.int64)
+    status = STATUS_OK
+    # the root
+    count[0] = n
+    start[0] = 0
+    nn = 1
+    if n < cutoff:
+        rows = _grow(rows, n)
+        for i in range(n):
+            rows[i] = i
+        lstart[0] = 0
+        nr = n
+        vary[0] = -1
+        return (status, count[:nn], start[:nn], vary[:nn], lstart[:nn], mcv[:nv],
+                off[:nv], child[:nc], rows[:nr], np.array([nn, nv, nc, nr], np.int64))
+    lstart[0] = -1
+    vary[0] = 0
+    nv = p
+    mcv = _grow(mcv, nv)
+    off = _grow(off, nv)
+    d = 0
+    f_node[0] = 0
+    f_lo[0] = 0
+    f_hi[0] = n
+    f_attr[0] = -1
+    f_val[0] = 0
+    f_base[0] = n
+    while d >= 0:
+        a = f_attr[d]
+        if a >= 0 and f_val[d] < card[a]:
+            v = f_val[d]
+            f_val[d] += 1
+            lo = f_base[d] + f_offs[d, v]
+            hi = f_base[d] + f_offs[d, v + 1]
+            if v == mcv[f_vary[d]] or hi == lo:
+                continue
+            c = nn
+            nn += 1
+            if nn > len(count):
+                count = _grow(count, nn)
+                start = _grow(start, nn)
+                vary = _grow(vary, nn)
+                lstart = _grow(lstart, nn)
+            child[off[f_vary[d]] + v] = c
+            count[c] = hi - lo
+            start[c] = a + 1
+            if hi - lo < cutoff or a + 1 == p or d + 1 == max_depth:
+                vary[c] = -1
+                if hi - lo < cutoff:
+                    lstart[c] = nr
+                    rows = _grow(rows, nr + hi - lo)
+                    for i in range(lo, hi):
+                        rows[nr] = buf[i]
+                        nr += 1
+                else:
+                    lstart[c] = -1
+            else:
+                lstart[c] = -1
+                vary[c] = nv
+                nv += p - a - 1
+                mcv = _grow(mcv, nv)
+                off = _grow(off, nv)
+                d += 1
+                f_node[d] = c
+                f_lo[d] = lo
+                f_hi[d] = hi
+                f_attr[d] = a
+                f_val[d] = card[a]  # nothing left of ``a``: move to a + 1
+                f_base[d] = f_base[d - 1] + (f_hi[d - 1] - f_lo[d - 1])
+            if (nn * 28 + nv * 12 + nc * 8 + nr * 4) > max_bytes:
+                status = STATUS_MEMORY
+                break
+            continue
+        # the next attribute of this frame's node
+        a += 1
+        node = f_node[d]
+        if a == p:
+            d -= 1
+            continue
+        f_attr[d] = a
+        f_val[d] = 0
+        lo = f_lo[d]
+        hi = f_hi[d]
+        base = f_base[d]
+        k = card[a]
+        for v in range(k + 1):
+            f_offs[d, v] = 0
+        for i in range(lo, hi):
+            f_offs[d, cols[a, buf[i]] + 1] += 1
+        best = 0
+        for v in range(1, k):
+            if f_offs[d, v + 1] > f_offs[d, best + 1]:
+                best = v
+        for v in range(k):
+            f_offs[d, v + 1] += f_offs[d, v]
+        if cutoff > 0 or (d + 1 < max_depth and a + 1 < p):  # children need rows
+            pos = f_offs[d, :k].copy()
+            for i in range(lo, hi):
+                r = buf[i]
+                v = cols[a, r]
+                buf[base + pos[v]] = r
+                pos[v] += 1
+        vi = vary[node] + a - start[node]
+        f_vary[d] = vi
+        mcv[vi] = best
+        off[vi] = nc
+        nc += k
+        child = _grow(child, nc)
+        for v in range(k):
+            child[off[vi] + v] = -1
+    return (status, count[:nn], start[:nn], vary[:nn], lstart[:nn], mcv[:nv],
+            off[:nv], child[:nc], rows[:nr], np.array([nn, nv, nc, nr], np.int64))
+
+
+@njit(cache=True)
+def contingency(codes, card, count, start, vary, lstart, mcv, off, child, rows,
+                attrs, fixed, strides, out):
+    """Add to ``out`` the counts of the attributes ``attrs`` (increasing), each
+    fixed to ``fixed[k]`` or, at -1, varied over its declared values with cell
+    offset ``value * strides[k]``."""
+    m = len(attrs)
+    cap = 256
+    s_node = np.empty(cap, np.int64)
+    s_k = np.empty(cap, np.int64)
+    s_off = np.empty(cap, np.int64)
+    s_sign = np.empty(cap, np.int64)
+    s_node[0] = 0
+    s_k[0] = 0
+    s_off[0] = 0
+    s_sign[0] = 1
+    top = 1
+    while top > 0:
+        top -= 1
+        node = s_node[top]
+        k = s_k[top]
+        o = s_off[top]
+        sign = s_sign[top]
+        if k == m:
+            out[o] += sign * count[node]
+            continue
+        if lstart[node] >= 0:  # a leaf list: look at its rows
+            for i in range(lstart[node], lstart[node] + count[node]):
+                r = rows[i]
+                cell = o
+                for q in range(k, m):
+                    v = codes[r, attrs[q]]
+                    if v == card[attrs[q]] - 1 or (fixed[q] >= 0 and v != fixed[q]):
+                        cell = -1
+                        break
+                    if fixed[q] < 0:
+                        cell += v * strides[q]
+                if cell >= 0:
+                    out[cell] += sign
+            continue
+        a = attrs[k]
+        vi = vary[node] + a - start[node]
+        best = mcv[vi]
+        base = off[vi]
+        ka = card[a]
+        if top + 2 * ka + 2 > cap:
+            cap = 2 * cap + 2 * ka + 2
+            s_node = _grow(s_node, cap)
+            s_k = _grow(s_k, cap)
+            s_off = _grow(s_off, cap)
+            s_sign = _grow(s_sign, cap)
+        lo_v = 0 if fixed[k] < 0 else fixed[k]
+        hi_v = ka - 1 if fixed[k] < 0 else fixed[k] + 1
+        for v in range(lo_v, hi_v):
+            ov = o if fixed[k] >= 0 else o + v * strides[k]
+            if v == best:
+                s_node[top] = node
+                s_k[top] = k + 1
+                s_off[top] = ov
+                s_sign[top] = sign
+                top += 1
+                for u in range(ka):
+                    c = child[base + u]
+                    if c >= 0:
+                        s_node[top] = c
+                        s_k[top] = k + 1
+                        s_off[top] = ov
+                        s_sign[top] = -sign
+                        top += 1
+            else:
+                c = child[base + v]
+                if c >= 0:
+                    s_node[top] = c
+                    s_k[top] = k + 1
+                    s_off[top] = ov
+                    s_sign[top] = sign
+                    top += 1
+
+
+@njit(cache=True)
+def queries(codes, card, count, start, vary, lstart, mcv, off, child, rows,
+            q_off, q_attr, q_val):
+    """The count of each conjunctive query ``q`` (attributes increasing, each with
+    its value at ``q_off[q]:q_off[q + 1]``)."""
+    nq = len(q_off) - 1
+    out = np.zeros(nq, np.int64)
+    one = np.zeros(1, np.int64)
+    strides = np.zeros(len(q_attr), np.int64)
+    for q in range(nq):
+        one[0] = 0
+        lo, hi = q_off[q], q_off[q + 1]
+        contingency(codes, card, count, start, vary, lstart, mcv, off, child, rows,
+                    q_attr[lo:hi], q_val[lo:hi], strides[lo:hi], one)
+        out[q] = one[0]
+    return out
+
+
+@njit(cache=True)
+def scan(codes, card, attrs, fixed, strides, out):
+    """``contingency`` by one pass over the rows, without a tree."""
+    n = codes.shape[0]
+    m = len(attrs)
+    for r in range(n):
+        cell = 0
+        for q in range(m):
+            v = codes[r, attrs[q]]
+            if v == card[attrs[q]] - 1 or (fixed[q] >= 0 and v != fixed[q]):
+                cell = -1
+                break
+            if fixed[q] < 0:
+                cell += v * strides[q]
+        if cell >= 0:
+            out[cell] += 1
+
+
+@dataclass
+class ADTree:
+    """An AD-tree over coded nominal data (``codes[:, j]`` in 0..card[j]-1, the
+    last code of each attribute meaning missing)."""
+
+    codes: np.ndarray
+    card: np.ndarray
+    cutoff: int
+    max_depth: int
+    count: np.ndarray
+    start: np.ndarray
+    vary: np.ndarray
+    lstart: np.ndarray
+    mcv: np.ndarray
+    off: np.ndarray
+    child: np.ndarray
+    rows: np.ndarray
+
+    ARRAYS = ("count", "start", "vary", "lstart", "mcv", "off", "child", "rows")
+
+    @classmethod
+    def of(cls, codes, card, cutoff=0, max_bytes=4 << 30, max_depth=None):
+        """The tree of ``codes``; ``max_depth`` limits it to queries of that many
+        attributes at most (None: any query)."""
+        codes = np.ascontiguousarray(codes, _code_type(card))
+        card = np.asarray(card, np.int64)
+        depth = codes.shape[1] if max_depth is None else int(max_depth)
+        status, *arrays, _ = build(codes, card, int(cutoff), depth, int(max_bytes))
+        if status == STATUS_MEMORY:
+            raise MemoryError(max_bytes)
+        return cls(codes, card, int(cutoff), depth, *arrays)
+
+    @property
+    def nbytes(self):
+        return sum(getattr(self, a).nbytes for a in self.ARRAYS) + self.codes.nbytes
+
+    def table(self, attrs, fixed=None):
+        """Counts of ``attrs`` (any order, no repeats) as an int64 array of shape
+        (declared values of each); ``fixed`` pins some of them to one value (-1:
+        varied), their axis then of length 1."""
+        if len(attrs) > self.max_depth:
+            raise ValueError(f"the tree answers queries of at most {self.max_depth} "
+                             f"attributes, not {len(attrs)}")
+        return _table(self, attrs, fixed, contingency, self.count, self.start,
+                      self.vary, self.lstart, self.mcv, self.off, self.child, self.rows)
+
+    def counts(self, q_off, q_attr, q_val):
+        """``queries`` on this tree."""
+        return queries(self.codes, self.card, self.count, self.start, self.vary,
+                       self.lstart, self.mcv, self.off, self.child, self.rows,
+                       q_off, q_attr, q_val)
+
+    def count_of(self, attrs, values):
+        """The number of rows with ``attrs[k] == values[k]`` for every k."""
+        return int(self.table(attrs, values).sum())
+
+
+def scan_table(codes, card, attrs, fixed=None):
+    """``ADTree.table`` by a scan of the coded rows."""
+    codes = np.ascontiguousarray(codes, _code_type(card))
+    return _table(_Plain(codes, np.asarray(card, np.int64)), attrs, fixed, scan)
+
+
+@dataclass
+class _Plain:
+    codes: np.ndarray
+    card: np.ndarray
+
+
+def _code_type(card):
+    return np.int8 if max(card, default=1) <= 127 else np.int32
+
+
+def _table(src, attrs, fixed, kernel, *tree):
+    attrs = np.asarray(attrs, np.int64)
+    m = len(attrs)
+    fixed = np.full(m, -1, np.int64) if fixed is None else np.asarray(fixed, np.int64)
+    shape = np.where(fixed < 0, src.card[attrs] - 1, 1)
+    order = np.argsort(attrs, kind="stable")
+    strides = np.zeros(m, np.int64)
+    acc = 1
+    for q in range(m - 1, -1, -1):
+        strides[q] = acc
+        acc *= shape[q]
+    out = np.zeros(int(acc), np.int64)
+    if kernel is scan:
+        kernel(src.codes, src.card, attrs[order], fixed[order], strides[order], out)
+    else:
+        kernel(src.codes, src.card, *tree, attrs[order], fixed[order], strides[order], out)
+    return out.reshape(tuple(int(s) for s in shape))
+
+
+def _pack(a):
+    return {"dtype": a.dtype.str, "shape": list(a.shape),
+            "data": base64.b64encode(np.ascontiguousarray(a).tobytes()).decode()}
+
+
+def _unpack(d):
+    a = np.frombuffer(base64.b64decode(d["data"]), np.dtype(d["dtype"]))
+    return a.reshape(d["shape"]).copy()
+
+
+@learner
+class ADTreeModel:
+    """An AD-tree as a model value: the nominal attributes it counts and the tree."""
+
+    learner = "ad_tree"
+
+    def __init__(self, attributes, tree):
+        self.attributes = list(attributes)
+        self.tree = tree
+        self.used = list(range(len(self.attributes)))
+
+    @classmethod
+    def fit(cls, attributes, columns, cutoff, max_bytes):
+        """The tree of nominal ``columns`` (codes, NaN = missing)."""
+        card = np.array([len(a.values) + 1 for a in attributes], np.int64)
+        n = len(columns[0]) if columns else 0
+        codes = np.empty((n, len(columns)), _code_type(card))
+        for j, col in enumerate(columns):
+            codes[:, j] = np.where(np.isnan(col), card[j] - 1, np.nan_to_num(col))
+        return cls(attributes, ADTree.of(codes, card, cutoff, max_bytes))
+
+    def index(self, name):
+        """The attribute called ``name`` (exact, else ignoring case), or None."""
+        names = [a.name for a in self.attributes]
+        if name in names:
+            return names.index(name)
+        folded = [i for i, a in enumerate(names) if a.lower() == name.lower()]
+        return folded[0] if len(folded) == 1 else None
+
+    def text(self):
+        t = self.tree
+        leaves = int((t.lstart >= 0).sum())
+        return (f"AD-tree of {len(t.codes):,} rows over {len(self.attributes)} "
+                f"attributes ({', '.join(a.name for a in self.attributes)})\n"
+                f"leaf_list_cutoff={t.cutoff}: {len(t.count):,} AD nodes "
+                f"({leaves:,} with a leaf list of {len(t.rows):,} rows in all), "
+                f"{len(t.mcv):,} vary nodes, {t.nbytes / 2**20:.1f} MiB\n")
+
+    def to_json(self):
+        t = self.tree
+        return {"attributes": [a.to_json() for a in self.attributes],
+                "cutoff": t.cutoff, "max_depth": t.max_depth, "card": t.card.tolist(),
+                **{k: _pack(getattr(t, k)) for k in ("codes",) + ADTree.ARRAYS}}
+
+    @classmethod
+    def from_json(cls, d):
+        arrays = {k: _unpack(d[k]) for k in ("codes",) + ADTree.ARRAYS}
+        tree = ADTree(card=np.array(d["card"], np.int64), cutoff=int(d["cutoff"]),
+                      max_depth=int(d["max_depth"]), **arrays)
+        return cls([Attribute.from_json(a) for a in d["attributes"]], tree)

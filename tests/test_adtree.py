@@ -1,0 +1,178 @@
+"""AD-trees: the book's example (Figure 6.21: the weather data reduced to
+humidity, windy and play), counts against brute-force GROUP BY and numpy
+counters on random tables, and bad input."""
+
+import itertools
+
+import duckdb
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import duckmine
+from duckmine.algorithms.adtree import ADTree, scan_table
+from duckmine.udfs.models import model_of
+
+from .conftest import SAMPLES, fails
+
+SETTINGS = settings(max_examples=50, deadline=None)
+
+
+@pytest.fixture(scope="module")
+def db():
+    c = duckmine.connect()
+    duckmine.read_arff(c, SAMPLES / "weather.nominal.arff", "weather")
+    c.execute("CREATE TABLE tree AS SELECT ad_tree_fit(w) AS t "
+              "FROM (SELECT humidity, windy, play FROM weather) w")
+    yield c
+    c.close()
+
+
+def test_the_books_tree_holds_its_eight_counts(db):
+    body = db.sql("SELECT t FROM tree").fetchall()[0][0]
+    tree = model_of("test", body).tree
+    # root 14; humidity=normal 7, with windy=true 3 (play=no 1), play=no 1;
+    # windy=true 6, with play=no 3; play=no 5
+    assert sorted(tree.count.tolist()) == sorted([14, 7, 3, 1, 1, 6, 3, 5])
+    text = db.sql("SELECT model_text(t) FROM tree").fetchall()[0][0]
+    assert "8 AD nodes" in text
+
+
+@pytest.mark.parametrize("conditions,count", [
+    ("{'humidity': 'high', 'windy': 'TRUE', 'play': 'no'}", 2),
+    ("{'humidity': 'high', 'windy': 'FALSE', 'play': 'no'}", 2),
+    ("{'humidity': 'high'}", 7),
+    ("MAP {'play': 'yes', 'windy': 'FALSE'}", 6),
+    ("{'humidity': 'normal', 'windy': 'TRUE', 'play': 'yes'}", 2),
+    ("MAP {}::MAP(VARCHAR, VARCHAR)", 14),
+])
+def test_counts_derived_by_subtraction(db, conditions, count):
+    assert db.sql(f"SELECT ad_count(t, {conditions}) FROM tree").fetchall() == [(count,)]
+
+
+def test_contingency_table_with_zero_counts(db):
+    rows = db.sql("SELECT combination, count FROM ad_counts('weather', "
+                  "['outlook', 'humidity', 'play'])").fetchall()
+    assert len(rows) == 3 * 2 * 2
+    got = {tuple(c.values()): n for c, n in rows}
+    assert got[("overcast", "high", "no")] == 0
+    assert got[("sunny", "high", "no")] == 3
+    assert sum(got.values()) == 14
+
+
+@st.composite
+def tables(draw):
+    n = draw(st.integers(0, 40))
+    p = draw(st.integers(1, 4))
+    cards = [draw(st.integers(1, 4)) for _ in range(p)]
+    cols = [draw(st.lists(st.one_of(st.none(), st.integers(0, k - 1)), min_size=n,
+                          max_size=n)) for k in cards]
+    return cards, cols
+
+
+def _con(cards, cols):
+    c = duckmine.connect()
+    names = [f"a{j}" for j in range(len(cards))]
+    rows = list(zip(*cols)) if cols and cols[0] else []
+    c.execute("CREATE TABLE r (" + ", ".join(f"{x} VARCHAR" for x in names) + ")")
+    if rows:
+        c.executemany(f"INSERT INTO r VALUES ({', '.join('?' * len(names))})",
+                      [[None if v is None else f"v{v}" for v in row] for row in rows])
+    return c, names
+
+
+@SETTINGS
+@given(tables(), st.integers(0, 6), st.data())
+def test_every_count_equals_a_group_by(table, cutoff, data):
+    cards, cols = table
+    if not cols[0] or all(v is None for col in cols for v in col):
+        return
+    c, names = _con(cards, cols)
+    c.execute(f"CREATE TABLE tr AS SELECT ad_tree_fit(r, leaf_list_cutoff := {cutoff}) t "
+              "FROM r")
+    values = {x: sorted({f"v{v}" for v in col if v is not None})
+              for x, col in zip(names, cols)}
+    for _ in range(5):
+        attrs = data.draw(st.lists(st.sampled_from([x for x in names if values[x]]),
+                                   unique=True, max_size=len(names)))
+        cond = {x: data.draw(st.sampled_from(values[x])) for x in attrs}
+        where = " AND ".join(f"{x} = '{v}'" for x, v in cond.items()) or "true"
+        literal = "{" + ", ".join(f"'{x}': '{v}'" for x, v in cond.items()) + "}" \
+            if cond else "MAP {}::MAP(VARCHAR, VARCHAR)"
+        expected = c.sql(f"SELECT count(*) FROM r WHERE {where}").fetchall()[0][0]
+        assert c.sql(f"SELECT ad_count(t, {literal}) FROM tr").fetchall()[0][0] == expected
+    picked = [x for x in names if values[x]]
+    if picked:
+        cells = {tuple(k.values()): n for k, n in c.sql(
+            f"SELECT * FROM ad_counts('r', {picked}, leaf_list_cutoff := {cutoff})")
+            .fetchall()}
+        assert len(cells) == np.prod([len(values[x]) for x in picked])
+        groups = dict(((*k,), n) for *k, n in c.sql(
+            f"SELECT {', '.join(picked)}, count(*) FROM r "
+            f"WHERE {' AND '.join(f'{x} IS NOT NULL' for x in picked)} GROUP BY ALL")
+            .fetchall())
+        for combo in itertools.product(*(values[x] for x in picked)):
+            assert cells[combo] == groups.get(combo, 0)
+    c.close()
+
+
+@SETTINGS
+@given(st.integers(0, 300), st.integers(1, 6), st.integers(0, 20), st.integers(0, 2**31),
+       st.sampled_from([None, 1, 2, 3]))
+def test_tables_equal_scans(n, p, cutoff, seed, depth):
+    rng = np.random.default_rng(seed)
+    card = rng.integers(2, 6, p)  # the last code of each attribute is missing
+    codes = np.stack([rng.integers(0, k, n) for k in card], axis=1) if n else \
+        np.zeros((0, p), np.int64)
+    tree = ADTree.of(codes, card, cutoff, max_depth=depth)
+    for _ in range(4):
+        m = int(rng.integers(1, min(p, depth or p) + 1))
+        attrs = rng.permutation(p)[:m]
+        fixed = np.where(rng.random(m) < 0.4, -1, [rng.integers(0, card[a] - 1)
+                                                    for a in attrs])
+        np.testing.assert_array_equal(tree.table(attrs, fixed),
+                                      scan_table(codes, card, attrs, fixed))
+
+
+@pytest.mark.parametrize("sql,fragments", [
+    ("SELECT ad_count(t, {'humid': 'high'}) FROM tree", ["'humid'", "humidity"]),
+    ("SELECT ad_count(t, {'humidity': 'hi'}) FROM tree", ["'hi'", "high, normal"]),
+    ("SELECT ad_count(t, {'humidity': NULL}) FROM tree", ["NULL", "humidity"]),
+    ("SELECT ad_count(t, 42) FROM tree", ["conditions"]),
+    ("SELECT ad_tree_fit(w, leaf_list_cutoff := -1) FROM weather w", ["leaf_list_cutoff"]),
+    ("SELECT ad_tree_fit(w) FROM (SELECT 1.5 AS x) w", ["'x'", "numeric"]),
+    ("SELECT ad_tree_fit(w) FROM (SELECT * FROM weather WHERE false) w", ["empty"]),
+    ("SELECT * FROM ad_counts('weather', ['nope'])", ["'nope'", "not in the table"]),
+    ("SELECT * FROM ad_counts('weather', [])", ["at least one"]),
+    ("SELECT * FROM ad_counts('no_such_table', ['x'])", ["no_such_table"]),
+    ("SELECT predict(t, w) FROM tree, weather w", ["ad_tree", "no predictions"]),
+    ("SELECT ad_count(bayes_net_fit(w, 'play'), {'humidity': 'high'}) FROM weather w",
+     ["ad_tree", "bayes_net"]),
+])
+def test_bad_input_gets_a_clear_error(db, sql, fragments):
+    fails(db, sql, *fragments)
+
+
+def test_a_tree_over_the_memory_limit_asks_for_a_larger_cutoff(db):
+    db.execute("SET VARIABLE duckmine_ad_tree_max_mb = 0.0001")
+    try:
+        fails(db, "SELECT ad_tree_fit(w) FROM weather w", "MiB", "leaf_list_cutoff")
+        fails(db, "SELECT * FROM ad_counts('weather', ['outlook', 'play'])",
+              "larger leaf_list_cutoff")
+    finally:
+        db.execute("RESET VARIABLE duckmine_ad_tree_max_mb")
+    assert db.sql("SELECT count(*) FROM ad_counts('weather', ['outlook'])").fetchall() \
+        == [(3,)]
+
+
+def test_a_leaf_list_tree_gives_the_same_counts():
+    con = duckdb.connect()
+    duckmine.load(con)
+    con.execute("CREATE TABLE r AS SELECT (i % 3)::VARCHAR a, (i % 5)::VARCHAR b, "
+                "(i % 7 = 0)::VARCHAR c FROM range(1000) t(i)")
+    full, listed = con.sql("""SELECT ad_count(ad_tree_fit(r), {'a': '1', 'c': 'true'}),
+                                     ad_count(ad_tree_fit(r, leaf_list_cutoff := 500),
+                                              {'a': '1', 'c': 'true'})
+                              FROM r""").fetchall()[0]
+    assert full == listed == sum(1 for i in range(1000) if i % 3 == 1 and i % 7 == 0)

@@ -1,0 +1,168 @@
+"""Arrow adapters for AD-trees: fitting one from rows, count queries against it,
+and full contingency tables."""
+
+import itertools
+
+import numpy as np
+import pyarrow as pa
+
+from ..algorithms.adtree import ADTreeModel
+from .models import MODEL_SQL, _groups, values
+from .registry import column, scalars, udf
+from .table import dataset
+
+DEFAULT_MAX_MB = 4096
+
+
+def max_bytes(fn, max_mb):
+    mb = DEFAULT_MAX_MB if max_mb is None else max_mb
+    if not mb > 0:
+        raise ValueError(f"{fn}: duckmine_ad_tree_max_mb must be positive, got {max_mb}")
+    return int(float(mb) * 2**20)
+
+
+def cutoff_of(fn, cutoff):
+    if cutoff is None or cutoff < 0 or cutoff != int(cutoff):
+        raise ValueError(f"{fn}: leaf_list_cutoff must be a whole number >= 0, got "
+                         f"{cutoff}")
+    return int(cutoff)
+
+
+def nominal_only(fn, data):
+    for a in data.attributes:
+        if not a.nominal:
+            raise ValueError(f"{fn}: column {a.name!r} is numeric; an AD-tree counts "
+                             "nominal values (cast it to VARCHAR or leave it out)")
+
+
+def fit_tree(fn, data, cutoff, limit):
+    """The ADTreeModel of a Dataset, or a clear error when it would not fit in
+    ``limit`` bytes."""
+    try:
+        return ADTreeModel.fit(data.attributes, data.columns, cutoff, limit)
+    except MemoryError:
+        raise ValueError(
+            f"{fn}: the AD-tree would take more than {limit / 2**20:,.0f} MiB with "
+            f"leaf_list_cutoff={cutoff}; give a larger leaf_list_cutoff (rows of "
+            "nodes smaller than it are kept as lists, not expanded), or SET VARIABLE "
+            "duckmine_ad_tree_max_mb") from None
+
+
+def _rows_of(fn, group, names=None):
+    if group is None or len(group) == 0:
+        raise ValueError(f"{fn}: the table is empty")
+    if names is None:
+        return group
+    fields = [f.name for f in group.type]
+    lower = {f.lower(): f for f in fields}
+    picked = []
+    for name in names:
+        if name is None:
+            raise ValueError(f"{fn}: columns holds a NULL")
+        real = name if name in fields else lower.get(str(name).lower())
+        if real is None:
+            raise ValueError(f"{fn}: column {name!r} is not in the table (its columns: "
+                             f"{', '.join(fields)})")
+        if real in picked:
+            raise ValueError(f"{fn}: column {name!r} is named twice")
+        picked.append(real)
+    return pa.StructArray.from_arrays([group.field(f) for f in picked], picked)
+
+
+@udf("_dm_ad_tree_fit", None, MODEL_SQL)
+def ad_tree_fit(rows, cutoff, max_values, max_mb):
+    rows = column(rows)
+    out = []
+    for i, (cut, mv, mb) in enumerate(zip(scalars(cutoff), scalars(max_values),
+                                          scalars(max_mb))):
+        group = _rows_of("ad_tree_fit", rows[i].values if rows[i].is_valid else None)
+        data = dataset(group, "ad_tree_fit", mv)
+        nominal_only("ad_tree_fit", data)
+        out.append(fit_tree("ad_tree_fit", data, cutoff_of("ad_tree_fit", cut),
+                            max_bytes("ad_tree_fit", mb)))
+    return values(out)
+
+
+def _query(model, cond):
+    """(attribute indices increasing, value codes) of one conditions value."""
+    pairs = cond.items() if isinstance(cond, dict) else cond
+    found = {}
+    for name, val in pairs:
+        j = model.index(str(name))
+        if j is None:
+            raise ValueError(f"ad_count: {name!r} is not an attribute of the AD-tree "
+                             f"(its attributes: "
+                             f"{', '.join(a.name for a in model.attributes)})")
+        a = model.attributes[j]
+        if val is None:
+            raise ValueError(f"ad_count: the condition on {a.name!r} is NULL; give one "
+                             f"of its values ({', '.join(a.values)})")
+        text = ("true" if val else "false") if isinstance(val, bool) else str(val)
+        if text not in a.values:
+            raise ValueError(f"ad_count: {text!r} is not a value of {a.name!r} (its "
+                             f"values: {', '.join(a.values)})")
+        code = a.values.index(text)
+        if found.get(j, code) != code:
+            return None  # two different values of one attribute: nothing matches
+        found[j] = code
+    attrs = sorted(found)
+    return attrs, [found[j] for j in attrs]
+
+
+@udf("_dm_ad_count", None, "BIGINT")
+def ad_count(ids, bodies, conditions):
+    kind = column(conditions).type
+    if not (pa.types.is_struct(kind) or pa.types.is_map(kind)):
+        raise ValueError("ad_count: conditions must be a STRUCT or MAP of attribute to "
+                         f"value, such as {{'humidity': 'high'}}, got {kind}")
+    conds = scalars(conditions)
+    out = np.zeros(len(conds), np.int64)
+    null = np.zeros(len(conds), np.bool_)
+    for model, at in _groups("ad_count", ids, bodies):
+        if model.learner != "ad_tree":
+            raise ValueError(f"ad_count: expected an ad_tree model, got a "
+                             f"{model.learner} model")
+        at = np.arange(len(conds)) if at is None else at
+        q_off, q_attr, q_val, asked = [0], [], [], []
+        for i in at:
+            if conds[i] is None:
+                null[i] = True
+                continue
+            q = _query(model, conds[i])
+            if q is None:
+                continue
+            q_attr += q[0]
+            q_val += q[1]
+            q_off.append(len(q_attr))
+            asked.append(i)
+        if asked:
+            out[asked] = model.tree.counts(np.array(q_off, np.int64),
+                                           np.array(q_attr, np.int64),
+                                           np.array(q_val, np.int64))
+    return pa.array(out, pa.int64(), mask=null)
+
+
+CELL = pa.struct([("combination", pa.map_(pa.string(), pa.string())),
+                  ("count", pa.int64())])
+CELL_SQL = "STRUCT(combination MAP(VARCHAR, VARCHAR), count BIGINT)[]"
+
+
+@udf("_dm_ad_counts", None, CELL_SQL)
+def ad_counts(rows, columns, cutoff, max_values, max_mb):
+    rows = column(rows)
+    out = []
+    for i, (names, cut, mv, mb) in enumerate(zip(scalars(columns), scalars(cutoff),
+                                                 scalars(max_values), scalars(max_mb))):
+        if not names:
+            raise ValueError("ad_counts: columns must name at least one column")
+        group = _rows_of("ad_counts", rows[i].values if rows[i].is_valid else None, names)
+        data = dataset(group, "ad_counts", mv)
+        nominal_only("ad_counts", data)
+        model = fit_tree("ad_counts", data, cutoff_of("ad_counts", cut),
+                         max_bytes("ad_counts", mb))
+        table = model.tree.table(np.arange(len(data.attributes)))
+        keys = [a.name for a in data.attributes]
+        cells = itertools.product(*(a.values for a in data.attributes))
+        out.append([{"combination": list(zip(keys, combo)), "count": int(c)}
+                    for combo, c in zip(cells, table.ravel().tolist())])
+    return pa.array(out, pa.list_(CELL))
