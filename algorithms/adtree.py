@@ -222,17 +222,9 @@ def contingency(codes, card, count, start, vary, lstart, mcv, off, child, rows,
             continue
         if lstart[node] >= 0:  # a leaf list: look at its rows
             for i in range(lstart[node], lstart[node] + count[node]):
-                r = rows[i]
-                cell = o
-                for q in range(k, m):
-                    v = codes[r, attrs[q]]
-                    if v == card[attrs[q]] - 1 or (fixed[q] >= 0 and v != fixed[q]):
-                        cell = -1
-                        break
-                    if fixed[q] < 0:
-                        cell += v * strides[q]
+                cell = _cell(codes, rows[i], card, attrs, fixed, strides, k)
                 if cell >= 0:
-                    out[cell] += sign
+                    out[o + cell] += sign
             continue
         a = attrs[k]
         vi = vary[node] + a - start[node]
@@ -295,18 +287,24 @@ def queries(codes, card, count, start, vary, lstart, mcv, off, child, rows,
 def scan(codes, card, attrs, fixed, strides, out):
     """``contingency`` by one pass over the rows, without a tree."""
     n = codes.shape[0]
-    m = len(attrs)
     for r in range(n):
-        cell = 0
-        for q in range(m):
-            v = codes[r, attrs[q]]
-            if v == card[attrs[q]] - 1 or (fixed[q] >= 0 and v != fixed[q]):
-                cell = -1
-                break
-            if fixed[q] < 0:
-                cell += v * strides[q]
+        cell = _cell(codes, r, card, attrs, fixed, strides, 0)
         if cell >= 0:
             out[cell] += 1
+
+
+@njit(cache=True)
+def _cell(codes, r, card, attrs, fixed, strides, k):
+    """The cell of row ``r`` over the attributes from ``attrs[k]`` on, or -1 if it
+    has a missing value there or differs from a fixed one."""
+    cell = 0
+    for q in range(k, len(attrs)):
+        v = codes[r, attrs[q]]
+        if v == card[attrs[q]] - 1 or (fixed[q] >= 0 and v != fixed[q]):
+            return -1
+        if fixed[q] < 0:
+            cell += v * strides[q]
+    return cell
 
 
 @dataclass

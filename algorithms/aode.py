@@ -21,7 +21,7 @@ from numba import njit
 from . import bayes_net as bn
 from .bayes_model import Coding
 from .dataset import Attribute
-from .discretize import bins, cut_points, labels
+from .discretize import bins, nominal_columns
 from .javafmt import double_to_string
 from .models import learner
 
@@ -216,18 +216,8 @@ def fit_aode(data, target, min_frequency):
     yk = y[keep].astype(np.int64)
     w = data.weights[keep]
     n_classes = len(data.attributes[target].values)
-    cols, values, cuts = [], [], []
-    for j, a in enumerate(data.attributes):
-        col = data.columns[j][keep]
-        if j == target or a.nominal:
-            cols.append(col)
-            values.append(tuple(a.values))
-            cuts.append(None)
-        else:
-            c = cut_points(col, yk, w, n_classes)
-            cols.append(bins(col, c))
-            values.append(labels(c))
-            cuts.append(c)
+    cols, values, cuts = nominal_columns([c[keep] for c in data.columns],
+                                         data.attributes, yk, w, n_classes)
     used = [j for j in range(len(data.attributes)) if j != target]
     X = np.column_stack([np.where(np.isnan(cols[j]), -1, np.nan_to_num(cols[j]))
                          for j in used]).astype(np.int64)

@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit
 
 from .adtree import ADTree, scan_table
-from .discretize import bins, cut_points, labels
+from .discretize import nominal_columns
 from .missing import fill_values
 
 SCORES = ("bayes", "bdeu", "mdl", "aic", "loglik")
@@ -130,17 +130,7 @@ def nominal_codes(columns, attributes, y, w):
     names of each attribute, the cut points of each numeric attribute (None for a
     nominal one), the fill code of each attribute). ``y`` are the class codes."""
     n_classes = int(y.max()) + 1 if len(y) else 1
-    coded, names, cuts = [], [], []
-    for a, col in zip(attributes, columns):
-        if a.nominal:
-            coded.append(col)
-            names.append(tuple(a.values))
-            cuts.append(None)
-        else:
-            c = cut_points(col, y, w, n_classes)
-            coded.append(bins(col, c))
-            names.append(labels(c))
-            cuts.append(c)
+    coded, names, cuts = nominal_columns(columns, attributes, y, w, n_classes)
     for a, v in zip(attributes, names):
         if not v:
             raise ValueError(f"column {a.name!r} has no values (all NULL)")

@@ -99,6 +99,29 @@ DEMO = [
     ("k-means (k-means++ seeding): the centres and the within-cluster squared error",
      "SELECT cluster, size, attribute, round(value, 2) AS value, label, "
      "round(sse, 4) AS sse FROM kmeans('weather_numeric', 2)"),
+    ("An AD-tree (section 6.7) of the weather data reduced to humidity, windy and play",
+     "CREATE OR REPLACE TABLE weather_tree AS SELECT ad_tree_fit(w) AS tree "
+     "FROM (SELECT humidity, windy, play FROM weather) w"),
+    ("Counts the tree does not store, derived by subtraction",
+     "SELECT ad_count(tree, {'humidity': 'high', 'windy': 'TRUE', 'play': 'no'}) AS a, "
+     "ad_count(tree, {'humidity': 'high', 'windy': 'FALSE', 'play': 'no'}) AS b, "
+     "ad_count(tree, {'play': 'yes'}) AS c FROM weather_tree"),
+    ("A contingency table through an AD-tree, zero counts included",
+     "SELECT * FROM ad_counts('weather', ['outlook', 'play'])"),
+    ("A Bayesian network classifier by K2 (up to 3 parents): each table entry",
+     "SELECT node, parents, parent_values, value, round(probability, 4) AS probability "
+     "FROM bayes_net('weather', 'play', max_parents := 3) WHERE node = 'humidity'"),
+    ("A tree-augmented naive Bayes network, printed as Weka's BayesNet prints it",
+     "SELECT unnest(string_split(model_text(bayes_net_fit(t, 'class', search := 'tan')), "
+     "chr(10))) AS network FROM labor t"),
+    ("Ten-fold cross-validation of naive Bayes, K2, TAN and AODE on the labor data",
+     "SELECT 'naive Bayes' AS learner, round(pct_correct, 4) AS pct_correct "
+     "FROM cross_validate('bayes_net', 'labor', 'class') UNION ALL "
+     "SELECT 'K2, 3 parents', round(pct_correct, 4) "
+     "FROM cross_validate('bayes_net', 'labor', 'class', max_parents := 3) UNION ALL "
+     "SELECT 'TAN', round(pct_correct, 4) "
+     "FROM cross_validate('bayes_net', 'labor', 'class', search := 'tan') UNION ALL "
+     "SELECT 'AODE', round(pct_correct, 4) FROM cross_validate('aode', 'labor', 'class')"),
 ]
 
 

@@ -7,8 +7,8 @@ import duckdb
 from ..udfs import registry
 
 # importing a module declares its UDFs
-UDF_MODULES = ("adtree", "bayes", "c45", "em", "evaluate", "itemsets", "m5_sql", "m5p", "models",
-               "sql_export", "transactions")
+UDF_MODULES = ("adtree", "bayes", "bayes_sql", "c45", "em", "evaluate", "itemsets",
+               "m5_sql", "m5p", "models", "sql_export", "transactions")
 for _name in UDF_MODULES:
     import_module(f"..udfs.{_name}", __package__)
 

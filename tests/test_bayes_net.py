@@ -4,6 +4,7 @@ model and log scores, the same class probabilities on every training row and the
 same 10-fold cross-validation; the relations and bad input."""
 
 import json
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -112,6 +113,27 @@ def _cv(db, learner, name, options):
     rel = db.sql(f"SELECT * FROM cross_validate('{learner}', '{table(name)}', "
                  f"'{target_of(db, name)}', {options})")
     return rel.columns, rel.fetchall()[0]
+
+
+@pytest.mark.parametrize("name,config", [r for r in RUNS if r[0] in
+                                         ("labor", "iris", "breast-cancer", "weather.nominal")])
+def test_model_to_sql_predicts_as_predict(db, models, name, config):
+    t = table(name)
+    sql = db.sql(f"SELECT model_to_sql({model_of(name, config)})").fetchall()[0][0]
+    got = db.sql(f"""SELECT count(*) FILTER (WHERE predict({model_of(name, config)}, t)
+                                              IS DISTINCT FROM ({sql})) FROM {t} t""")
+    assert got.fetchall() == [(0,)]
+
+
+def test_model_to_sql_runs_in_sqlite(db, models):
+    model = model_of("weather.nominal", "tan")
+    sql = db.sql(f"SELECT model_to_sql({model}, 'sqlite')").fetchall()[0][0]
+    rows = db.sql("SELECT outlook, temperature, humidity, windy::VARCHAR, "
+                  f"predict({model}, t) FROM weather_nominal t").fetchall()
+    lite = sqlite3.connect(":memory:")
+    lite.execute("CREATE TABLE t (outlook, temperature, humidity, windy)")
+    lite.executemany("INSERT INTO t VALUES (?, ?, ?, ?)", [r[:4] for r in rows])
+    assert [r[0] for r in lite.execute(f"SELECT {sql} FROM t")] == [r[4] for r in rows]
 
 
 def test_the_relation_lists_every_table_entry(db):

@@ -1,5 +1,6 @@
 """model_to_sql: a model as one SQL scalar expression, in any SQL dialect sqlglot
-writes. This module writes C4.5 trees (``m5_sql`` writes the numeric models).
+writes. This module writes C4.5 trees (``m5_sql`` writes the numeric models,
+``bayes_sql`` Bayesian networks).
 
 The expression reads the model's attributes as columns of the row it is evaluated
 on (quoted identifiers) and yields the label ``predict`` gives, as the scoring
@@ -153,6 +154,33 @@ def _case(pairs, default=None):
     return exp.Case(ifs=[exp.If(this=c, true=v) for c, v in pairs], default=default)
 
 
+def first_best(query, k, label, ignore_nulls):
+    """Scalar subquery over ``query``'s probability columns (``_dm_p0``, ...): the
+    label of the first class whose probability exceeds the best so far by more
+    than 1e-6.
+
+    The best probability so far is updated without naming it twice (so that
+    engines that substitute a derived table's columns into the query around it
+    do not evaluate it over and over): ``COALESCE(NULLIF(GREATEST(top, p - 1e-6),
+    p - 1e-6), p)`` is ``top`` unless ``top <= p - 1e-6``, and then ``p``. It is
+    always one of the probabilities, and the class that set it last is the first
+    whose probability equals it. Each SELECT takes MAX_STEPS classes."""
+    p = [_var(f"_dm_p{c}") for c in range(k)]
+    top = p[0].copy()
+    for c in range(1, k):
+        floor = exp.Sub(this=p[c].copy(), expression=_number(SMALL))
+        top = exp.Coalesce(this=exp.Nullif(this=exp.Greatest(
+            this=top, expressions=[floor], ignore_nulls=ignore_nulls),
+            expression=floor.copy()), expressions=[p[c].copy()])
+        if c % MAX_STEPS == 0 or c == k - 1:
+            query = _select([_as(top, "_dm_top"), *[x.copy() for x in p]],
+                            _from(query, f"_dm_s{c}"))
+            top = _var("_dm_top")
+    chosen = _case([(exp.EQ(this=p[c], expression=top.copy()), label(c))
+                    for c in range(k - 1)], label(k - 1))
+    return exp.Subquery(this=_select([chosen], _from(query, "_dm_best")))
+
+
 class TreeSql:
     """The SQL expression of one C4.5 model."""
 
@@ -287,29 +315,7 @@ class TreeSql:
         return self.first_best(_select(probs, rows))
 
     def first_best(self, query):
-        """Scalar subquery over ``query``'s probability columns: the label of the
-        first class whose probability exceeds the best so far by more than 1e-6.
-
-        The best probability so far is updated without naming it twice (so that
-        engines that substitute a derived table's columns into the query around it
-        do not evaluate it over and over): ``COALESCE(NULLIF(GREATEST(top, p - 1e-6),
-        p - 1e-6), p)`` is ``top`` unless ``top <= p - 1e-6``, and then ``p``. It is
-        always one of the probabilities, and the class that set it last is the first
-        whose probability equals it. Each SELECT takes MAX_STEPS classes."""
-        p = [_var(f"_dm_p{c}") for c in range(self.k)]
-        top = p[0].copy()
-        for c in range(1, self.k):
-            floor = exp.Sub(this=p[c].copy(), expression=_number(SMALL))
-            top = exp.Coalesce(this=exp.Nullif(this=exp.Greatest(
-                this=top, expressions=[floor], ignore_nulls=self.ignore_nulls),
-                expression=floor.copy()), expressions=[p[c].copy()])
-            if c % MAX_STEPS == 0 or c == self.k - 1:
-                query = _select([_as(top, "_dm_top"), *[x.copy() for x in p]],
-                                _from(query, f"_dm_s{c}"))
-                top = _var("_dm_top")
-        label = _case([(exp.EQ(this=p[c], expression=top.copy()), self.label(c))
-                       for c in range(self.k - 1)], self.label(self.k - 1))
-        return exp.Subquery(this=_select([label], _from(query, "_dm_best")))
+        return first_best(query, self.k, self.label, self.ignore_nulls)
 
     def expression(self):
         if self.attr[0] < 0:
