@@ -23,8 +23,10 @@ count of the rest minus that of each other value of ``a`` and the rest.
 """
 
 import base64
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 from numba import njit
 
@@ -33,6 +35,7 @@ from .models import learner
 
 STATUS_OK = 0
 STATUS_MEMORY = 1
+SPLIT_ROWS = 50_000  # from this many rows, the root's subtrees are built in parallel
 
 
 @njit(cache=True)
@@ -44,18 +47,20 @@ def _grow(a, need):
     return out
 
 
-@njit(cache=True)
-def build(codes, card, cutoff, max_depth, max_bytes):
-    """The tree of ``codes`` ((n, p) int, value ``card[j] - 1`` = missing), with
-    no vary nodes below depth ``max_depth`` (queries of at most that many
-    attributes never go deeper).
+@njit(cache=True, nogil=True)
+def build(codes, cols, card, cutoff, max_depth, max_bytes, rows0, start0, depth0):
+    """The (sub)tree of ``codes`` ((n, p) int, value ``card[j] - 1`` = missing;
+    ``cols`` the same column by column)
+    whose root holds the rows ``rows0`` (increasing), expands the attributes from
+    ``start0`` on and lies at depth ``depth0``; no vary nodes below depth
+    ``max_depth`` (queries of at most that many attributes never go deeper).
 
     Returns (status, count, start, vary, lstart, mcv, off, child, rows, sizes):
     ``sizes`` = (nodes, vary nodes, children, leaf rows); status STATUS_MEMORY when
     the arrays would pass ``max_bytes``.
     """
-    n, p = codes.shape
-    cols = np.ascontiguousarray(codes.T)  # one attribute's codes close together
+    p = codes.shape[1]
+    n = len(rows0)
     maxcard = 1
     for j in range(p):
         maxcard = max(maxcard, card[j])
@@ -70,7 +75,7 @@ def build(codes, card, cutoff, max_depth, max_bytes):
     nn = nv = nc = nr = 0
     buf = np.empty(3 * n + 1, np.int32)  # node rows, then each depth's partition
     for i in range(n):
-        buf[i] = i
+        buf[i] = rows0[i]
     # one frame per depth of the walk: the node, its rows, the attribute and value
     # being expanded, where its partition starts, and the partition's offsets
     f_node = np.empty(p + 1, np.int64)
@@ -84,28 +89,29 @@ def build(codes, card, cutoff, max_depth, max_bytes):
     status = STATUS_OK
     # the root
     count[0] = n
-    start[0] = 0
+    start[0] = start0
     nn = 1
+    vary[0] = -1
+    lstart[0] = -1
     if n < cutoff:
         rows = _grow(rows, n)
         for i in range(n):
-            rows[i] = i
+            rows[i] = rows0[i]
         lstart[0] = 0
         nr = n
-        vary[0] = -1
+    if n < cutoff or start0 == p or depth0 == max_depth:
         return (status, count[:nn], start[:nn], vary[:nn], lstart[:nn], mcv[:nv],
                 off[:nv], child[:nc], rows[:nr], np.array([nn, nv, nc, nr], np.int64))
-    lstart[0] = -1
     vary[0] = 0
-    nv = p
+    nv = p - start0
     mcv = _grow(mcv, nv)
     off = _grow(off, nv)
     d = 0
     f_node[0] = 0
     f_lo[0] = 0
     f_hi[0] = n
-    f_attr[0] = -1
-    f_val[0] = 0
+    f_attr[0] = start0 - 1
+    f_val[0] = card[start0 - 1] if start0 > 0 else 0  # go on with attribute start0
     f_base[0] = n
     while d >= 0:
         a = f_attr[d]
@@ -126,7 +132,7 @@ def build(codes, card, cutoff, max_depth, max_bytes):
             child[off[f_vary[d]] + v] = c
             count[c] = hi - lo
             start[c] = a + 1
-            if hi - lo < cutoff or a + 1 == p or d + 1 == max_depth:
+            if hi - lo < cutoff or a + 1 == p or depth0 + d + 1 == max_depth:
                 vary[c] = -1
                 if hi - lo < cutoff:
                     lstart[c] = nr
@@ -175,7 +181,7 @@ def build(codes, card, cutoff, max_depth, max_bytes):
                 best = v
         for v in range(k):
             f_offs[d, v + 1] += f_offs[d, v]
-        if cutoff > 0 or (d + 1 < max_depth and a + 1 < p):  # children need rows
+        if cutoff > 0 or (depth0 + d + 1 < max_depth and a + 1 < p):  # children need rows
             pos = f_offs[d, :k].copy()
             for i in range(lo, hi):
                 r = buf[i]
@@ -333,11 +339,17 @@ class ADTree:
         attributes at most (None: any query)."""
         codes = np.ascontiguousarray(codes, _code_type(card))
         card = np.asarray(card, np.int64)
-        depth = codes.shape[1] if max_depth is None else int(max_depth)
-        status, *arrays, _ = build(codes, card, int(cutoff), depth, int(max_bytes))
-        if status == STATUS_MEMORY:
-            raise MemoryError(max_bytes)
-        return cls(codes, card, int(cutoff), depth, *arrays)
+        n, p = codes.shape
+        depth = p if max_depth is None else int(max_depth)
+        cutoff, max_bytes = int(cutoff), int(max_bytes)
+        if n < SPLIT_ROWS or n < cutoff or depth < 2:
+            status, *arrays, _ = build(codes, np.ascontiguousarray(codes.T), card, cutoff,
+                                       depth, max_bytes, np.arange(n, dtype=np.int32), 0, 0)
+            if status == STATUS_MEMORY:
+                raise MemoryError(max_bytes)
+        else:
+            arrays = _build_split(codes, card, cutoff, depth, max_bytes)
+        return cls(codes, card, cutoff, depth, *arrays)
 
     @property
     def nbytes(self):
@@ -362,6 +374,56 @@ class ADTree:
     def count_of(self, attrs, values):
         """The number of rows with ``attrs[k] == values[k]`` for every k."""
         return int(self.table(attrs, values).sum())
+
+
+def _build_split(codes, card, cutoff, depth, max_bytes):
+    """``build`` with the subtrees under the root's children made on several
+    threads (largest first), then joined into one set of arrays."""
+    n, p = codes.shape
+    mcv = np.zeros(p, np.int32)
+    off = np.concatenate([[0], np.cumsum(card)[:-1]]).astype(np.int64)
+    child = np.full(int(card.sum()), -1, np.int64)
+    tasks = []
+    for a in range(p):
+        counts = np.bincount(codes[:, a], minlength=card[a])
+        mcv[a] = int(np.argmax(counts))  # the first of the most common
+        for v in np.flatnonzero(counts):
+            if v != mcv[a]:
+                tasks.append((int(counts[v]) * (p - a), a, int(v)))
+    tasks.sort(reverse=True)
+    cols = np.ascontiguousarray(codes.T)  # one attribute's codes close together
+
+    def one(task):
+        _, a, v = task
+        rows0 = np.flatnonzero(cols[a] == v).astype(np.int32)
+        return build(codes, cols, card, cutoff, depth, max_bytes, rows0, a + 1, 1)
+
+    with ThreadPoolExecutor(max(1, numba.get_num_threads())) as pool:
+        parts = list(pool.map(one, tasks))
+    count, start, vary, lstart = [np.array([n])], [np.array([0], np.int32)], \
+        [np.array([0])], [np.array([-1])]
+    mcvs, offs, children, rows = [mcv], [off], [child], []
+    nn, nv, nc, nr = 1, p, len(child), 0
+    for (_, a, v), (status, c, s, vr, ls, m, o, ch, r, _) in zip(tasks, parts):
+        if status == STATUS_MEMORY:
+            raise MemoryError(max_bytes)
+        child[off[a] + v] = nn
+        count.append(c)
+        start.append(s)
+        vary.append(np.where(vr >= 0, vr + nv, -1))
+        lstart.append(np.where(ls >= 0, ls + nr, -1))
+        mcvs.append(m)
+        offs.append(o + nc)
+        children.append(np.where(ch >= 0, ch + nn, -1))
+        rows.append(r)
+        nn, nv, nc, nr = nn + len(c), nv + len(m), nc + len(ch), nr + len(r)
+    if nn * 28 + nv * 12 + nc * 8 + nr * 4 > max_bytes:
+        raise MemoryError(max_bytes)
+    return (np.concatenate(count).astype(np.int64), np.concatenate(start).astype(np.int32),
+            np.concatenate(vary).astype(np.int64), np.concatenate(lstart).astype(np.int64),
+            np.concatenate(mcvs).astype(np.int32), np.concatenate(offs).astype(np.int64),
+            np.concatenate(children).astype(np.int64),
+            np.concatenate(rows or [np.zeros(0, np.int32)]).astype(np.int32))
 
 
 def scan_table(codes, card, attrs, fixed=None):

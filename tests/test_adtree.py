@@ -176,3 +176,16 @@ def test_a_leaf_list_tree_gives_the_same_counts():
                                               {'a': '1', 'c': 'true'})
                               FROM r""").fetchall()[0]
     assert full == listed == sum(1 for i in range(1000) if i % 3 == 1 and i % 7 == 0)
+
+
+@pytest.mark.parametrize("cutoff,depth", [(0, None), (0, 3), (50, None)])
+def test_a_tree_built_on_several_threads_counts_as_scans(cutoff, depth):
+    rng = np.random.default_rng(5)
+    n, p = 60_000, 8  # above SPLIT_ROWS: the root's subtrees are built in parallel
+    card = rng.integers(2, 6, p)
+    codes = np.stack([np.minimum(rng.geometric(0.45, n) - 1, k - 1) for k in card], axis=1)
+    tree = ADTree.of(codes, card, cutoff, max_depth=depth)
+    for _ in range(30):
+        m = int(rng.integers(1, (depth or p) + 1))
+        attrs = rng.permutation(p)[:m]
+        np.testing.assert_array_equal(tree.table(attrs), scan_table(codes, card, attrs))
