@@ -11,11 +11,14 @@ from .models import MODEL_SQL, _groups, values
 from .registry import column, scalars, udf
 from .table import dataset
 
-DEFAULT_MAX_MB = 4096
+# A tree kept as a model value travels as base64 text in one VARCHAR, copied a few
+# times on the way: 1 GiB by default. A tree a network search uses stays inside.
+DEFAULT_MAX_MB = 1024
+SEARCH_MAX_MB = 4096
 
 
-def max_bytes(fn, max_mb):
-    mb = DEFAULT_MAX_MB if max_mb is None else max_mb
+def max_bytes(fn, max_mb, default=DEFAULT_MAX_MB):
+    mb = default if max_mb is None else max_mb
     if not mb > 0:
         raise ValueError(f"{fn}: duckmine_ad_tree_max_mb must be positive, got {max_mb}")
     return int(float(mb) * 2**20)

@@ -8,7 +8,7 @@ import pyarrow as pa
 from ..algorithms.aode import fit_aode
 from ..algorithms.bayes_model import Options, fit_bayes_net
 from ..algorithms.bayes_net import SCORES, SEARCHES
-from .adtree import max_bytes
+from .adtree import SEARCH_MAX_MB, max_bytes
 from .c45 import fit_groups
 from .models import MODEL_SQL, model_rows, values
 from .registry import scalars, udf
@@ -46,7 +46,8 @@ def _fit(data, t, options, limit):
 @udf("_dm_bayes_net_fit", None, MODEL_SQL)
 def bayes_net_fit(rows, target, search, max_parents, score, alpha, use_ad_tree, weight,
                   max_values, max_mb):
-    limit = max_bytes("bayes_net", scalars(max_mb)[0] if len(max_mb) else None)
+    limit = max_bytes("bayes_net", scalars(max_mb)[0] if len(max_mb) else None,
+                      SEARCH_MAX_MB)
     options = (search, max_parents, score, alpha, use_ad_tree)
     return values([m for _, _, m in fit_groups(
         "bayes_net", rows, target, options, weight, max_values,
