@@ -91,25 +91,29 @@ def randomize(order: np.ndarray, rng: JavaRandom) -> np.ndarray:
 
 
 @njit(cache=True)
-def _randomize(rows, seed):
-    """The shuffle on the generator state ``seed`` (48 bits; products wrap modulo
-    2^64, which keeps the low 48 bits exact). Returns the new state."""
+def next_int(state, bound):
+    """``java.util.Random.nextInt(bound)`` on the 48-bit generator state (products
+    wrap modulo 2^64, which keeps the low 48 bits exact): (value, new state)."""
     mult = np.uint64(_MULTIPLIER)
     add = np.uint64(_ADDEND)
     mask = np.uint64(_MASK)
     shift = np.uint64(17)
+    if bound & (bound - 1) == 0:  # a power of two
+        state = (state * mult + add) & mask
+        return (bound * np.int64(state >> shift)) >> 31, state
+    while True:
+        state = (state * mult + add) & mask
+        bits = np.int64(state >> shift)
+        value = bits % bound
+        if bits - value + (bound - 1) < _INT_LIMIT:
+            return value, state
+
+
+@njit(cache=True)
+def _randomize(rows, seed):
+    """The shuffle on the generator state ``seed``. Returns the new state."""
     for j in range(len(rows) - 1, 0, -1):
-        bound = j + 1
-        if bound & j == 0:  # a power of two
-            seed = (seed * mult + add) & mask
-            k = (bound * np.int64(seed >> shift)) >> 31
-        else:
-            while True:
-                seed = (seed * mult + add) & mask
-                bits = np.int64(seed >> shift)
-                k = bits % bound
-                if bits - k + j < _INT_LIMIT:
-                    break
+        k, seed = next_int(seed, j + 1)
         t = rows[j]
         rows[j] = rows[k]
         rows[k] = t

@@ -37,15 +37,10 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
-from .evaluation import JavaRandom
+from .evaluation import JavaRandom, next_int
 
 CHUNK = 4096
 INITS = ("k-means++", "random")
-_MULT = np.uint64(0x5DEECE66D)
-_ADD = np.uint64(0xB)
-_MASK = np.uint64((1 << 48) - 1)
-_SHIFT = np.uint64(17)
-_INT_LIMIT = 1 << 31
 
 
 @dataclass
@@ -265,20 +260,6 @@ def _update_d2(X, nominal, lo, width, C, d2, chunk):
 # ----------------------------------------------------------------- seeding
 
 @njit(cache=True)
-def _next_int(state, bound):
-    """java.util.Random.nextInt(bound) on the 48-bit state; (value, new state)."""
-    if bound & (bound - 1) == 0:
-        state = (state * _MULT + _ADD) & _MASK
-        return (bound * np.int64(state >> _SHIFT)) >> 31, state
-    while True:
-        state = (state * _MULT + _ADD) & _MASK
-        bits = np.int64(state >> _SHIFT)
-        val = bits % bound
-        if bits - val + (bound - 1) < _INT_LIMIT:
-            return val, state
-
-
-@njit(cache=True)
 def seen_row(X, r, rows, m):
     """Whether row ``r`` of ``X`` equals (value for value) one of ``rows[:m]``."""
     for t in range(m):
@@ -303,7 +284,7 @@ def _seed_random(X, state, k):
     chosen = np.empty(k, np.int64)
     m = 0
     for j in range(n - 1, -1, -1):
-        idx, state = _next_int(state, j + 1)
+        idx, state = next_int(state, j + 1)
         r = order[idx]
         if not seen_row(X, r, chosen, m):
             chosen[m] = r
