@@ -93,6 +93,16 @@ class Filters:
         self.ranks = [None if r is None else [int(v) for v in r] for r in ranks]
         self.columns = [(int(a), int(r)) for a, r in columns]
         self.names = [self._name(a, r) for a, r in self.columns]
+        # the arrays the coding kernel reads, made once per model (scoring codes
+        # every chunk of rows with them)
+        width = max([len(r) for r in self.ranks if r is not None], default=1)
+        self._ranks = np.full((len(self.attributes), width), -1, np.int64)
+        for a, r in enumerate(self.ranks):
+            if r is not None:
+                self._ranks[a, :len(r)] = r
+        self._src = np.array([a for a, _ in self.columns], np.int64)
+        self._level = np.array([r for _, r in self.columns], np.int64)
+        self._fill = np.array(self.fill, np.float64)
 
     def _name(self, a, r):
         attr = self.attributes[a]
@@ -132,15 +142,8 @@ class Filters:
         return self._code(_stack(columns, n))
 
     def _code(self, raw):
-        width = max([len(r) for r in self.ranks if r is not None], default=1)
-        ranks = np.full((len(self.attributes), width), -1, np.int64)
-        for a, r in enumerate(self.ranks):
-            if r is not None:
-                ranks[a, :len(r)] = r
-        src = np.array([a for a, _ in self.columns], np.int64)
-        level = np.array([r for _, r in self.columns], np.int64)
         out = np.empty((len(self.columns), raw.shape[1]))
-        _code(raw, np.array(self.fill, np.float64), ranks, src, level, out)
+        _code(raw, self._fill, self._ranks, self._src, self._level, out)
         return out
 
     def to_json(self):
