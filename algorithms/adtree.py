@@ -23,6 +23,7 @@ count of the rest minus that of each other value of ``a`` and the rest.
 """
 
 import base64
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -392,11 +393,21 @@ def _build_split(codes, card, cutoff, depth, max_bytes):
                 tasks.append((int(counts[v]) * (p - a), a, int(v)))
     tasks.sort(reverse=True)
     cols = np.ascontiguousarray(codes.T)  # one attribute's codes close together
+    used = [0]  # bytes of the subtrees built so far: each gets what is left
+    lock = threading.Lock()
 
     def one(task):
         _, a, v = task
+        with lock:
+            left = max_bytes - used[0]
+        if left <= 0:
+            return None
         rows0 = np.flatnonzero(cols[a] == v).astype(np.int32)
-        return build(codes, cols, card, cutoff, depth, max_bytes, rows0, a + 1, 1)
+        part = build(codes, cols, card, cutoff, depth, left, rows0, a + 1, 1)
+        nn, nv, nc, nr = part[-1]
+        with lock:
+            used[0] += int(nn * 28 + nv * 12 + nc * 8 + nr * 4)
+        return part
 
     with ThreadPoolExecutor(max(1, numba.get_num_threads())) as pool:
         parts = list(pool.map(one, tasks))
@@ -404,9 +415,9 @@ def _build_split(codes, card, cutoff, depth, max_bytes):
         [np.array([0])], [np.array([-1])]
     mcvs, offs, children, rows = [mcv], [off], [child], []
     nn, nv, nc, nr = 1, p, len(child), 0
-    for (_, a, v), (status, c, s, vr, ls, m, o, ch, r, _) in zip(tasks, parts):
-        if status == STATUS_MEMORY:
-            raise MemoryError(max_bytes)
+    if any(part is None or part[0] == STATUS_MEMORY for part in parts):
+        raise MemoryError(max_bytes)
+    for (_, a, v), (_, c, s, vr, ls, m, o, ch, r, _) in zip(tasks, parts):
         child[off[a] + v] = nn
         count.append(c)
         start.append(s)
@@ -483,14 +494,15 @@ class ADTreeModel:
         self.used = list(range(len(self.attributes)))
 
     @classmethod
-    def fit(cls, attributes, columns, cutoff, max_bytes):
-        """The tree of nominal ``columns`` (codes, NaN = missing)."""
+    def fit(cls, attributes, columns, cutoff, max_bytes, max_depth=None):
+        """The tree of nominal ``columns`` (codes, NaN = missing); ``max_depth``:
+        the most conditions a query will have (None: any number)."""
         card = np.array([len(a.values) + 1 for a in attributes], np.int64)
         n = len(columns[0]) if columns else 0
         codes = np.empty((n, len(columns)), _code_type(card))
         for j, col in enumerate(columns):
             codes[:, j] = np.where(np.isnan(col), card[j] - 1, np.nan_to_num(col))
-        return cls(attributes, ADTree.of(codes, card, cutoff, max_bytes))
+        return cls(attributes, ADTree.of(codes, card, cutoff, max_bytes, max_depth))
 
     def index(self, name):
         """The attribute called ``name`` (exact, else ignoring case), or None."""
@@ -503,14 +515,18 @@ class ADTreeModel:
     def text(self):
         t = self.tree
         leaves = int((t.lstart >= 0).sum())
-        return (f"AD-tree of {len(t.codes):,} rows over {len(self.attributes)} "
+        return (f"AD-tree of {int(t.count[0]):,} rows over {len(self.attributes)} "
                 f"attributes ({', '.join(a.name for a in self.attributes)})\n"
-                f"leaf_list_cutoff={t.cutoff}: {len(t.count):,} AD nodes "
+                f"leaf_list_cutoff={t.cutoff}"
+                + (f", max_depth={t.max_depth}" if t.max_depth < len(self.attributes) else "")
+                + f": {len(t.count):,} AD nodes "
                 f"({leaves:,} with a leaf list of {len(t.rows):,} rows in all), "
                 f"{len(t.mcv):,} vary nodes, {t.nbytes / 2**20:.1f} MiB\n")
 
     def to_json(self):
         t = self.tree
+        if len(t.rows) == 0:  # no leaf lists: the rows are never looked at again
+            t = ADTree(**{**vars(t), "codes": t.codes[:0]})
         return {"attributes": [a.to_json() for a in self.attributes],
                 "cutoff": t.cutoff, "max_depth": t.max_depth, "card": t.card.tolist(),
                 **{k: _pack(getattr(t, k)) for k in ("codes",) + ADTree.ARRAYS}}

@@ -1,7 +1,9 @@
 -- AD-trees: cached counts of every conjunction of nominal values.
 
-CREATE OR REPLACE TEMP MACRO ad_tree_fit(r, leaf_list_cutoff := 0) AS
-_dm_ad_tree_fit(list(r), leaf_list_cutoff, getvariable('duckmine_max_nominal_values'),
+-- max_depth: the most conditions a query will have (the tree need not be deeper).
+CREATE OR REPLACE TEMP MACRO ad_tree_fit(r, leaf_list_cutoff := 0, max_depth := NULL) AS
+_dm_ad_tree_fit(list(r), leaf_list_cutoff, max_depth,
+                getvariable('duckmine_max_nominal_values'),
                 getvariable('duckmine_ad_tree_max_mb'));
 
 -- The number of rows matching every attribute = value pair of conditions (a STRUCT

@@ -166,6 +166,18 @@ def test_a_tree_over_the_memory_limit_asks_for_a_larger_cutoff(db):
         == [(3,)]
 
 
+def test_a_tree_for_short_queries(db):
+    db.execute("CREATE TABLE shallow AS SELECT ad_tree_fit(w, max_depth := 2) AS t "
+               "FROM weather w")
+    got = db.sql("""SELECT ad_count(t, {'outlook': 'sunny', 'play': 'no'}),
+                           ad_count(t, {'humidity': 'high'}) FROM shallow""").fetchall()
+    assert got == [(3, 7)]
+    assert "max_depth=2" in db.sql("SELECT model_text(t) FROM shallow").fetchall()[0][0]
+    fails(db, "SELECT ad_count(t, {'outlook': 'sunny', 'play': 'no', 'windy': 'TRUE'}) "
+          "FROM shallow", "at most 2 conditions", "max_depth")
+    fails(db, "SELECT ad_tree_fit(w, max_depth := 0) FROM weather w", "max_depth")
+
+
 def test_a_leaf_list_tree_gives_the_same_counts():
     con = duckdb.connect()
     duckmine.load(con)

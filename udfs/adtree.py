@@ -38,16 +38,26 @@ def nominal_only(fn, data):
                              "nominal values (cast it to VARCHAR or leave it out)")
 
 
-def fit_tree(fn, data, cutoff, limit):
+def depth_of(fn, max_depth):
+    if max_depth is None:
+        return None
+    if max_depth < 1 or max_depth != int(max_depth):
+        raise ValueError(f"{fn}: max_depth must be a whole number >= 1 or NULL, got "
+                         f"{max_depth}")
+    return int(max_depth)
+
+
+def fit_tree(fn, data, cutoff, limit, max_depth=None):
     """The ADTreeModel of a Dataset, or a clear error when it would not fit in
     ``limit`` bytes."""
     try:
-        return ADTreeModel.fit(data.attributes, data.columns, cutoff, limit)
+        return ADTreeModel.fit(data.attributes, data.columns, cutoff, limit, max_depth)
     except MemoryError:
         raise ValueError(
             f"{fn}: the AD-tree would take more than {limit / 2**20:,.0f} MiB with "
             f"leaf_list_cutoff={cutoff}; give a larger leaf_list_cutoff (rows of "
-            "nodes smaller than it are kept as lists, not expanded), or SET VARIABLE "
+            "nodes smaller than it are kept as lists, not expanded) or a max_depth "
+            "(the most conditions a query will have), or SET VARIABLE "
             "duckmine_ad_tree_max_mb") from None
 
 
@@ -72,17 +82,27 @@ def _rows_of(fn, group, names=None):
     return pa.StructArray.from_arrays([group.field(f) for f in picked], picked)
 
 
+# the longest text an Arrow string holds, less room for the value's other fields
+MAX_VALUE_BYTES = 2**31 - 2**20
+
+
 @udf("_dm_ad_tree_fit", None, MODEL_SQL)
-def ad_tree_fit(rows, cutoff, max_values, max_mb):
+def ad_tree_fit(rows, cutoff, max_depth, max_values, max_mb):
+    fn = "ad_tree_fit"
     rows = column(rows)
     out = []
-    for i, (cut, mv, mb) in enumerate(zip(scalars(cutoff), scalars(max_values),
-                                          scalars(max_mb))):
-        group = _rows_of("ad_tree_fit", rows[i].values if rows[i].is_valid else None)
-        data = dataset(group, "ad_tree_fit", mv)
-        nominal_only("ad_tree_fit", data)
-        out.append(fit_tree("ad_tree_fit", data, cutoff_of("ad_tree_fit", cut),
-                            max_bytes("ad_tree_fit", mb)))
+    for i, (cut, depth, mv, mb) in enumerate(zip(scalars(cutoff), scalars(max_depth),
+                                                 scalars(max_values), scalars(max_mb))):
+        group = _rows_of(fn, rows[i].values if rows[i].is_valid else None)
+        data = dataset(group, fn, mv)
+        nominal_only(fn, data)
+        model = fit_tree(fn, data, cutoff_of(fn, cut), max_bytes(fn, mb),
+                         depth_of(fn, depth))
+        if model.tree.nbytes * 4 / 3 > MAX_VALUE_BYTES:
+            raise ValueError(f"{fn}: the AD-tree ({model.tree.nbytes / 2**20:,.0f} MiB) "
+                             "is too large to keep as a value (its text must stay under "
+                             "2 GiB); give a larger leaf_list_cutoff or a max_depth")
+        out.append(model)
     return values(out)
 
 
@@ -108,6 +128,10 @@ def _query(model, cond):
         if found.get(j, code) != code:
             return None  # two different values of one attribute: nothing matches
         found[j] = code
+    if len(found) > model.tree.max_depth:
+        raise ValueError(f"ad_count: the AD-tree answers at most {model.tree.max_depth} "
+                         f"conditions (it was fitted with max_depth := "
+                         f"{model.tree.max_depth}), got {len(found)}")
     attrs = sorted(found)
     return attrs, [found[j] for j in attrs]
 
@@ -152,6 +176,7 @@ CELL_SQL = "STRUCT(combination MAP(VARCHAR, VARCHAR), count BIGINT)[]"
 
 @udf("_dm_ad_counts", None, CELL_SQL)
 def ad_counts(rows, columns, cutoff, max_values, max_mb):
+    """The full table needs a tree as deep as the columns are many."""
     rows = column(rows)
     out = []
     for i, (names, cut, mv, mb) in enumerate(zip(scalars(columns), scalars(cutoff),
