@@ -338,7 +338,7 @@ class ADTree:
     def of(cls, codes, card, cutoff=0, max_bytes=4 << 30, max_depth=None):
         """The tree of ``codes``; ``max_depth`` limits it to queries of that many
         attributes at most (None: any query)."""
-        codes = np.ascontiguousarray(codes, _code_type(card))
+        codes = np.ascontiguousarray(codes, code_type(card))
         card = np.asarray(card, np.int64)
         n, p = codes.shape
         depth = p if max_depth is None else int(max_depth)
@@ -439,7 +439,7 @@ def _build_split(codes, card, cutoff, depth, max_bytes):
 
 def scan_table(codes, card, attrs, fixed=None):
     """``ADTree.table`` by a scan of the coded rows."""
-    codes = np.ascontiguousarray(codes, _code_type(card))
+    codes = np.ascontiguousarray(codes, code_type(card))
     return _table(_Plain(codes, np.asarray(card, np.int64)), attrs, fixed, scan)
 
 
@@ -449,7 +449,7 @@ class _Plain:
     card: np.ndarray
 
 
-def _code_type(card):
+def code_type(card):
     return np.int8 if max(card, default=1) <= 127 else np.int32
 
 
@@ -499,7 +499,7 @@ class ADTreeModel:
         the most conditions a query will have (None: any number)."""
         card = np.array([len(a.values) + 1 for a in attributes], np.int64)
         n = len(columns[0]) if columns else 0
-        codes = np.empty((n, len(columns)), _code_type(card))
+        codes = np.empty((n, len(columns)), code_type(card))
         for j, col in enumerate(columns):
             codes[:, j] = np.where(np.isnan(col), card[j] - 1, np.nan_to_num(col))
         return cls(attributes, ADTree.of(codes, card, cutoff, max_bytes, max_depth))

@@ -34,7 +34,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .adtree import ADTree, scan_table
+from .adtree import ADTree, code_type, scan_table
 from .discretize import nominal_columns
 from .missing import fill_values
 
@@ -134,7 +134,8 @@ def nominal_codes(columns, attributes, y, w):
     for a, v in zip(attributes, names):
         if not v:
             raise ValueError(f"column {a.name!r} has no values (all NULL)")
-    X = np.stack(coded, axis=1) if coded else np.zeros((len(y), 0))
+    # column by column in memory: the fill and the coding go down each column
+    X = np.array(coded, np.float64).T if coded else np.zeros((len(y), 0))
     nvals = np.array([len(v) for v in names], np.int64)
     fill = fill_values(X, w, np.ones(len(names), np.bool_), nvals)
     X = np.where(np.isnan(X), fill, X)
@@ -149,6 +150,7 @@ class Counts:
         be deeper)."""
         self.card = np.asarray(card, np.int64)
         slot = self.card + 1  # the tree's missing slot (unused: data are complete)
+        codes = np.ascontiguousarray(codes, code_type(slot))  # once, not per scan
         self.tree = ADTree.of(codes, slot, 0, max_bytes, max_size) if use_ad_tree else None
         self.codes = codes
         self.slot = slot

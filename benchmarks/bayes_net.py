@@ -377,7 +377,8 @@ def child_k2(n, repeat, ad, breakdown):
 
 def k2_stages(con, ad):
     """Seconds of each stage of one K2 fit, run step by step outside SQL."""
-    from duckmine.algorithms.bayes_model import fit_bayes_net
+    from duckmine.algorithms import bayes_net as bn
+    from duckmine.algorithms.bayes_model import coded_training_data, fit_bayes_net
     from duckmine.udfs.bayes import bayes_options
     from duckmine.udfs.c45 import training_data
     from duckmine.udfs.models import value
@@ -394,6 +395,15 @@ def k2_stages(con, ad):
     start = time.perf_counter()
     model = fit_bayes_net(data, t, options)
     times["learner (fit_bayes_net: counts and search)"] = time.perf_counter() - start
+    # the learner split in two: coding the rows and building the counter (the
+    # AD-tree, if any), then the K2 search over it
+    start = time.perf_counter()
+    _, coding, X = coded_training_data(data, t)
+    counts = bn.Counts(X, [len(v) for v in coding.values], ad, MAX_PARENTS + 1)
+    times["of which coding and counter (AD-tree build)"] = time.perf_counter() - start
+    start = time.perf_counter()
+    bn.k2(X.shape[1], t, MAX_PARENTS, bn.Scorer(counts, "bayes"))
+    times[f"of which K2 search ({len(counts._cache)} tables)"] = time.perf_counter() - start
     start = time.perf_counter()
     value(model)
     times["model value"] = time.perf_counter() - start
