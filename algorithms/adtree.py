@@ -31,21 +31,13 @@ import numba
 import numpy as np
 from numba import njit
 
+from .buffers import grow
 from .dataset import Attribute
 from .models import learner
 
 STATUS_OK = 0
 STATUS_MEMORY = 1
 SPLIT_ROWS = 50_000  # from this many rows, the root's subtrees are built in parallel
-
-
-@njit(cache=True)
-def _grow(a, need):
-    if need <= len(a):
-        return a
-    out = np.empty(max(need, 2 * len(a)), a.dtype)
-    out[:len(a)] = a
-    return out
 
 
 @njit(cache=True, nogil=True)
@@ -95,7 +87,7 @@ def build(codes, cols, card, cutoff, max_depth, max_bytes, rows0, start0, depth0
     vary[0] = -1
     lstart[0] = -1
     if n < cutoff:
-        rows = _grow(rows, n)
+        rows = grow(rows, n)
         for i in range(n):
             rows[i] = rows0[i]
         lstart[0] = 0
@@ -105,8 +97,8 @@ def build(codes, cols, card, cutoff, max_depth, max_bytes, rows0, start0, depth0
                 off[:nv], child[:nc], rows[:nr], np.array([nn, nv, nc, nr], np.int64))
     vary[0] = 0
     nv = p - start0
-    mcv = _grow(mcv, nv)
-    off = _grow(off, nv)
+    mcv = grow(mcv, nv)
+    off = grow(off, nv)
     d = 0
     f_node[0] = 0
     f_lo[0] = 0
@@ -126,10 +118,10 @@ def build(codes, cols, card, cutoff, max_depth, max_bytes, rows0, start0, depth0
             c = nn
             nn += 1
             if nn > len(count):
-                count = _grow(count, nn)
-                start = _grow(start, nn)
-                vary = _grow(vary, nn)
-                lstart = _grow(lstart, nn)
+                count = grow(count, nn)
+                start = grow(start, nn)
+                vary = grow(vary, nn)
+                lstart = grow(lstart, nn)
             child[off[f_vary[d]] + v] = c
             count[c] = hi - lo
             start[c] = a + 1
@@ -137,7 +129,7 @@ def build(codes, cols, card, cutoff, max_depth, max_bytes, rows0, start0, depth0
                 vary[c] = -1
                 if hi - lo < cutoff:
                     lstart[c] = nr
-                    rows = _grow(rows, nr + hi - lo)
+                    rows = grow(rows, nr + hi - lo)
                     for i in range(lo, hi):
                         rows[nr] = buf[i]
                         nr += 1
@@ -147,8 +139,8 @@ def build(codes, cols, card, cutoff, max_depth, max_bytes, rows0, start0, depth0
                 lstart[c] = -1
                 vary[c] = nv
                 nv += p - a - 1
-                mcv = _grow(mcv, nv)
-                off = _grow(off, nv)
+                mcv = grow(mcv, nv)
+                off = grow(off, nv)
                 d += 1
                 f_node[d] = c
                 f_lo[d] = lo
@@ -194,7 +186,7 @@ def build(codes, cols, card, cutoff, max_depth, max_bytes, rows0, start0, depth0
         mcv[vi] = best
         off[vi] = nc
         nc += k
-        child = _grow(child, nc)
+        child = grow(child, nc)
         for v in range(k):
             child[off[vi] + v] = -1
     return (status, count[:nn], start[:nn], vary[:nn], lstart[:nn], mcv[:nv],
@@ -240,10 +232,10 @@ def contingency(codes, card, count, start, vary, lstart, mcv, off, child, rows,
         ka = card[a]
         if top + 2 * ka + 2 > cap:
             cap = 2 * cap + 2 * ka + 2
-            s_node = _grow(s_node, cap)
-            s_k = _grow(s_k, cap)
-            s_off = _grow(s_off, cap)
-            s_sign = _grow(s_sign, cap)
+            s_node = grow(s_node, cap)
+            s_k = grow(s_k, cap)
+            s_off = grow(s_off, cap)
+            s_sign = grow(s_sign, cap)
         lo_v = 0 if fixed[k] < 0 else fixed[k]
         hi_v = ka - 1 if fixed[k] < 0 else fixed[k] + 1
         for v in range(lo_v, hi_v):

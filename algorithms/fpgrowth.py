@@ -25,19 +25,11 @@ from contextlib import nullcontext
 import numpy as np
 from numba import njit
 
+from .buffers import grow
+
 STATUS_OK = 0
 STATUS_LIMIT = 1
 ITEM_MASK = np.int64(0xFFFFFFFF)
-
-
-@njit(cache=True, nogil=True)
-def _grow(a, need):
-    """``a``, or a copy at least twice as large when ``need`` exceeds it."""
-    if need <= a.shape[0]:
-        return a
-    out = np.empty(max(need, 2 * a.shape[0]), a.dtype)
-    out[: a.shape[0]] = a
-    return out
 
 
 @njit(cache=True, nogil=True)
@@ -213,13 +205,13 @@ def _pattern_base(node, up, count, next_link, scratch, touched, n_touched, pbuf,
                 n_touched += 1
             scratch[it] += c
             if used == pbuf.shape[0]:
-                pbuf = _grow(pbuf, used + 1)
+                pbuf = grow(pbuf, used + 1)
             pbuf[used] = it
             used += 1
             p = (key >> 32) - 1
         if n_paths == pend.shape[0]:
-            pend = _grow(pend, n_paths + 1)
-            pcnt = _grow(pcnt, n_paths + 1)
+            pend = grow(pend, n_paths + 1)
+            pcnt = grow(pcnt, n_paths + 1)
         pend[n_paths] = used
         pcnt[n_paths] = c
         n_paths += 1
@@ -291,9 +283,9 @@ def mine(g_up, g_count, g_next_link, g_head, g_item_count, items, n_items, min_c
             continue
         if n_out >= limit:
             return out_parent[:n_out], out_item[:n_out], out_count[:n_out], STATUS_LIMIT
-        out_parent = _grow(out_parent, n_out + 1)
-        out_item = _grow(out_item, n_out + 1)
-        out_count = _grow(out_count, n_out + 1)
+        out_parent = grow(out_parent, n_out + 1)
+        out_item = grow(out_item, n_out + 1)
+        out_count = grow(out_count, n_out + 1)
         rec = n_out
         out_parent[rec] = lvl_prefix[L]
         out_item[rec] = code
@@ -322,9 +314,9 @@ def mine(g_up, g_count, g_next_link, g_head, g_item_count, items, n_items, min_c
         sel = np.sort(path[:k])  # keep the frequency order along paths
         nib = itop
         if nib + k > head.shape[0]:
-            head = _grow(head, nib + k)
-            item_count = _grow(item_count, nib + k)
-            gitem = _grow(gitem, nib + k)
+            head = grow(head, nib + k)
+            item_count = grow(item_count, nib + k)
+            gitem = grow(gitem, nib + k)
         for q in range(k):
             local[sel[q]] = q
             head[nib + q] = -1
@@ -332,10 +324,10 @@ def mine(g_up, g_count, g_next_link, g_head, g_item_count, items, n_items, min_c
             gitem[nib + q] = sel[q] if L == 0 else gitem[ib + sel[q]]
         if top + used > up.shape[0]:
             need = top + used
-            up = _grow(up, need)
-            count = _grow(count, need)
-            next_link = _grow(next_link, need)
-            slot = _grow(slot, need)
+            up = grow(up, need)
+            count = grow(count, need)
+            next_link = grow(next_link, need)
+            slot = grow(slot, need)
         # the conditional FP-tree: each prefix path, filtered, with the node's count
         base = top
         start = 0
