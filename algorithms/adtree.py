@@ -32,7 +32,7 @@ import numpy as np
 from numba import njit
 
 from .buffers import grow
-from .dataset import Attribute
+from .dataset import Attribute, find_name
 from .models import learner
 
 STATUS_OK = 0
@@ -498,11 +498,7 @@ class ADTreeModel:
 
     def index(self, name):
         """The attribute called ``name`` (exact, else ignoring case), or None."""
-        names = [a.name for a in self.attributes]
-        if name in names:
-            return names.index(name)
-        folded = [i for i, a in enumerate(names) if a.lower() == name.lower()]
-        return folded[0] if len(folded) == 1 else None
+        return find_name([a.name for a in self.attributes], name)
 
     def text(self):
         t = self.tree

@@ -14,6 +14,15 @@ NUMERIC = "numeric"
 NOMINAL = "nominal"
 
 
+def find_name(names, name):
+    """The index of ``name`` in ``names``: the exact name, else the one name equal
+    to it ignoring case; None if there is none (or several)."""
+    if name in names:
+        return names.index(name)
+    folded = [i for i, n in enumerate(names) if n.lower() == str(name).lower()]
+    return folded[0] if len(folded) == 1 else None
+
+
 @dataclass(frozen=True)
 class Attribute:
     name: str

@@ -7,6 +7,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..algorithms.adtree import ADTreeModel
+from ..algorithms.dataset import find_name
 from .models import MODEL_SQL, _groups, values
 from .registry import column, scalars, udf
 from .table import dataset
@@ -67,12 +68,12 @@ def _rows_of(fn, group, names=None):
     if names is None:
         return group
     fields = [f.name for f in group.type]
-    lower = {f.lower(): f for f in fields}
     picked = []
     for name in names:
         if name is None:
             raise ValueError(f"{fn}: columns holds a NULL")
-        real = name if name in fields else lower.get(str(name).lower())
+        j = find_name(fields, name)
+        real = None if j is None else fields[j]
         if real is None:
             raise ValueError(f"{fn}: column {name!r} is not in the table (its columns: "
                              f"{', '.join(fields)})")

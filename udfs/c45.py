@@ -7,6 +7,7 @@ import pyarrow as pa
 
 from ..algorithms.c45 import Options
 from ..algorithms.c45_rules import rules
+from ..algorithms.dataset import find_name
 from ..algorithms.tree_model import fit_c45
 from .models import MODEL_SQL, model_list, values
 from .registry import column, scalars, udf
@@ -18,11 +19,9 @@ def find_target(fn, data, target):
     if target is None:
         raise ValueError(f"{fn}: target must name a column, got NULL")
     names = [a.name for a in data.attributes]
-    if target in names:
-        return names.index(target)
-    folded = [i for i, n in enumerate(names) if n.lower() == str(target).lower()]
-    if len(folded) == 1:
-        return folded[0]
+    t = find_name(names, target)
+    if t is not None:
+        return t
     raise ValueError(f"{fn}: target column {target!r} is not in the table (its columns: "
                      f"{', '.join(names)})")
 
