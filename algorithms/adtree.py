@@ -355,18 +355,16 @@ class ADTree:
         if len(attrs) > self.max_depth:
             raise ValueError(f"the tree answers queries of at most {self.max_depth} "
                              f"attributes, not {len(attrs)}")
-        return _table(self, attrs, fixed, contingency, self.count, self.start,
-                      self.vary, self.lstart, self.mcv, self.off, self.child, self.rows)
+        attrs, fixed, strides, out, shape = _layout(self.card, attrs, fixed)
+        contingency(self.codes, self.card, self.count, self.start, self.vary, self.lstart,
+                    self.mcv, self.off, self.child, self.rows, attrs, fixed, strides, out)
+        return out.reshape(shape)
 
     def counts(self, q_off, q_attr, q_val):
         """``queries`` on this tree."""
         return queries(self.codes, self.card, self.count, self.start, self.vary,
                        self.lstart, self.mcv, self.off, self.child, self.rows,
                        q_off, q_attr, q_val)
-
-    def count_of(self, attrs, values):
-        """The number of rows with ``attrs[k] == values[k]`` for every k."""
-        return int(self.table(attrs, values).sum())
 
 
 def _build_split(codes, card, cutoff, depth, max_bytes):
@@ -431,37 +429,31 @@ def _build_split(codes, card, cutoff, depth, max_bytes):
 
 def scan_table(codes, card, attrs, fixed=None):
     """``ADTree.table`` by a scan of the coded rows."""
-    codes = np.ascontiguousarray(codes, code_type(card))
-    return _table(_Plain(codes, np.asarray(card, np.int64)), attrs, fixed, scan)
-
-
-@dataclass
-class _Plain:
-    codes: np.ndarray
-    card: np.ndarray
+    card = np.asarray(card, np.int64)
+    attrs, fixed, strides, out, shape = _layout(card, attrs, fixed)
+    scan(np.ascontiguousarray(codes, code_type(card)), card, attrs, fixed, strides, out)
+    return out.reshape(shape)
 
 
 def code_type(card):
     return np.int8 if max(card, default=1) <= 127 else np.int32
 
 
-def _table(src, attrs, fixed, kernel, *tree):
+def _layout(card, attrs, fixed):
+    """What the counting kernels take for a table of ``attrs`` (``fixed`` as in
+    ``ADTree.table``): the attributes in increasing order with their fixed values
+    and cell strides (the cells laid out in the order asked), a zeroed cell array,
+    and the table's shape."""
     attrs = np.asarray(attrs, np.int64)
     m = len(attrs)
     fixed = np.full(m, -1, np.int64) if fixed is None else np.asarray(fixed, np.int64)
-    shape = np.where(fixed < 0, src.card[attrs] - 1, 1)
+    shape = np.where(fixed < 0, card[attrs] - 1, 1)
+    strides = np.ones(m, np.int64)
+    for q in range(m - 2, -1, -1):
+        strides[q] = strides[q + 1] * shape[q + 1]
     order = np.argsort(attrs, kind="stable")
-    strides = np.zeros(m, np.int64)
-    acc = 1
-    for q in range(m - 1, -1, -1):
-        strides[q] = acc
-        acc *= shape[q]
-    out = np.zeros(int(acc), np.int64)
-    if kernel is scan:
-        kernel(src.codes, src.card, attrs[order], fixed[order], strides[order], out)
-    else:
-        kernel(src.codes, src.card, *tree, attrs[order], fixed[order], strides[order], out)
-    return out.reshape(tuple(int(s) for s in shape))
+    out = np.zeros(int(np.prod(shape)), np.int64)
+    return attrs[order], fixed[order], strides[order], out, tuple(int(x) for x in shape)
 
 
 def _pack(a):
