@@ -21,7 +21,7 @@ from numba import njit
 from . import bayes_net as bn
 from .bayes_model import Coding
 from .dataset import Attribute
-from .discretize import bins, nominal_columns
+from .discretize import nominal_columns
 from .javafmt import double_to_string
 from .models import learner
 
@@ -110,7 +110,7 @@ def _counts(X, y, w, nvals, n_classes, use_tree):
                 cond[c, m2, r1] = cond[c, r1, m2]
                 cond[c, r2, m1] = single[a2][c] - t[c].sum(axis=0)
                 cond[c, m1, r2] = cond[c, r2, m1]
-    return cls_counts, total, freq, cond, sum_for, offs
+    return cls_counts, total, freq, cond, sum_for
 
 
 @learner
@@ -145,12 +145,7 @@ class AODEModel:
     def proba(self, columns, n):
         """Class probabilities of ``n`` rows; ``columns`` holds the attributes in
         ``used``, in that order."""
-        X = np.full((n, len(self.used)), -1, np.int64)
-        for q, (j, col) in enumerate(zip(self.used, columns)):
-            x = np.asarray(col, np.float64)
-            if self.coding.cuts[j] is not None:
-                x = bins(x, self.coding.cuts[j])
-            X[:, q] = np.where(np.isnan(x), -1, np.nan_to_num(x))
+        X = self.coding.codes(columns, self.used, n, missing=-1)[:, self.used]
         nvals = np.array([len(self.coding.values[j]) for j in self.used], np.int64)
         c = self.counts
         offs = np.concatenate([[0], np.cumsum(nvals + 1)[:-1]]).astype(np.int64)
@@ -223,7 +218,7 @@ def fit_aode(data, target, min_frequency):
                          for j in used]).astype(np.int64)
     nvals = np.array([len(values[j]) for j in used], np.int64)
     unit = bool((w == 1).all())
-    cls_counts, total, freq, cond, sum_for, _ = _counts(X, yk, w, nvals, n_classes, unit)
+    cls_counts, total, freq, cond, sum_for = _counts(X, yk, w, nvals, n_classes, unit)
     coding = Coding(data.attributes, values, cuts, np.zeros(len(values), np.int64))
     counts = {"classes": cls_counts, "total": np.array([total]), "freq": freq,
               "cond": cond, "sum_for": sum_for}

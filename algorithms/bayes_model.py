@@ -31,15 +31,16 @@ class Coding:
         self.cuts = [None if c is None else np.asarray(c, np.float64) for c in cuts]
         self.fill = np.asarray(fill, np.int64)
 
-    def codes(self, columns, at, n):
+    def codes(self, columns, at, n, missing=None):
         """(n, p) codes of the attributes ``at`` read from ``columns`` (the rest
-        0)."""
+        0); a missing value is the attribute's fill code, or ``missing``."""
         X = np.zeros((n, len(self.attributes)), np.int64)
         for j, col in zip(at, columns):
             x = np.asarray(col, np.float64)
             if self.cuts[j] is not None:
                 x = bins(x, self.cuts[j])
-            X[:, j] = np.where(np.isnan(x), self.fill[j], np.nan_to_num(x))
+            X[:, j] = np.where(np.isnan(x), self.fill[j] if missing is None else missing,
+                               np.nan_to_num(x))
         return X
 
     def to_json(self):
@@ -159,7 +160,8 @@ def fit_bayes_net(data, target, options, max_bytes=4 << 30):
         parents = bn.hill_climb(p, target, options.max_parents, score)
     w = data.weights[keep]
     w = None if (w == 1).all() else w
-    cpts = bn.estimate(counts, parents, options.alpha, w)
-    scores = bn.network_scores(counts, parents, options.alpha, w)
+    cells = bn.estimator_counts(counts, parents, options.alpha, w)
+    cpts = bn.estimate(cells)
+    scores = bn.network_scores(cells, options.alpha, counts.n)
     return BayesNetModel(target, coding, parents, cpts, vars(options), scores,
                          int(keep.sum()))

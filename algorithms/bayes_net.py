@@ -323,14 +323,16 @@ def _reaches(parents, start, goal):
     return False
 
 
-def estimate(counts, parents, alpha, weights=None):
-    """The conditional probability table of each node, (configurations, values):
-    (weighted count + alpha) / (row total + values * alpha)."""
-    out = []
-    for node, ps in enumerate(parents):
-        t = counts.weighted(node, ps, weights) + alpha
-        out.append(t / t.sum(axis=1, keepdims=True))
-    return out
+def estimator_counts(counts, parents, alpha, weights=None):
+    """Each node's (configurations, values) counts as the estimator keeps them:
+    alpha plus the weighted count of the rows."""
+    return [counts.weighted(node, ps, weights) + alpha for node, ps in enumerate(parents)]
+
+
+def estimate(cells):
+    """The conditional probability tables of ``estimator_counts``: (weighted count
+    + alpha) / (row total + values * alpha)."""
+    return [c / c.sum(axis=1, keepdims=True) for c in cells]
 
 
 @njit(cache=True)
@@ -366,15 +368,14 @@ def add_table_score(total, cells, kind, alpha, n_rows):
     return total
 
 
-def network_scores(counts, parents, alpha, weights=None):
+def network_scores(cells, alpha, n_rows):
     """The network's log scores, by name, as the reference prints them: from the
-    estimator's counts (alpha plus the weighted data counts)."""
-    cells = [counts.weighted(node, ps, weights) + alpha for node, ps in enumerate(parents)]
+    ``estimator_counts`` of its nodes."""
     out = {}
     for k, name in enumerate(SCORES):
         total = 0.0
         for c in cells:
-            total = add_table_score(total, c, k, alpha, counts.n)
+            total = add_table_score(total, c, k, alpha, n_rows)
         out[name] = total
     return out
 
