@@ -126,7 +126,7 @@ def node_score(counts, kind, alpha, n_rows):
 
 
 def nominal_codes(columns, attributes, y, w):
-    """The training data made nominal and complete: (codes (n, p) int, the value
+    """The training data made nominal and complete: (codes (n, p), the value
     names of each attribute, the cut points of each numeric attribute (None for a
     nominal one), the fill code of each attribute). ``y`` are the class codes."""
     n_classes = int(y.max()) + 1 if len(y) else 1
@@ -139,7 +139,9 @@ def nominal_codes(columns, attributes, y, w):
     nvals = np.array([len(v) for v in names], np.int64)
     fill = fill_values(X, w, np.ones(len(names), np.bool_), nvals)
     X = np.where(np.isnan(X), fill, X)
-    return X.astype(np.int64), names, cuts, fill.astype(np.int64)
+    # small integers, row by row, as the counters read them
+    X = np.ascontiguousarray(X, code_type(nvals + 1))
+    return X, names, cuts, fill.astype(np.int64)
 
 
 class Counts:
