@@ -90,7 +90,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from .c45 import arff_database, data_dir, median, peak_mb, repeated, tree_lines, verdict
-from .child import run_child
+from .child import run_child, tool_options
 from .em import java, write_arff
 
 MODULE = "duckmine.benchmarks.bayes_net"
@@ -712,19 +712,12 @@ def main():
                         help="queries run as scans (the time is scaled up to all)")
     parser.add_argument("--max-mb", type=float, default=0,
                         help="SET VARIABLE duckmine_ad_tree_max_mb (0: leave the default)")
-    parser.add_argument("--tools", nargs="+", default=list(TOOLS), choices=TOOLS)
+    tool_options(parser, TOOLS, 10800, "+")
     parser.add_argument("--weka-modes", nargs="+", default=list(WEKA_MODES),
                         choices=WEKA_MODES,
                         help="adtree: BayesNet with its ADTree; plain: with -D")
-    parser.add_argument("--repeat", type=int, default=3,
-                        help="runs per measurement; the median is shown")
-    parser.add_argument("--timeout", type=float, default=10800,
-                        help="seconds allowed to one measurement's process")
-    parser.add_argument("--fresh-weka", action="store_true",
-                        help="run Weka even when a cached result exists")
     parser.add_argument("--breakdown", action="store_true",
                         help="also time the stages of one duckmine K2 fit")
-    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         return child(args.child)

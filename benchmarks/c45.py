@@ -41,7 +41,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from .child import run_child
+from .child import run_child, tool_options
 
 DATA = Path(__file__).resolve().parent / ".data"
 TOOLS = ("duckmine", "weka", "sklearn")
@@ -346,14 +346,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="200000,1000000",
                         help="comma-separated numbers of instances")
-    parser.add_argument("--tools", nargs="+", default=list(TOOLS), choices=TOOLS)
-    parser.add_argument("--repeat", type=int, default=3,
-                        help="runs per measurement; the median is shown")
-    parser.add_argument("--timeout", type=float, default=1800,
-                        help="seconds allowed to one tool's runs")
+    tool_options(parser, TOOLS, 1800, 3, weka=False)
     parser.add_argument("--breakdown", action="store_true",
                         help="also time the stages of one duckmine fit")
-    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         tool, n, repeat = args.child

@@ -95,7 +95,7 @@ from pathlib import Path
 import numpy as np
 
 from .c45 import data_dir, median, peak_mb, repeated, tree_lines, verdict
-from .child import run_child
+from .child import run_child, tool_options
 
 TOOLS = ("duckmine", "sklearn", "weka")
 DATA = ("numeric", "mixed")
@@ -616,14 +616,7 @@ def main():
     parser.add_argument("--iterations", type=int, default=20,
                         help="EM's maximum number of iterations (N)")
     parser.add_argument("--data", nargs="+", default=list(DATA), choices=DATA)
-    parser.add_argument("--tools", nargs="+", default=list(TOOLS), choices=TOOLS)
-    parser.add_argument("--repeat", type=int, default=3,
-                        help="runs per measurement; the median is shown")
-    parser.add_argument("--timeout", type=float, default=14400,
-                        help="seconds allowed to one tool's runs on one data set")
-    parser.add_argument("--fresh-weka", action="store_true",
-                        help="run Weka even when a cached result exists")
-    parser.add_argument("--child", nargs=7, help=argparse.SUPPRESS)
+    tool_options(parser, TOOLS, 14400, 7)
     args = parser.parse_args()
     if args.child:
         tool, data, n, k, iterations, repeat, timeout = args.child

@@ -69,7 +69,7 @@ from .c45 import (
     tree_lines,
     verdict,
 )
-from .child import run_child
+from .child import run_child, tool_options
 
 TOOLS = ("duckmine", "weka", "sklearn")
 WEKA_JAR = "/usr/share/java/weka.jar"
@@ -371,16 +371,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="200000,1000000",
                         help="comma-separated numbers of instances")
-    parser.add_argument("--tools", nargs="+", default=list(TOOLS), choices=TOOLS)
-    parser.add_argument("--repeat", type=int, default=3,
-                        help="runs per measurement; the median is shown")
-    parser.add_argument("--timeout", type=float, default=14400,
-                        help="seconds allowed to one tool's runs")
+    tool_options(parser, TOOLS, 14400, 3)
     parser.add_argument("--weka-output", metavar="DIR",
                         help="take M5P's results from DIR/m5p_weka_<rows>.txt (and .time)")
-    parser.add_argument("--fresh-weka", action="store_true",
-                        help="run M5P even when a cached result exists")
-    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         tool, n, repeat = args.child
