@@ -224,25 +224,34 @@ def child_weka(n, repeat):
             "tree": weka_tree(runs[0]["output"])}
 
 
-def child_sklearn(n, repeat):
+def numeric_matrix(path, table, target):
+    """(x, y, seconds) of a DuckDB table as scikit-learn takes it: every column as
+    float64, a nominal one as its value codes; ``target``'s column apart."""
     import duckdb
     import numpy as np
     import pyarrow as pa
-    from sklearn.tree import DecisionTreeClassifier
 
-    con = duckdb.connect(str(database(n)), read_only=True)
+    con = duckdb.connect(str(path), read_only=True)
     start = time.perf_counter()
-    table = con.execute("SELECT * FROM agrawal").to_arrow_table()
+    data = con.execute(f"SELECT * FROM {table}").to_arrow_table()
     columns = []
-    for name in table.column_names:
-        arr = table.column(name).combine_chunks()
+    for name in data.column_names:
+        arr = data.column(name).combine_chunks()
         if pa.types.is_dictionary(arr.type):
             arr = arr.indices  # nominal: the value's code
         columns.append(np.asarray(arr.to_numpy(zero_copy_only=False), np.float64))
-    y = columns.pop(table.column_names.index(TARGET)).astype(np.int64)
+    y = columns.pop(data.column_names.index(target))
     x = np.column_stack(columns)
-    load = time.perf_counter() - start
     con.close()
+    return x, y, time.perf_counter() - start
+
+
+def child_sklearn(n, repeat):
+    import numpy as np
+    from sklearn.tree import DecisionTreeClassifier
+
+    x, y, load = numeric_matrix(database(n), "agrawal", TARGET)
+    y = y.astype(np.int64)
     trees = []
 
     def fit():

@@ -64,6 +64,7 @@ from .c45 import (
     data_dir,
     fit_and_score,
     median,
+    numeric_matrix,
     peak_mb,
     repeated,
     tree_lines,
@@ -228,23 +229,9 @@ def child_weka(n, repeat):
 
 
 def child_sklearn(n, repeat):
-    import duckdb
-    import pyarrow as pa
     from sklearn.tree import DecisionTreeRegressor
 
-    con = duckdb.connect(str(database(n)), read_only=True)
-    start = time.perf_counter()
-    table = con.sql("SELECT * FROM friedman").to_arrow_table()
-    columns = []
-    for name in table.column_names:
-        arr = table.column(name).combine_chunks()
-        if pa.types.is_dictionary(arr.type):
-            arr = arr.indices  # nominal: the value's code
-        columns.append(np.asarray(arr.to_numpy(zero_copy_only=False), np.float64))
-    y = columns.pop(table.column_names.index(TARGET))
-    x = np.column_stack(columns)
-    load = time.perf_counter() - start
-    con.close()
+    x, y, load = numeric_matrix(database(n), "friedman", TARGET)
     trees = []
 
     def fit():
