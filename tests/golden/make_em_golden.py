@@ -91,33 +91,7 @@ import weka.estimators.Estimator;
 import weka.filters.Filter;
 import weka.filters.unsupervised.attribute.ReplaceMissingValues;
 
-public class EmGolden {
-
-  static String d(double v) { return Double.toString(v); }
-
-  static String arr(double[] a) {
-    StringBuilder b = new StringBuilder("[");
-    for (int i = 0; i < a.length; i++) b.append(i > 0 ? "," : "").append(d(a[i]));
-    return b.append("]").toString();
-  }
-
-  static String arr(int[] a) {
-    StringBuilder b = new StringBuilder("[");
-    for (int i = 0; i < a.length; i++) b.append(i > 0 ? "," : "").append(a[i]);
-    return b.append("]").toString();
-  }
-
-  static String str(String s) {
-    StringBuilder b = new StringBuilder("\"");
-    for (char c : s.toCharArray()) {
-      if (c == '"' || c == '\\') b.append('\\').append(c);
-      else if (c == '\n') b.append("\\n");
-      else if (c == '\t') b.append("\\t");
-      else if (c < 32) b.append(String.format("\\u%04x", (int) c));
-      else b.append(c);
-    }
-    return b.append('"').toString();
-  }
+public class EmGolden extends JsonOut {
 
   static Object get(Object o, String name) throws Exception {
     Field f = o.getClass().getDeclaredField(name);

@@ -72,7 +72,7 @@ import weka.filters.Filter;
 import weka.filters.unsupervised.attribute.AddID;
 import weka.filters.unsupervised.attribute.Remove;
 
-public class EvalHarness {
+public class EvalHarness extends JsonOut {
   static List<StringBuilder> trains = new ArrayList<StringBuilder>();
   static List<StringBuilder> tests = new ArrayList<StringBuilder>();
   static List<StringBuilder> preds = new ArrayList<StringBuilder>();
@@ -81,17 +81,6 @@ public class EvalHarness {
     if (Double.isNaN(d)) return "NaN";
     if (Double.isInfinite(d)) return d > 0 ? "Infinity" : "-Infinity";
     return Double.toString(d);
-  }
-
-  static String str(String s) {
-    StringBuilder b = new StringBuilder("\"");
-    for (char c : s.toCharArray()) {
-      if (c == '"' || c == '\\') b.append('\\').append(c);
-      else if (c == '\n') b.append("\\n");
-      else if (c == '\t') b.append("\\t");
-      else b.append(c);
-    }
-    return b.append('"').toString();
   }
 
   static void add(StringBuilder b, String s) {

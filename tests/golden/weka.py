@@ -13,10 +13,46 @@ def java(*args, cwd=None):
                           cwd=cwd, check=True).stdout
 
 
+# What harnesses that write JSON extend: numbers at full precision (Java's
+# Double.toString, which reads back to the same double) and escaped strings.
+JSON_OUT = r"""
+public class JsonOut {
+
+  static String d(double v) { return Double.toString(v); }
+
+  static String arr(double[] a) {
+    StringBuilder b = new StringBuilder("[");
+    for (int i = 0; i < a.length; i++) b.append(i > 0 ? "," : "").append(d(a[i]));
+    return b.append("]").toString();
+  }
+
+  static String arr(int[] a) {
+    StringBuilder b = new StringBuilder("[");
+    for (int i = 0; i < a.length; i++) b.append(i > 0 ? "," : "").append(a[i]);
+    return b.append("]").toString();
+  }
+
+  static String str(String s) {
+    StringBuilder b = new StringBuilder("\"");
+    for (char c : s.toCharArray()) {
+      if (c == '"' || c == '\\') b.append('\\').append(c);
+      else if (c == '\n') b.append("\\n");
+      else if (c == '\r') b.append("\\r");
+      else if (c == '\t') b.append("\\t");
+      else if (c < 32) b.append(String.format("\\u%04x", (int) c));
+      else b.append(c);
+    }
+    return b.append('"').toString();
+  }
+}
+"""
+
+
 def compile_harness(folder, name, source):
-    """Compile class ``name`` from ``source`` in ``folder`` against the jar; return
-    the class path that runs it."""
+    """Compile class ``name`` from ``source`` (with ``JsonOut``, which it may extend)
+    in ``folder`` against the jar; return the class path that runs it."""
+    (Path(folder) / "JsonOut.java").write_text(JSON_OUT)
     (Path(folder) / f"{name}.java").write_text(source)
-    subprocess.run(["javac", "-nowarn", "-cp", WEKA, f"{name}.java"], cwd=folder,
-                   check=True, capture_output=True)
+    subprocess.run(["javac", "-nowarn", "-cp", WEKA, "JsonOut.java", f"{name}.java"],
+                   cwd=folder, check=True, capture_output=True)
     return f"{WEKA}:{folder}"
