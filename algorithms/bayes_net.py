@@ -261,12 +261,13 @@ def hill_climb(p, cls, max_parents, score):
     parents = [[] if i == cls else [cls] for i in range(p)]
     local = [score(i, parents[i]) for i in range(p)]
     while True:
+        below = _descendants(parents)  # below[a, b]: a path a -> ... -> b
         best, best_delta = None, 0.0
-        for head in range(p):  # additions
+        for head in range(p):  # additions: tail -> head closes no cycle
             if len(parents[head]) >= max_parents:
                 continue
             for tail in range(p):
-                if tail == head or tail in parents[head] or _reaches(parents, head, tail):
+                if tail == head or tail in parents[head] or below[head, tail]:
                     continue
                 d = score(head, parents[head] + [tail]) - local[head]
                 if d > best_delta:
@@ -277,16 +278,12 @@ def hill_climb(p, cls, max_parents, score):
                 d = score(head, rest) - local[head]
                 if d > best_delta:
                     best, best_delta = ("delete", head, tail), d
-        for head in range(p):  # reversals
+        for head in range(p):  # reversals: no other path tail -> ... -> head
             for tail in parents[head]:
-                if len(parents[tail]) >= max_parents:
+                if len(parents[tail]) >= max_parents or any(
+                        below[c, head] for c in range(p) if c != head and tail in parents[c]):
                     continue
                 rest = [x for x in parents[head] if x != tail]
-                original, parents[head] = parents[head], rest
-                cyclic = _reaches(parents, tail, head)
-                parents[head] = original
-                if cyclic:
-                    continue
                 d = (score(head, rest) - local[head]
                      + score(tail, parents[tail] + [head]) - local[tail])
                 if d > best_delta:
@@ -305,24 +302,23 @@ def hill_climb(p, cls, max_parents, score):
         local[head] = score(head, parents[head])
 
 
-def _reaches(parents, start, goal):
-    """Whether ``goal`` is reachable from ``start`` along child arcs, i.e. adding
-    the arc goal -> start would close a cycle: ``start`` is an ancestor of
-    ``goal``."""
-    children = {}
+def _descendants(parents):
+    """below[a, b]: whether b can be reached from a along arcs (a DAG's
+    descendants), found once per step of the search rather than per candidate."""
+    p = len(parents)
+    children = [[] for _ in range(p)]
     for child, ps in enumerate(parents):
         for q in ps:
-            children.setdefault(q, []).append(child)
-    seen, stack = {start}, [start]
-    while stack:
-        x = stack.pop()
-        for c in children.get(x, ()):
-            if c == goal:
-                return True
-            if c not in seen:
-                seen.add(c)
-                stack.append(c)
-    return False
+            children[q].append(child)
+    below = np.zeros((p, p), np.bool_)
+    for a in range(p):
+        stack = list(children[a])
+        while stack:
+            x = stack.pop()
+            if not below[a, x]:
+                below[a, x] = True
+                stack.extend(children[x])
+    return below
 
 
 def estimator_counts(counts, parents, alpha, weights=None):
