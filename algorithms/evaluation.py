@@ -30,6 +30,8 @@ import math
 import numpy as np
 from numba import njit
 
+from .dataset import Dataset, find_name
+
 __all__ = [
     "Evaluation",
     "JavaRandom",
@@ -442,3 +444,79 @@ def cross_validate(fit, predict, y, weights=None, folds=10, seed=1, num_classes=
         model = fit(train)
         evaluation.add(y[test], w[test], predict(model, test))
     return evaluation.summary()
+
+
+def _check_folds(fn, folds, seed, n, what):
+    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
+        raise ValueError(f"{fn}: folds must be a whole number >= 2, got {folds}")
+    if folds > n:
+        raise ValueError(f"{fn}: folds ({folds}) cannot exceed the number of {what} ({n})")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError(f"{fn}: seed must be a whole number, got {seed}")
+
+
+def _scoring_columns(data, model, rows):
+    """The columns of ``data`` at ``rows`` that ``model`` scores with (its ``used``
+    attributes, found by name)."""
+    where = {a.name: i for i, a in enumerate(data.attributes)}
+    return [data.columns[where[model.attributes[j].name]][rows] for j in model.used]
+
+
+def evaluate(decl, fn, data, target, options, folds=10, seed=1, settings=None):
+    """Cross-validation of a declared learner on ``data`` (a Dataset), as Weka's
+    command line evaluates it: a classifier's or regressor's summary (see
+    ``cross_validate``), or a density clusterer's mean held-out log-likelihood
+    (``ClusterEvaluation.crossValidateModel``). A clusterer given a target leaves
+    that column out."""
+    if data.n == 0:
+        raise ValueError(f"{fn}: the table is empty")
+    if decl.kind == "clusterer":
+        return _cluster_cv(decl, fn, data, target, options, folds, seed, settings)
+    if not decl.has_target:
+        raise ValueError(f"{fn}: a {decl.name} model ({decl.kind}) makes no predictions "
+                         "to cross-validate")
+    t = decl.target_index(fn, data, target)
+    y = data.columns[t]
+    _check_folds(fn, folds, seed, int((~np.isnan(y)).sum()), "rows with a class")
+
+    def fit(train):
+        return decl.fit_at(fn, data.select(train), t, options, settings)
+
+    if decl.kind == "classifier":
+        def predict(model, test):
+            return model.proba(_scoring_columns(data, model, test), len(test))
+        k = len(data.attributes[t].values)
+        return cross_validate(fit, predict, np.where(np.isnan(y), -1, y).astype(np.int64),
+                              data.weights, folds, seed, k)
+
+    def predict_value(model, test):
+        return model.predict(_scoring_columns(data, model, test), len(test))
+    return cross_validate(fit, predict_value, y, data.weights, folds, seed)
+
+
+def _cluster_cv(decl, fn, data, target, options, folds, seed, settings):
+    if "log_likelihood" not in decl.capabilities:
+        raise ValueError(f"{fn}: a {decl.name} model has no likelihood to "
+                         "cross-validate (it is not a density model, as em is)")
+    if target is not None:
+        names = [a.name for a in data.attributes]
+        t = find_name(names, target)
+        if t is None:
+            raise ValueError(f"{fn}: target column {target!r} is not in the table (its "
+                             f"columns: {', '.join(names)})")
+        keep = [i for i in range(len(names)) if i != t]
+        data = Dataset([data.attributes[i] for i in keep], [data.columns[i] for i in keep],
+                       data.weights)
+    n = data.n
+    _check_folds(fn, folds, seed, n, "rows")
+    rng = JavaRandom(seed)
+    # the command line shuffles the rows, then crossValidateModel shuffles them again
+    order = randomize(randomize(np.arange(n), rng), rng)
+    total = 0.0
+    for f in range(folds):
+        train = train_cv(order, folds, f, rng)
+        test = test_cv(order, folds, f)
+        model = decl.fit_at(fn, data.select(train), None, options, settings)
+        for v in model.log_density(_scoring_columns(data, model, test), len(test)).tolist():
+            total += v
+    return {"log_likelihood": total / n, "instances": float(n)}

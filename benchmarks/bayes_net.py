@@ -377,8 +377,8 @@ def child_k2(n, repeat, ad, breakdown):
 
 def k2_stages(con, ad):
     """Seconds of each stage of one K2 fit, run step by step outside SQL."""
-    from duckmine.algorithms import bayes_net as bn
-    from duckmine.algorithms.bayes_model import coded_training_data, fit_bayes_net
+    from duckmine.algorithms.bayes import net as bn
+    from duckmine.algorithms.bayes.model import coded_training_data, fit_bayes_net
     from duckmine.udfs.bayes import bayes_options
     from duckmine.udfs.c45 import training_data
     from duckmine.udfs.models import value

@@ -177,7 +177,7 @@ def child_duckmine(n, repeat, breakdown):
 
 def stages(con):
     """Seconds of each stage of one fit, run step by step outside SQL."""
-    from duckmine.algorithms.tree_model import fit_c45
+    from duckmine.algorithms.c45.model import fit_c45
     from duckmine.udfs.c45 import c45_options, training_data
     from duckmine.udfs.models import value
 

@@ -198,23 +198,24 @@ def database(data, n):
 # The rows go to the learner in the table's order, as the table forms (em, kmeans)
 # pass them: an aggregate's list() of a large table scanned in parallel comes in a
 # different order each time, and random starts pick rows by position.
-ORDERED = ("list(__dm_row ORDER BY __dm_n), {args}, [], NULL, "
-           "getvariable('duckmine_max_nominal_values')) AS model FROM dm_rows('{source}')")
+ORDERED = ("SELECT _dm_fit('{learner}', list(_dm_row ORDER BY _dm_n), NULL, {{{options}}}, "
+           "NULL, NULL) AS model FROM _dm_rows('{source}')")
 
 
 def em_sql(source, k, iterations):
-    return "SELECT _dm_em_fit(" + ORDERED.format(
-        args=f"{k}, {iterations}, {EM_SEED}, {MIN_SD}", source=source.replace("'", "''"))
+    return ORDERED.format(learner="em", source=source.replace("'", "''"), options=(
+        f"'k': {k}, 'max_iterations': {iterations}, 'seed': {EM_SEED}, "
+        f"'min_stddev': {MIN_SD}"))
 
 
 def kmeans_sql(source, k, init, iterations=500):
-    return "SELECT _dm_kmeans_fit(" + ORDERED.format(
-        args=f"{k}, {KMEANS_SEED}, '{init}', {iterations}",
-        source=source.replace("'", "''"))
+    return ORDERED.format(learner="kmeans", source=source.replace("'", "''"), options=(
+        f"'k': {k}, 'seed': {KMEANS_SEED}, 'init': '{init}', "
+        f"'max_iterations': {iterations}"))
 
 
 RELATION_LL = ("SELECT DISTINCT c.log_likelihood, c.num_clusters "
-               "FROM (SELECT unnest(_dm_em_rows(model)) AS c FROM fitted)")
+               "FROM (SELECT unnest(_dm_rows_em(model)) AS c FROM fitted)")
 SCORED_LL = "SELECT avg(log_likelihood(m.model, t)) FROM {source} t, (SELECT model FROM fitted) m"
 
 
@@ -280,8 +281,8 @@ def em_stages(con, k, iterations):
     them, and the seconds per iteration of the EM loop's kernel, timed directly:
     ``iterations`` calls of it with max_iter 1, each one E and one M step (it checks
     convergence only from its second step on)."""
-    from duckmine.algorithms import em, kmeans
-    from duckmine.algorithms.em_model import _prepare, _replaced
+    from duckmine.algorithms.clusters import em, kmeans
+    from duckmine.algorithms.clusters.model import _prepare, _replaced
     from duckmine.udfs.table import dataset
 
     stages = {}

@@ -83,9 +83,8 @@ TARGET = "y"
 MISSING = 0.05  # the share of attribute cells made missing
 # the rows in the table's order, as the m5p table form reads them (the aggregate's
 # list() of a large table scanned on several threads comes in another order each time)
-FIT = (f"SELECT _dm_m5p_fit(list(__dm_row ORDER BY __dm_n), '{TARGET}', 4, true, true, "
-       "false, NULL, getvariable('duckmine_max_nominal_values')) AS model "
-       "FROM dm_rows('friedman')")
+FIT = (f"SELECT _dm_fit('m5p', list(_dm_row ORDER BY _dm_n), '{TARGET}', NULL, NULL, "
+       "NULL) AS model FROM _dm_rows('friedman')")
 SCORE = (f"SELECT sqrt(avg((predict_value(m.model, t) - t.{TARGET}) ^ 2)) "
          "FROM friedman t, (SELECT model FROM fitted) m")
 TARGET_RATIO = 10.0  # duckmine's fit at least this many times faster than M5P's

@@ -61,6 +61,14 @@ DEMO = [
      "round(relative_absolute_error, 4) AS rae, "
      "round(root_relative_squared_error, 4) AS rrse, instances "
      "FROM cross_validate('c45', 'labor', 'class')"),
+    ("Options travel as one value; EM's ten-fold cross-validated log-likelihood",
+     "SELECT round(pct_correct, 4) AS pct_correct FROM cross_validate('c45', 'labor', "
+     "'class', options := {'confidence': 0.1, 'min_leaf': 5}) UNION ALL "
+     "SELECT round(log_likelihood, 4) FROM cross_validate('em', 'cpu', NULL, "
+     "options := {'k': 3})"),
+    ("What a stored model is: its learner, options, attributes and what it answers",
+     "SELECT i.learner, i.version, i.kind, i.options, i.instances, i.target, "
+     "i.capabilities FROM (SELECT model_info(model) AS i FROM models)"),
     ("... and its confusion matrix",
      "SELECT * FROM confusion_matrix('c45', 'labor', 'class')"),
     ("M5' model tree of CPU performance (section 6.6): nodes, leaves and their models",
@@ -118,9 +126,11 @@ DEMO = [
      "SELECT 'naive Bayes' AS learner, round(pct_correct, 4) AS pct_correct "
      "FROM cross_validate('bayes_net', 'labor', 'class') UNION ALL "
      "SELECT 'K2, 3 parents', round(pct_correct, 4) "
-     "FROM cross_validate('bayes_net', 'labor', 'class', max_parents := 3) UNION ALL "
+     "FROM cross_validate('bayes_net', 'labor', 'class', options := {'max_parents': 3}) "
+     "UNION ALL "
      "SELECT 'TAN', round(pct_correct, 4) "
-     "FROM cross_validate('bayes_net', 'labor', 'class', search := 'tan') UNION ALL "
+     "FROM cross_validate('bayes_net', 'labor', 'class', options := {'search': 'tan'}) "
+     "UNION ALL "
      "SELECT 'AODE', round(pct_correct, 4) FROM cross_validate('aode', 'labor', 'class')"),
 ]
 

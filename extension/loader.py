@@ -1,20 +1,16 @@
-"""Install every duckmine function on a DuckDB connection."""
+"""Install every duckmine function on a DuckDB connection: the Arrow UDFs (the
+declared ones and one relation per learner), the macro files of ``sql/`` and the
+macros written from the learners' declarations (``wiring``)."""
 
 from importlib import import_module, resources
 
 import duckdb
 
-from ..udfs import registry
-
 # importing a module declares its UDFs
-UDF_MODULES = ("adtree", "bayes", "bayes_sql", "c45", "em", "evaluate", "itemsets",
-               "m5_sql", "m5p", "models", "sql_export", "transactions")
-for _name in UDF_MODULES:
-    import_module(f"..udfs.{_name}", __package__)
+UDF_MODULES = ("adtree", "itemsets", "learners", "models", "transactions")
 
 # macro files, in dependency order
-SQL_FILES = ("transactions.sql", "itemsets.sql", "models.sql", "c45.sql", "m5p.sql",
-             "em.sql", "bayes.sql", "evaluate.sql")
+SQL_FILES = ("transactions.sql", "itemsets.sql", "models.sql", "adtree.sql")
 
 
 def _statements(text):
@@ -24,17 +20,44 @@ def _statements(text):
     return [s.strip() for s in body.split(";\n") if s.strip()]
 
 
+def _udfs():
+    for name in UDF_MODULES:
+        import_module(f"..udfs.{name}", __package__)
+    from ..udfs import learners, registry
+    return registry.UDFS + learners.relation_udfs()
+
+
+def register(con, udfs):
+    """Create (or re-create) the UDFs on ``con``. Existing ones are looked up rather
+    than probed with a failing call, which would leave a Python error behind in the
+    client."""
+    present = {name for (name,) in con.execute(
+        "SELECT DISTINCT function_name FROM duckdb_functions() "
+        "WHERE function_name LIKE '\\_dm\\_%' ESCAPE '\\' "
+        "AND function_type NOT LIKE '%macro%'").fetchall()}
+    for u in udfs:
+        if u.name in present:
+            con.remove_function(u.name)
+        con.create_function(u.name, u.fn, None if u.params is None else list(u.params),
+                            u.returns, type="arrow", null_handling="special",
+                            side_effects=u.side_effects)
+
+
 def load(con):
     """Register duckmine's UDFs and (temporary) macros on ``con``.
 
     Safe to call again; the macros are TEMP so a file-backed database never stores
     definitions that need this package to run.
     """
-    registry.register(con)
+    from . import wiring
+
+    register(con, _udfs())
     sql = resources.files("duckmine") / "sql"
     for name in SQL_FILES:
         for statement in _statements((sql / name).read_text()):
             con.execute(statement)
+    for statement in wiring.statements():
+        con.execute(statement)
     return con
 
 

@@ -6,7 +6,7 @@ SELECT r.itemset, r.support_count, r.support
 FROM (SELECT unnest(_dm_itemsets(tx, items, min_support, typeof(min_support),
                                  max_length, target,
                                  getvariable('duckmine_max_itemsets'))) AS r
-      FROM dm_baskets(tbl, layout := layout))
+      FROM _dm_baskets(tbl, layout := layout))
 ORDER BY r.support_count DESC, len(r.itemset), r.itemset;
 
 CREATE OR REPLACE TEMP MACRO association_rules(tbl, min_support, min_confidence := 0.9,
@@ -17,7 +17,7 @@ SELECT r.antecedent, r.consequent, r.support_count, r.support, r.confidence, r.l
 FROM (SELECT unnest(_dm_rules(tx, items, min_support, typeof(min_support),
                               min_confidence, max_length, max_consequent,
                               getvariable('duckmine_max_itemsets'))) AS r
-      FROM dm_baskets(tbl, layout := layout))
+      FROM _dm_baskets(tbl, layout := layout))
 ORDER BY r.confidence DESC, r.support_count DESC, r.antecedent, r.consequent;
 
 -- Aggregate forms: one transaction (a list of items) per input row; with GROUP BY

@@ -18,3 +18,7 @@ _dm_predict_proba(model.id, CASE WHEN _dm_model_needed(model.id) THEN model END,
 CREATE OR REPLACE TEMP MACRO model_text(model) AS _dm_model_text(model);
 
 CREATE OR REPLACE TEMP MACRO model_to_sql(model, dialect := 'duckdb') AS _dm_model_to_sql(model, dialect);
+
+-- What a model is: learner, format version, kind, options, training rows,
+-- attributes, target, classes and the functions it answers.
+CREATE OR REPLACE TEMP MACRO model_info(model) AS _dm_model_info(model);

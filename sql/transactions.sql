@@ -1,6 +1,6 @@
 -- Any relation, or the result of a query, as a relation: a name passes through
 -- query_table, anything that reads as a query through query().
-CREATE OR REPLACE TEMP MACRO dm_source(tbl) AS TABLE
+CREATE OR REPLACE TEMP MACRO _dm_source(tbl) AS TABLE
 FROM query(CASE
     WHEN regexp_matches(tbl, '^\s*((select|from|with|values|pivot|unpivot|table)\b|\()', 'i')
     THEN tbl
@@ -9,10 +9,10 @@ END);
 
 -- Its rows as structs, numbered in the relation's order (row_number() OVER () keeps
 -- the scan order; a plain list() of a large table scanned in parallel does not).
--- Learners take list(__dm_row ORDER BY __dm_n), so a table gives the same model
+-- Learners take list(_dm_row ORDER BY _dm_n), so a table gives the same model
 -- every time, as its file would.
-CREATE OR REPLACE TEMP MACRO dm_rows(tbl) AS TABLE
-SELECT __dm_row, row_number() OVER () AS __dm_n FROM dm_source(tbl) __dm_row;
+CREATE OR REPLACE TEMP MACRO _dm_rows(tbl) AS TABLE
+SELECT _dm_row, row_number() OVER () AS _dm_n FROM _dm_source(tbl) _dm_row;
 
 -- The transactions of a relation as one value: the item codes of each transaction
 -- (INTEGER[][]) and the items by code (VARCHAR[], sorted). DuckDB groups the rows
@@ -22,12 +22,12 @@ SELECT __dm_row, row_number() OVER () AS __dm_n FROM dm_source(tbl) __dm_row;
 -- a LIST column, or a wide nominal table whose cells are the items "column=value"
 -- (a BOOLEAN column is the item "column" where it is true). NULL items are
 -- dropped; a transaction without items still counts (an empty list).
-CREATE OR REPLACE TEMP MACRO dm_baskets(tbl, layout := 'auto') AS TABLE
-WITH src AS (FROM dm_source(tbl)),
+CREATE OR REPLACE TEMP MACRO _dm_baskets(tbl, layout := 'auto') AS TABLE
+WITH src AS (FROM _dm_source(tbl)),
 -- a NULL column after the others, so that #2 exists whatever the table
-padded AS (SELECT *, NULL::VARCHAR AS __dm_pad FROM src),
+padded AS (SELECT *, NULL::VARCHAR AS _dm_pad FROM src),
 spec AS (
-    SELECT _dm_layout(n.names, t.types, layout) AS __dm_s
+    SELECT _dm_layout(n.names, t.types, layout) AS _dm_s
     FROM (SELECT list_value(*COLUMNS(*)) AS names
           FROM (SELECT alias(COLUMNS(s.*)) FROM (SELECT 1) o LEFT JOIN (FROM src LIMIT 1) s ON true)) n,
          (SELECT list_value(*COLUMNS(*)) AS types
@@ -37,29 +37,29 @@ spec AS (
 -- id's own type
 long_pairs AS MATERIALIZED (
     SELECT #1 AS t, #2::VARCHAR AS item FROM padded
-    WHERE (SELECT __dm_s.kind FROM spec) = 'long' AND #1 IS NOT NULL
+    WHERE (SELECT _dm_s.kind FROM spec) = 'long' AND #1 IS NOT NULL
 ),
 -- the list layout: every row's columns as lists (NULL where a column is no list)
 list_rows AS (
     SELECT list_value(*COLUMNS(*)) AS l
     FROM (SELECT TRY_CAST(COLUMNS(*) AS VARCHAR[]) FROM src
-          WHERE (SELECT __dm_s.kind FROM spec) = 'list')
+          WHERE (SELECT _dm_s.kind FROM spec) = 'list')
 ),
 -- the wide layout: every row's columns as VARCHARs
 wide_rows AS (
     SELECT list_value(*COLUMNS(*)) AS v
-    FROM (SELECT COLUMNS(*)::VARCHAR FROM src WHERE (SELECT __dm_s.kind FROM spec) = 'wide')
+    FROM (SELECT COLUMNS(*)::VARCHAR FROM src WHERE (SELECT _dm_s.kind FROM spec) = 'wide')
 ),
 row_pairs AS MATERIALIZED (
     SELECT t, unnest(CASE WHEN len(items) > 0 THEN items ELSE [NULL] END) AS item
     FROM (SELECT row_number() OVER () AS t,
-                 list_filter(l[__dm_s.list_column], lambda x: x IS NOT NULL) AS items
+                 list_filter(l[_dm_s.list_column], lambda x: x IS NOT NULL) AS items
           FROM list_rows, spec
           UNION ALL
           SELECT row_number() OVER (),
                  list_filter(list_transform(v, lambda x, j: CASE
-                                 WHEN NOT __dm_s.bool[j] THEN __dm_s.names[j] || '=' || x
-                                 WHEN x = 'true' THEN __dm_s.names[j] END),
+                                 WHEN NOT _dm_s.bool[j] THEN _dm_s.names[j] || '=' || x
+                                 WHEN x = 'true' THEN _dm_s.names[j] END),
                              lambda x: x IS NOT NULL)
           FROM wide_rows, spec)
 ),

@@ -47,3 +47,12 @@ def fails(con, sql, *fragments):
     for f in fragments:
         assert f in str(err.value), str(err.value)
     assert con.execute("SELECT 42").fetchall() == [(42,)]
+
+
+def options_struct(named):
+    """Named learner options as written for a table form ("a := 1, b := 'x'") as
+    the ``options := {...}`` argument of cross_validate ("" for none)."""
+    pairs = [p.split(":=") for p in named.split(",") if p.strip()]
+    if not pairs:
+        return ""
+    return "options := {" + ", ".join(f"'{k.strip()}': {v.strip()}" for k, v in pairs) + "}"

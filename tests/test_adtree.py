@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import duckmine
-from duckmine.algorithms.adtree import ADTree, scan_table
+from duckmine.algorithms.adtree.tree import ADTree, scan_table
 from duckmine.udfs.models import model_of
 
 from .conftest import SAMPLES, fails
@@ -146,7 +146,7 @@ def test_tables_equal_scans(n, p, cutoff, seed, depth):
     ("SELECT * FROM ad_counts('weather', ['nope'])", ["'nope'", "not in the table"]),
     ("SELECT * FROM ad_counts('weather', [])", ["at least one"]),
     ("SELECT * FROM ad_counts('no_such_table', ['x'])", ["no_such_table"]),
-    ("SELECT predict(t, w) FROM tree, weather w", ["ad_tree", "no predictions"]),
+    ("SELECT predict(t, w) FROM tree, weather w", ["a ad_tree model", "does not offer predict"]),
     ("SELECT ad_count(bayes_net_fit(w, 'play'), {'humidity': 'high'}) FROM weather w",
      ["ad_tree", "bayes_net"]),
 ])

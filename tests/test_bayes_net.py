@@ -12,7 +12,7 @@ import pytest
 
 import duckmine
 
-from .conftest import DATA, fails, table
+from .conftest import DATA, fails, options_struct, table
 from .test_cross_validate import weka_cv
 
 HERE = Path(__file__).parent
@@ -74,7 +74,7 @@ def test_network_and_tables_are_wekas(db, models, name, config):
         line = next(x for x in text.splitlines() if x.startswith(f"LogScore {key}:"))
         assert float(line.split(": ")[1]) == pytest.approx(gold["scores"][label], abs=1e-6)
     rows = db.sql(f"""SELECT r.node, r.parents, r.parent_values, r.value, r.probability
-                      FROM (SELECT unnest(_dm_bayes_net_rows({model_of(name, config)})) r)
+                      FROM (SELECT unnest(_dm_rows_bayes_net({model_of(name, config)})) r)
                    """).fetchall()
     names = [a["name"] for a in gold["attributes"]]
     values = [[v.strip("'") for v in a["values"]] for a in gold["attributes"]]
@@ -110,8 +110,9 @@ def test_cross_validation_is_wekas(db, name, config):
 
 
 def _cv(db, learner, name, options):
+    opts = options_struct(options)
     rel = db.sql(f"SELECT * FROM cross_validate('{learner}', '{table(name)}', "
-                 f"'{target_of(db, name)}', {options})")
+                 f"'{target_of(db, name)}'{', ' + opts if opts else ''})")
     return rel.columns, rel.fetchall()[0]
 
 
@@ -236,7 +237,7 @@ def test_aode_relation_and_frequency_limit(db):
     ("SELECT * FROM bayes_net('no_such_table', 'class')", ["no_such_table"]),
     ("SELECT * FROM aode('iris', 'class', min_frequency := -1)", ["min_frequency"]),
     ("SELECT * FROM aode('iris', 'petalwidth')", ["numeric", "m5p"]),
-    ("SELECT * FROM cross_validate('bayes_net', 'iris', 'class', search := 'x')",
+    ("SELECT * FROM cross_validate('bayes_net', 'iris', 'class', options := {'search': 'x'})",
      ["search"]),
 ])
 def test_bad_input_gets_a_clear_error(db, sql, fragments):

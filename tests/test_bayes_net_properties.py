@@ -9,8 +9,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from duckmine.algorithms.bayes_model import Options, fit_bayes_net
-from duckmine.algorithms.bayes_net import SCORES, SEARCHES
+from duckmine.algorithms.bayes import SCORES, SEARCHES
+from duckmine.algorithms.bayes.model import Options, fit_bayes_net
 from duckmine.algorithms.dataset import NOMINAL, Attribute, Dataset
 
 SETTINGS = settings(max_examples=40, deadline=None)

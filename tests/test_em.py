@@ -123,7 +123,7 @@ BAD = [
     ("SELECT em_fit(t) FROM (SELECT 1.0 AS a WHERE false) t", "empty"),
     ("SELECT * FROM em('no_such_table')", "no_such_table"),
     ("SELECT log_likelihood(m, t) FROM iris t, (SELECT kmeans_fit(t, 3) AS m FROM iris t)",
-     "no likelihood"),
+     "does not offer log_likelihood"),
 ]
 
 

@@ -13,9 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from duckmine.algorithms import em, kmeans, models
+from duckmine.algorithms import models
+from duckmine.algorithms.clusters import em, kmeans
+from duckmine.algorithms.clusters.model import EMModel, KMeansModel, fit_em, fit_kmeans
 from duckmine.algorithms.dataset import NOMINAL, NUMERIC, Attribute, Dataset
-from duckmine.algorithms.em_model import EMModel, KMeansModel, fit_em, fit_kmeans
 from duckmine.extension import arff
 
 from .conftest import DATA
@@ -54,9 +55,9 @@ def datasets():
 
 
 def roundtrip(model):
-    body, model_id = models.dumps(model)
-    back = models.loads(model.learner, models.VERSION, body, model_id)
-    assert models.dumps(back) == (body, model_id)
+    body, version, model_id = models.dumps(model)
+    back = models.loads(model.learner, version, body, model_id)
+    assert models.dumps(back) == (body, version, model_id)
     assert back.text() == model.text()
     return back
 
@@ -307,6 +308,6 @@ def test_kmeans_sse_is_the_assignments_error(seed, k, init):
         centres = seeding[1]
     assert math.isclose(model.sse, brute_sse(model, data, centres), rel_tol=1e-9,
                         abs_tol=1e-12)
-    assert isinstance(models.loads(model.learner, models.VERSION, *models.dumps(model)),
-                      KMeansModel)
+    body, version, model_id = models.dumps(model)
+    assert isinstance(models.loads(model.learner, version, body, model_id), KMeansModel)
     assert not isinstance(model, EMModel)

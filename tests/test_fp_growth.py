@@ -200,7 +200,7 @@ def test_long_layout_counts_repeated_items_once(fresh):
 
 def test_column_names_do_not_clash(fresh):
     fresh.execute("CREATE TABLE odd AS SELECT * FROM (VALUES (1, 'a'), (1, 'b'), (2, 'a')) "
-                  "t(s, __dm_s)")
+                  "t(s, _dm_s)")
     assert fresh.execute("SELECT * FROM fp_growth('odd', 2, layout := 'long')").fetchall() \
         == [(["a"], 2, 1.0)]
     fresh.execute("CREATE TABLE odd_wide AS SELECT * FROM (VALUES ('x', 'y'), ('x', 'z')) "

@@ -1,7 +1,6 @@
 """Registration on any connection, and the command line."""
 
-import subprocess
-import sys
+import re
 
 import duckdb
 
@@ -43,23 +42,13 @@ def test_demo_and_sql_commands(tmp_path, capsys):
     db = str(tmp_path / "demo.duckdb")
     assert cli.main(["demo", "--db", db]) == 0
     out = capsys.readouterr().out
-    assert "humidity=normal" in out and "association_rules" in out
+    # every entry ran and printed its result, not only its SQL
+    assert len(re.findall(r"^\(\d+\.\d\d s\)$", out, re.M)) == len(cli.DEMO)
+    assert re.search(r"│ \['outlook=overcast'\] +│ \['play=yes'\] +│ +4 │ +1\.0 │", out)
+    # J48's ten-fold figures on labor: 42 correct, 73.6842 %, kappa 0.4415
+    assert re.search(r"│ +42\.0 │ +73\.6842 │ 0\.4415 │", out)
     assert cli.main(["sql", "SELECT count(*) AS n FROM fp_growth('weather', 6)",
                      "--db", db]) == 0
     assert "8" in capsys.readouterr().out
     assert cli.main(["sql", "SELECT * FROM fp_growth('nope', 1)", "--db", db]) == 1
     assert "nope" in capsys.readouterr().err
-
-
-def test_second_process_starts_warm(tmp_path):
-    """Kernels are cached on disk: a new process loads and mines quickly."""
-    code = ("import time; t = time.perf_counter(); import duckmine; "
-            "con = duckmine.connect(); t1 = time.perf_counter(); "
-            f"con.execute(\"{QUERY}\").fetchall(); "
-            "print(t1 - t, time.perf_counter() - t1)")
-    subprocess.run([sys.executable, "-c", code], check=True)  # warm the cache
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
-                         text=True).stdout.split()
-    load, first_query = map(float, out)
-    assert load < 1.0, load
-    assert first_query < 2.0, first_query

@@ -12,7 +12,7 @@ import pytest
 
 import duckmine
 
-from .conftest import DATA, fails, table
+from .conftest import DATA, fails, options_struct, table
 
 HERE = Path(__file__).parent
 GOLDEN = HERE / "golden" / "m5p"
@@ -94,8 +94,9 @@ def test_cross_validation_is_wekas(db, run):
                 for label, key in CV.items()}
     learner = fn.removesuffix("_fit")
     w = ", weight := 'w'" if weighted(name) else ""
+    opts = options_struct(OPTIONS[tag])
     got = db.sql(f"SELECT * FROM cross_validate('{learner}', '{table(name)}', "
-                 f"'{target(db, name)}'{OPTIONS[tag]}{w})").df().iloc[0]
+                 f"'{target(db, name)}'{', ' + opts if opts else ''}{w})").df().iloc[0]
     for key, value in expected.items():
         assert round(got[key], 4) == pytest.approx(value, abs=1e-12), key
     assert np.isnan(got["kappa"]) or got["kappa"] is None
@@ -232,7 +233,8 @@ def test_predict_value_refuses_a_classifier_and_predict_proba_a_numeric_model(co
     con.execute("CREATE OR REPLACE TABLE nums AS SELECT range::DOUBLE AS x, "
                 "(range * 2)::DOUBLE AS y FROM range(30)")
     fails(con, "SELECT predict_value(m, t) FROM weather t, "
-               "(SELECT c45_fit(t, 'play') AS m FROM weather t)", "predicts classes",
-          "use predict")
+               "(SELECT c45_fit(t, 'play') AS m FROM weather t)",
+          "a c45 model (classifier) does not offer predict_value", "it offers predict,")
     fails(con, "SELECT predict_proba(m, t) FROM nums t, "
-               "(SELECT m5p_fit(t, 'y') AS m FROM nums t)", "predicts a number")
+               "(SELECT m5p_fit(t, 'y') AS m FROM nums t)",
+          "a m5p model (regressor) does not offer predict_proba")

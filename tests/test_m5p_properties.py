@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from duckmine.algorithms.dataset import NOMINAL, NUMERIC, Attribute, Dataset
-from duckmine.algorithms.m5_model import fit_m5_rules, fit_m5p
-from duckmine.algorithms.m5p import Options
+from duckmine.algorithms.m5.grow import Options
+from duckmine.algorithms.m5.model import fit_m5_rules, fit_m5p
 
 SETTINGS = settings(max_examples=60, deadline=None)
 

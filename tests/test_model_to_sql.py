@@ -11,12 +11,17 @@ import pyarrow.compute as pc
 import pytest
 import sqlglot
 
+from duckmine.algorithms.c45.model import NOMINAL_SPLIT, C45Model, Tree
+from duckmine.algorithms.c45.sql import TreeSql, expression
 from duckmine.algorithms.dataset import NUMERIC, Attribute
-from duckmine.algorithms.tree_model import NOMINAL_SPLIT, C45Model, Tree
+from duckmine.algorithms.sqlgen import model_sql as _model_sql
 from duckmine.udfs.models import MODEL_SQL, model_of, value
-from duckmine.udfs.sql_export import TreeSql, model_sql
 
 from .conftest import arff_tables, fails, table
+
+
+def model_sql(model, dialect):
+    return _model_sql(expression, model, dialect)
 
 TARGETS = {"weather.numeric": "play", "weather.nominal": "play", "labor": "class",
            "soybean": "class", "breast-cancer": "Class", "iris": "class",

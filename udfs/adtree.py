@@ -1,65 +1,16 @@
-"""Arrow adapters for AD-trees: fitting one from rows, count queries against it,
-and full contingency tables."""
+"""Arrow adapters for AD-trees beyond the contract's ad_tree_fit: count queries
+against a tree, and full contingency tables."""
 
 import itertools
 
 import numpy as np
 import pyarrow as pa
 
-from ..algorithms.adtree import ADTreeModel
+from ..algorithms import contract
 from ..algorithms.dataset import find_name
-from .models import MODEL_SQL, _groups, values
+from .models import _groups
 from .registry import column, scalars, udf
 from .table import dataset
-
-# A tree kept as a model value travels as base64 text in one VARCHAR, copied a few
-# times on the way: 1 GiB by default. A tree a network search uses stays inside.
-DEFAULT_MAX_MB = 1024
-SEARCH_MAX_MB = 4096
-
-
-def max_bytes(fn, max_mb, default=DEFAULT_MAX_MB):
-    mb = default if max_mb is None else max_mb
-    if not mb > 0:
-        raise ValueError(f"{fn}: duckmine_ad_tree_max_mb must be positive, got {max_mb}")
-    return int(float(mb) * 2**20)
-
-
-def cutoff_of(fn, cutoff):
-    if cutoff is None or cutoff < 0 or cutoff != int(cutoff):
-        raise ValueError(f"{fn}: leaf_list_cutoff must be a whole number >= 0, got "
-                         f"{cutoff}")
-    return int(cutoff)
-
-
-def nominal_only(fn, data):
-    for a in data.attributes:
-        if not a.nominal:
-            raise ValueError(f"{fn}: column {a.name!r} is numeric; an AD-tree counts "
-                             "nominal values (cast it to VARCHAR or leave it out)")
-
-
-def depth_of(fn, max_depth):
-    if max_depth is None:
-        return None
-    if max_depth < 1 or max_depth != int(max_depth):
-        raise ValueError(f"{fn}: max_depth must be a whole number >= 1 or NULL, got "
-                         f"{max_depth}")
-    return int(max_depth)
-
-
-def fit_tree(fn, data, cutoff, limit, max_depth=None):
-    """The ADTreeModel of a Dataset, or a clear error when it would not fit in
-    ``limit`` bytes."""
-    try:
-        return ADTreeModel.fit(data.attributes, data.columns, cutoff, limit, max_depth)
-    except MemoryError:
-        raise ValueError(
-            f"{fn}: the AD-tree would take more than {limit / 2**20:,.0f} MiB with "
-            f"leaf_list_cutoff={cutoff}; give a larger leaf_list_cutoff (rows of "
-            "nodes smaller than it are kept as lists, not expanded) or a max_depth "
-            "(the most conditions a query will have), or SET VARIABLE "
-            "duckmine_ad_tree_max_mb") from None
 
 
 def _rows_of(fn, group, names=None):
@@ -81,30 +32,6 @@ def _rows_of(fn, group, names=None):
             raise ValueError(f"{fn}: column {name!r} is named twice")
         picked.append(real)
     return pa.StructArray.from_arrays([group.field(f) for f in picked], picked)
-
-
-# the longest text an Arrow string holds, less room for the value's other fields
-MAX_VALUE_BYTES = 2**31 - 2**20
-
-
-@udf("_dm_ad_tree_fit", None, MODEL_SQL)
-def ad_tree_fit(rows, cutoff, max_depth, max_values, max_mb):
-    fn = "ad_tree_fit"
-    rows = column(rows)
-    out = []
-    for i, (cut, depth, mv, mb) in enumerate(zip(scalars(cutoff), scalars(max_depth),
-                                                 scalars(max_values), scalars(max_mb))):
-        group = _rows_of(fn, rows[i].values if rows[i].is_valid else None)
-        data = dataset(group, fn, mv)
-        nominal_only(fn, data)
-        model = fit_tree(fn, data, cutoff_of(fn, cut), max_bytes(fn, mb),
-                         depth_of(fn, depth))
-        if model.tree.nbytes * 4 / 3 > MAX_VALUE_BYTES:
-            raise ValueError(f"{fn}: the AD-tree ({model.tree.nbytes / 2**20:,.0f} MiB) "
-                             "is too large to keep as a value (its text must stay under "
-                             "2 GiB); give a larger leaf_list_cutoff or a max_depth")
-        out.append(model)
-    return values(out)
 
 
 def _query(model, cond):
@@ -186,9 +113,10 @@ def ad_counts(rows, columns, cutoff, max_values, max_mb):
             raise ValueError("ad_counts: columns must name at least one column")
         group = _rows_of("ad_counts", rows[i].values if rows[i].is_valid else None, names)
         data = dataset(group, "ad_counts", mv)
-        nominal_only("ad_counts", data)
-        model = fit_tree("ad_counts", data, cutoff_of("ad_counts", cut),
-                         max_bytes("ad_counts", mb))
+        decl = contract.get("ad_counts", "ad_tree")
+        options = decl.options("ad_counts", {"leaf_list_cutoff": cut})
+        model = decl.train("ad_counts", data, None, options,
+                           {"ad_tree_max_mb": mb, "max_values": mv})
         table = model.tree.table(np.arange(len(data.attributes)))
         keys = [a.name for a in data.attributes]
         cells = itertools.product(*(a.values for a in data.attributes))

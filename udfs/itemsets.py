@@ -13,8 +13,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..algorithms import itemsets as core
-from ..algorithms.fpgrowth import item_supports
 from .registry import column, list_csr, scalars, udf
 
 DEFAULT_MAX_ITEMSETS = 20_000_000
@@ -35,6 +33,13 @@ ITEMSET_SQL = "STRUCT(itemset VARCHAR[], support_count BIGINT, support DOUBLE)[]
 RULE_SQL = ("STRUCT(antecedent VARCHAR[], consequent VARCHAR[], support_count BIGINT, "
             "support DOUBLE, confidence DOUBLE, lift DOUBLE, leverage DOUBLE, "
             "conviction DOUBLE)[]")
+
+
+def _core():
+    """The mining kernels, imported on first use (they compile with numba)."""
+    from ..algorithms import itemsets
+
+    return itemsets
 
 
 def min_count(fn, min_support, sql_type, n):
@@ -66,7 +71,7 @@ def check_options(fn, max_length, limit, target="all"):
     """Validate the options every mining call has; return (max_length, limit)."""
     if max_length is not None and max_length < 1:
         raise ValueError(f"{fn}: max_length must be >= 1 or NULL, got {max_length}")
-    if target not in core.TARGETS:
+    if target not in _core().TARGETS:
         raise ValueError(f"{fn}: target must be one of 'all', 'closed', 'maximal', "
                          f"got {target!r}")
     if limit is not None and not 1 <= limit <= MAX_LIMIT:
@@ -96,6 +101,8 @@ class Transactions:
         self.n = len(offsets) - 1
         self.threshold = min_count(fn, min_support, sql_type, self.n)
         self.offsets = offsets
+        from ..algorithms.fpgrowth import item_supports
+
         support = item_supports(offsets, codes, len(names))
         by_name = np.asarray(pc.array_sort_indices(names))
         name_pos = np.empty(len(names), np.int64)
@@ -124,12 +131,12 @@ class Transactions:
         return cls(offsets, codes, encoded.dictionary, *args)
 
     def itemsets(self, max_len, target, limit):
-        return core.frequent_itemsets(self.offsets, self.codes, self.rank, len(self.names),
+        return _core().frequent_itemsets(self.offsets, self.codes, self.rank, len(self.names),
                                       self.threshold, max_len, target, limit)
 
     def lists(self, rec_parent, rec_item, records):
         """Sorted item-name lists of ``records``."""
-        offsets, flat = core.expand(rec_parent, rec_item, records, self.name_rank)
+        offsets, flat = _core().expand(rec_parent, rec_item, records, self.name_rank)
         return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)),
                                         self.names.take(pa.array(flat)))
 
@@ -173,7 +180,7 @@ def itemsets(tx, names, min_support, sql_type, max_length, target, limit):
         max_len, lim = check_options(fn, mx, lim, tgt)
         try:
             rec_parent, rec_item, rec_count, sel = t.itemsets(max_len, tgt, lim)
-        except core.TooManyItemsets as err:
+        except _core().TooManyItemsets as err:
             raise _too_many(fn, err, lim) from None
         counts = rec_count[sel]
         parts.append(pa.StructArray.from_arrays(
@@ -192,14 +199,14 @@ def rules(tx, names, min_support, sql_type, min_confidence, max_length, max_cons
         max_con = check_rule_options(fn, conf, mc)
         try:
             rec_parent, rec_item, rec_count, _ = t.itemsets(max_len, "all", lim)
-        except core.TooManyItemsets as err:
+        except _core().TooManyItemsets as err:
             raise _too_many(fn, err, lim) from None
-        longest = int(core.lengths(rec_parent).max()) if len(rec_parent) else 0
+        longest = int(_core().lengths(rec_parent).max()) if len(rec_parent) else 0
         if longest > MAX_RULE_ITEMSET:
             raise ValueError(f"{fn}: a frequent itemset has {longest} items; rules "
                              f"are searched for itemsets of at most {MAX_RULE_ITEMSET}: "
                              "set max_length or raise min_support")
-        whole, ant, con, n_rules = core.rules(rec_parent, rec_item, rec_count, conf,
+        whole, ant, con, n_rules = _core().rules(rec_parent, rec_item, rec_count, conf,
                                               max_con, lim)
         if n_rules > lim:
             raise ValueError(f"{fn}: stopped after finding more than {lim:,} rules; "

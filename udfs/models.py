@@ -1,5 +1,6 @@
-"""The generic model functions every learner answers: predict, predict_proba,
-model_text and model_to_sql, and the model value itself.
+"""The generic model functions: predict, predict_proba, predict_value,
+log_likelihood, model_text, model_to_sql and model_info, each dispatched on the
+capabilities the model's learner declares; and the model value itself.
 
 A model value is a STRUCT: a format tag and version, the learner, an id (a digest
 of the body) and the JSON body. Scoring macros pass the body only for the first row
@@ -7,14 +8,15 @@ of each model id a chunk meets (see ``model_needed``), so a large model is not
 copied for every scored row; parsed models are cached by id.
 """
 
+import json
 from collections import OrderedDict
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..algorithms import models
-from ..algorithms.tree_model import labels
+from ..algorithms import contract, models
+from ..algorithms.classes import labels
 from .registry import column, scalars, udf
 from .table import encode
 
@@ -30,8 +32,8 @@ _cache = OrderedDict()
 
 def value(model):
     """A model as the Python form of its SQL value."""
-    body, model_id = models.dumps(model)
-    return {"format": FORMAT, "version": models.VERSION, "learner": model.learner,
+    body, version, model_id = models.dumps(model)
+    return {"format": FORMAT, "version": version, "learner": model.learner,
             "id": model_id, "body": body}
 
 
@@ -73,18 +75,6 @@ def model_list(fn, arg):
     return [None if v is None else model_of(fn, v) for v in scalars(arg)]
 
 
-def model_rows(fn, learner, models_, kind, extra=None):
-    """A list of ``kind`` structs per model value: its ``rows()``, each with the
-    fields ``extra(model)`` adds; a model of another learner is refused."""
-    out = []
-    for m in model_list(fn, models_):
-        if m is not None and m.learner != learner:
-            raise ValueError(f"{fn}: expected a {learner} model, got a {m.learner} model")
-        more = {} if m is None or extra is None else extra(m)
-        out.append(None if m is None else [{**r, **more} for r in m.rows()])
-    return pa.array(out, pa.list_(kind))
-
-
 @udf("_dm_model_needed", None, "BOOLEAN", side_effects=True)
 def model_needed(ids):
     """True at the first row of each model id in the chunk that is not cached."""
@@ -115,48 +105,56 @@ def _groups(fn, ids, bodies):
     return out
 
 
-def _classifier(fn, model):
-    if not hasattr(model, "classes"):
-        raise ValueError(f"{fn}: the {model.learner} model predicts a number, not "
-                         "classes (use predict or predict_value)")
+def declaration(model):
+    return contract.learners()[model.learner]
+
+
+def require(fn, model, capability):
+    """The model, if its learner declares ``capability``; else one clear error
+    naming the learner and what it does offer."""
+    decl = declaration(model)
+    if capability not in decl.capabilities:
+        raise ValueError(f"{fn}: a {decl.name} model ({decl.kind}) does not offer "
+                         f"{fn}; it offers {', '.join(decl.offers())}")
     return model
 
 
-def _output(model):
-    """What scoring gives: class probabilities from a classifier (or clusterer),
-    numbers (NaN for none) from a numeric model."""
-    return model.proba if hasattr(model, "classes") else model.predict
+def _output(capability):
+    """What scoring gives for ``capability``: a classifier's (or clusterer's) class
+    probabilities for predict, else the model method the capability names."""
+    def output(model):
+        if capability == "predict":
+            kind = declaration(model).kind
+            return model.predict if kind == "regressor" else model.proba
+        return getattr(model, contract.METHODS[capability])
+    return output
 
 
-def _scored(fn, ids, bodies, rows, output=_output):
-    """(model, row indices or None for all, ``output(model)`` of its rows) per
-    model."""
+def _scored(fn, ids, bodies, rows, capability):
+    """(model, row indices or None for all, the capability's output for its rows)
+    per model."""
     rows = column(rows)
+    output = _output(capability)
     for model, at in _groups(fn, ids, bodies):
-        if not (hasattr(model, "classes") or hasattr(model, "predict")):
-            raise ValueError(f"{fn}: the {model.learner} model makes no predictions")
+        require(fn, model, capability)
         part = rows if at is None else rows.take(pa.array(at))
         cols = encode(part, [model.attributes[i] for i in model.used], fn)
         yield model, at, output(model)(cols, len(part))
 
 
-def _proba_groups(fn, ids, bodies, rows):
-    for model, at, out in _scored(fn, ids, bodies, rows):
-        yield _classifier(fn, model), at, out
-
-
 def _text(model, out):
     """Labels of a classifier's probabilities, or a numeric model's numbers as text
     that reads back to the same double."""
-    if hasattr(model, "classes"):
+    if declaration(model).kind != "regressor":
         return np.asarray(model.classes, object)[labels(out)]
     return np.array([None if v != v else repr(float(v)) for v in out.tolist()], object)
 
 
 @udf("_dm_predict", None, "VARCHAR")
 def predict(ids, bodies, rows):
-    parts = list(_scored("predict", ids, bodies, rows))
-    if len(parts) == 1 and parts[0][1] is None and hasattr(parts[0][0], "classes"):
+    parts = list(_scored("predict", ids, bodies, rows, "predict"))
+    if len(parts) == 1 and parts[0][1] is None and \
+            declaration(parts[0][0]).kind != "regressor":
         model, _, proba = parts[0]
         return pa.DictionaryArray.from_arrays(pa.array(labels(proba), pa.int32()),
                                               pa.array(model.classes, pa.string())
@@ -170,10 +168,7 @@ def predict(ids, bodies, rows):
 @udf("_dm_predict_value", None, "DOUBLE")
 def predict_value(ids, bodies, rows):
     out = np.full(len(ids), np.nan)
-    for model, at, result in _scored("predict_value", ids, bodies, rows):
-        if hasattr(model, "classes"):
-            raise ValueError(f"predict_value: the {model.learner} model predicts "
-                             "classes, not a number (use predict)")
+    for _, at, result in _scored("predict_value", ids, bodies, rows, "predict_value"):
         out[slice(None) if at is None else at] = result
     return pa.array(out, pa.float64(), mask=np.isnan(out))
 
@@ -181,14 +176,8 @@ def predict_value(ids, bodies, rows):
 @udf("_dm_log_likelihood", None, "DOUBLE")
 def log_likelihood(ids, bodies, rows):
     """The log density of each row under a density model."""
-    def density(model):
-        if not hasattr(model, "log_density"):
-            raise ValueError(f"log_likelihood: the {model.learner} model has no "
-                             "likelihood (it is not a density model, as em is)")
-        return model.log_density
-
     out = np.full(len(ids), np.nan)
-    for _, at, result in _scored("log_likelihood", ids, bodies, rows, density):
+    for _, at, result in _scored("log_likelihood", ids, bodies, rows, "log_likelihood"):
         out[slice(None) if at is None else at] = result
     return pa.array(out, pa.float64(), mask=np.isnan(out))
 
@@ -199,7 +188,7 @@ PROBA = pa.map_(pa.string(), pa.float64())
 @udf("_dm_predict_proba", None, "MAP(VARCHAR, DOUBLE)")
 def predict_proba(ids, bodies, rows):
     n = len(ids)
-    parts = list(_proba_groups("predict_proba", ids, bodies, rows))
+    parts = list(_scored("predict_proba", ids, bodies, rows, "predict_proba"))
     if len(parts) == 1 and parts[0][1] is None:  # one model for the whole chunk
         model, _, proba = parts[0]
         k = len(model.classes)
@@ -217,5 +206,63 @@ def predict_proba(ids, bodies, rows):
 
 @udf("_dm_model_text", None, "VARCHAR")
 def model_text(models_):
-    return pa.array([None if m is None else m.text()
+    return pa.array([None if m is None else require("model_text", m, "model_text").text()
                      for m in model_list("model_text", models_)], pa.string())
+
+
+INFO_SQL = ("STRUCT(learner VARCHAR, version INTEGER, kind VARCHAR, "
+            "options MAP(VARCHAR, VARCHAR), instances BIGINT, "
+            "attributes STRUCT(name VARCHAR, kind VARCHAR, \"values\" VARCHAR[])[], "
+            "target VARCHAR, classes VARCHAR[], capabilities VARCHAR[])")
+
+
+@udf("_dm_model_info", None, INFO_SQL)
+def model_info(models_):
+    """What a model is: its learner, format version, options (as JSON texts),
+    training rows, attributes, target and what it offers."""
+    out = []
+    for m in model_list("model_info", models_):
+        if m is None:
+            out.append(None)
+            continue
+        d = contract.info(declaration(m), m)
+        d["options"] = [(k, json.dumps(v)) for k, v in d["options"].items()]
+        out.append(d)
+    return pa.array(out, _info_type())
+
+
+def _info_type():
+    text = pa.string()
+    return pa.struct([("learner", text), ("version", pa.int32()), ("kind", text),
+                      ("options", pa.map_(text, text)), ("instances", pa.int64()),
+                      ("attributes", pa.list_(pa.struct([("name", text), ("kind", text),
+                                                         ("values", pa.list_(text))]))),
+                      ("target", text), ("classes", pa.list_(text)),
+                      ("capabilities", pa.list_(text))])
+
+
+SQL_CACHE_SIZE = 64
+_sql_cache = OrderedDict()
+
+
+@udf("_dm_model_to_sql", None, "VARCHAR")
+def model_to_sql(models_, dialects):
+    from ..algorithms.sqlgen import model_sql
+
+    fn = "model_to_sql"
+    out = []
+    for v, d in zip(scalars(models_), scalars(dialects)):
+        if v is None:
+            out.append(None)
+            continue
+        m = require(fn, model_of(fn, v), "model_to_sql")
+        if d is None:
+            raise ValueError(f"{fn}: dialect must name a SQL dialect, got NULL")
+        key = (v["id"], d)
+        if key not in _sql_cache:
+            _sql_cache[key] = model_sql(declaration(m).sql_writer(), m, d)
+            while len(_sql_cache) > SQL_CACHE_SIZE:
+                _sql_cache.popitem(last=False)
+        _sql_cache.move_to_end(key)
+        out.append(_sql_cache[key])
+    return pa.array(out, pa.string())

@@ -1,5 +1,6 @@
-"""The one registration mechanism: Arrow UDFs declared with ``@udf`` and SQL macro
-files in ``sql/``, both installed on a connection by ``extension.loader.load``.
+"""The one registration mechanism: Arrow UDFs declared with ``@udf`` (and, per
+learner, generated from its declaration), installed with the SQL macros on a
+connection by ``extension.loader.load``. Nothing here is particular to DuckDB.
 
 Every UDF sees NULLs (``null_handling='special'``): NULL is a missing value and
 each algorithm decides what it means. A UDF declared with ``params=None`` takes
@@ -37,21 +38,6 @@ def udf(name, params, returns, side_effects=False):
         return fn
 
     return declare
-
-
-def register(con):
-    """Create (or re-create) every declared UDF on ``con``. Existing ones are looked
-    up rather than probed with a failing call, which would leave a Python error
-    behind in the client."""
-    present = {name for (name,) in con.execute(
-        "SELECT DISTINCT function_name FROM duckdb_functions() "
-        "WHERE function_name LIKE '\\_dm\\_%' ESCAPE '\\'").fetchall()}
-    for u in UDFS:
-        if u.name in present:
-            con.remove_function(u.name)
-        con.create_function(u.name, u.fn, None if u.params is None else list(u.params),
-                            u.returns, type="arrow", null_handling="special",
-                            side_effects=u.side_effects)
 
 
 def column(x):

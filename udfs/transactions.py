@@ -1,6 +1,6 @@
 """Which transaction layout a relation has, decided from its schema.
 
-The macro ``dm_transactions`` (``sql/transactions.sql``) passes the column names
+The macro ``_dm_baskets`` (``sql/transactions.sql``) passes the column names
 and types here once per query and turns every row into items accordingly.
 """
 

@@ -34,12 +34,11 @@ import math
 import numpy as np
 from numba import njit
 
-from .adtree import ADTree, code_type, scan_table
-from .discretize import nominal_columns
-from .missing import fill_values
+from ..adtree.tree import ADTree, code_type, scan_table
+from ..discretize import nominal_columns
+from ..missing import fill_values
+from . import SCORES  # declared with the learners
 
-SCORES = ("bayes", "bdeu", "mdl", "aic", "loglik")
-SEARCHES = ("k2", "tan", "hill_climb")
 SCORE_ALPHA = 0.5  # the prior count of the bayes score in the search
 
 

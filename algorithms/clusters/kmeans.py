@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
-from .evaluation import JavaRandom, next_int
+from ..evaluation import JavaRandom, next_int
 
 CHUNK = 4096
 INITS = ("k-means++", "random")

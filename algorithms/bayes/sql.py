@@ -19,8 +19,7 @@ import sys
 
 from sqlglot import exp
 
-from .sql_export import (
-    EXPRESSIONS,
+from ..sqlgen import (
     _as,
     _case,
     _from,
@@ -101,4 +100,5 @@ class NetworkSql:
         return first_best(probs, self.k, self.label, self.ignore_nulls)
 
 
-EXPRESSIONS["bayes_net"] = lambda model, dialect: NetworkSql(model, dialect).expression()
+def expression(model, dialect):
+    return NetworkSql(model, dialect).expression()

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
-from . import linear
-from .evaluation import JavaRandom, randomize
-from .missing import fill_values
+from .. import linear
+from ..evaluation import JavaRandom, randomize
+from ..missing import fill_values
 
 SMOOTHING = 15.0
 SMALL = 1e-10   # the reference's tolerance once its split search has run

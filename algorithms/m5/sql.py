@@ -17,8 +17,7 @@ import sys
 
 from sqlglot import exp
 
-from ..algorithms.m5_model import M5Model
-from .sql_export import EXPRESSIONS, _as, _case, _from, _is_in, _number, _select, _sum, _var
+from ..sqlgen import _as, _case, _from, _is_in, _number, _select, _sum, _var
 
 
 class LinearSql:
@@ -61,7 +60,7 @@ class LinearSql:
 
     def body(self):
         m = self.model
-        if isinstance(m, M5Model):
+        if m.learner == "m5p":
             t = m.tree
 
             def node(u):
@@ -91,14 +90,11 @@ class LinearSql:
         for lm in m.models:
             if lm is not None:
                 yield from (j for j, _ in lm.terms)
-        if isinstance(m, M5Model):
+        if m.learner == "m5p":
             yield from (a for a in m.tree["attr"] if a >= 0)
         else:
             yield from (c[0] for r in m.rules for c in r["conditions"])
 
 
-def _expression(model, dialect):
+def expression(model, dialect):
     return LinearSql(model).expression()
-
-
-EXPRESSIONS["m5p"] = EXPRESSIONS["m5_rules"] = _expression

@@ -9,7 +9,8 @@ instances that meet every one of its conditions.
 import numpy as np
 from numba import njit
 
-from . import c45
+from ..dataset import Attribute
+from . import grow as c45
 
 
 @njit(cache=True, nogil=True)
@@ -97,3 +98,49 @@ def rules(tree, attributes, columns, y, w, confidence):
         seen.add(key)
         out.append((kept, cls, cov, err, current))
     return out
+
+
+class C45RulesModel:
+    """The rule list of a C4.5 tree: what the c45_rules relation shows."""
+
+    learner = "c45_rules"
+
+    def __init__(self, target, classes, attributes, rules_, options, instances):
+        self.target = target
+        self.classes = tuple(classes)
+        self.attributes = list(attributes)
+        self.rules = [dict(r) for r in rules_]
+        self.options = dict(options)
+        self.instances = int(instances)
+        self.used = []
+
+    def to_json(self):
+        return {"target": self.target, "classes": list(self.classes),
+                "attributes": [a.to_json() for a in self.attributes],
+                "rules": self.rules, "options": self.options, "instances": self.instances}
+
+    @classmethod
+    def from_json(cls, d):
+        return cls(d["target"], d["classes"],
+                   [Attribute.from_json(a) for a in d["attributes"]], d["rules"],
+                   d["options"], d["instances"])
+
+    def rows(self):
+        return [{"rule": i + 1, **r} for i, r in enumerate(self.rules)]
+
+
+def fit(data, target, options, settings):
+    """The contract's fit: a C4.5 tree, then its rules on the same training rows."""
+    from .model import fit_c45
+
+    model = fit_c45(data, target, c45.Options(**options))
+    y = data.columns[target]
+    keep = ~np.isnan(y)
+    columns = [c[keep] for i, c in enumerate(data.columns) if i != target]
+    found = rules(model.tree, model.attributes, columns, y[keep].astype(np.int64),
+                  data.weights[keep], model.options["confidence"])
+    return C45RulesModel(model.target, model.classes, model.attributes,
+                         [{"conditions": cond, "class": model.classes[c], "coverage": cov,
+                           "errors": err, "error_estimate": est}
+                          for cond, c, cov, err, est in found],
+                         model.options, model.instances)

@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit, prange
 
+from ..evaluation import JavaRandom, randomize, test_cv, train_cv
 from . import kmeans
-from .evaluation import JavaRandom, randomize, test_cv, train_cv
 
 MAX_VALUE = 1.7976931348623157e308
 NORM_CONST = math.log(math.sqrt(2 * math.pi))

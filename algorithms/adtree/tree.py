@@ -31,9 +31,8 @@ import numba
 import numpy as np
 from numba import njit
 
-from .buffers import grow
-from .dataset import Attribute, find_name
-from .models import learner
+from ..buffers import grow
+from ..dataset import Attribute, find_name
 
 STATUS_OK = 0
 STATUS_MEMORY = 1
@@ -466,7 +465,6 @@ def _unpack(d):
     return a.reshape(d["shape"]).copy()
 
 
-@learner
 class ADTreeModel:
     """An AD-tree as a model value: the nominal attributes it counts and the tree."""
 
@@ -476,6 +474,9 @@ class ADTreeModel:
         self.attributes = list(attributes)
         self.tree = tree
         self.used = list(range(len(self.attributes)))
+        self.instances = int(tree.count[0]) if len(tree.count) else 0
+        self.options = {"leaf_list_cutoff": int(tree.cutoff),
+                        "max_depth": int(tree.max_depth)}
 
     @classmethod
     def fit(cls, attributes, columns, cutoff, max_bytes, max_depth=None):
@@ -517,3 +518,37 @@ class ADTreeModel:
         tree = ADTree(card=np.array(d["card"], np.int64), cutoff=int(d["cutoff"]),
                       max_depth=int(d["max_depth"]), **arrays)
         return cls([Attribute.from_json(a) for a in d["attributes"]], tree)
+
+
+DEFAULT_MAX_MB = 1024  # a tree kept as a value travels as base64 text in one VARCHAR
+MAX_VALUE_BYTES = 2**31 - 2**20  # the longest Arrow string, less the value's other fields
+
+
+def fit(data, target, options, settings):
+    """The contract's fit: the AD-tree of every (nominal) column, or a clear error
+    when it would not fit in ``settings['ad_tree_max_mb']`` (1 GiB by default) or
+    be too large to keep as a value."""
+    for a in data.attributes:
+        if not a.nominal:
+            raise ValueError(f"column {a.name!r} is numeric; an AD-tree counts nominal "
+                             "values (cast it to VARCHAR or leave it out)")
+    mb = settings.get("ad_tree_max_mb")
+    if mb is not None and not mb > 0:
+        raise ValueError(f"duckmine_ad_tree_max_mb must be positive, got {mb}")
+    limit = int(float(DEFAULT_MAX_MB if mb is None else mb) * 2**20)
+    cutoff = options["leaf_list_cutoff"]
+    try:
+        model = ADTreeModel.fit(data.attributes, data.columns, cutoff, limit,
+                                options["max_depth"])
+    except MemoryError:
+        raise ValueError(
+            f"the AD-tree would take more than {limit / 2**20:,.0f} MiB with "
+            f"leaf_list_cutoff={cutoff}; give a larger leaf_list_cutoff (rows of nodes "
+            "smaller than it are kept as lists, not expanded) or a max_depth (the most "
+            "conditions a query will have), or SET VARIABLE duckmine_ad_tree_max_mb"
+        ) from None
+    if model.tree.nbytes * 4 / 3 > MAX_VALUE_BYTES:
+        raise ValueError(f"the AD-tree ({model.tree.nbytes / 2**20:,.0f} MiB) is too "
+                         "large to keep as a value (its text must stay under 2 GiB); "
+                         "give a larger leaf_list_cutoff or a max_depth")
+    return model

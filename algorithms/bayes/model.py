@@ -5,11 +5,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import bayes_net as bn
-from .dataset import Attribute
-from .discretize import bins
-from .javafmt import java_double
-from .models import learner
+from ..dataset import Attribute
+from ..discretize import bins
+from ..javafmt import java_double
+from . import net as bn
+
+SEARCH_MAX_MB = 4096  # what a network search's AD-tree may take by default
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,6 @@ def coded_training_data(data, target):
     return keep, Coding(data.attributes, values, cuts, fill), X
 
 
-@learner
 class BayesNetModel:
     """A Bayesian network classifier: structure, tables and how to read rows."""
 
@@ -165,3 +165,19 @@ def fit_bayes_net(data, target, options, max_bytes=4 << 30):
     scores = bn.network_scores(cells, options.alpha, counts.n)
     return BayesNetModel(target, coding, parents, cpts, vars(options), scores,
                          int(keep.sum()))
+
+
+def fit(data, target, options, settings):
+    """The contract's fit for bayes_net: a network search may build an AD-tree as
+    large as ``settings['ad_tree_max_mb']`` allows (4 GiB by default)."""
+    mb = settings.get("ad_tree_max_mb")
+    if mb is not None and not mb > 0:
+        raise ValueError(f"duckmine_ad_tree_max_mb must be positive, got {mb}")
+    limit = int(float(SEARCH_MAX_MB if mb is None else mb) * 2**20)
+    try:
+        return fit_bayes_net(data, target, Options(**options), limit)
+    except MemoryError:
+        raise ValueError(
+            f"the AD-tree would take more than {limit / 2**20:,.0f} MiB; count by scans "
+            "(use_ad_tree := false), allow fewer parents, or SET VARIABLE "
+            "duckmine_ad_tree_max_mb") from None

@@ -18,12 +18,11 @@ for the Bayesian networks.
 import numpy as np
 from numba import njit
 
-from . import bayes_net as bn
-from .bayes_model import Coding
-from .dataset import Attribute
-from .discretize import nominal_columns
-from .javafmt import double_to_string
-from .models import learner
+from ..dataset import Attribute
+from ..discretize import nominal_columns
+from ..javafmt import double_to_string
+from . import net as bn
+from .model import Coding
 
 
 @njit(cache=True)
@@ -113,7 +112,6 @@ def _counts(X, y, w, nvals, n_classes, use_tree):
     return cls_counts, total, freq, cond, sum_for
 
 
-@learner
 class AODEModel:
     """An AODE classifier: its counts and how to read rows."""
 
@@ -128,6 +126,7 @@ class AODEModel:
         self.counts = {k: np.asarray(v, np.float64) for k, v in counts.items()}
         self.min_frequency = int(min_frequency)
         self.instances = int(instances)
+        self.options = {"min_frequency": self.min_frequency}
 
     def to_json(self):
         return {"target": self.target,
@@ -223,3 +222,8 @@ def fit_aode(data, target, min_frequency):
     counts = {"classes": cls_counts, "total": np.array([total]), "freq": freq,
               "cond": cond, "sum_for": sum_for}
     return AODEModel(target, coding, counts, min_frequency, int(keep.sum()))
+
+
+def fit(data, target, options, settings):
+    """The contract's fit for aode."""
+    return fit_aode(data, target, options["min_frequency"])

@@ -9,10 +9,9 @@ distribution per branch, with missing values spread across the branches.
 import numpy as np
 from numba import njit
 
-from . import c45
-from .dataset import Attribute
-from .javafmt import counts, double_to_string, java_double
-from .models import learner
+from ..dataset import Attribute
+from ..javafmt import counts, double_to_string, java_double
+from . import grow as c45
 
 NUMERIC_SPLIT, NOMINAL_SPLIT, VALUE_SPLIT = c45.NUMERIC_SPLIT, c45.NOMINAL_SPLIT, \
     c45.VALUE_SPLIT
@@ -260,20 +259,6 @@ def _proba(x, column, attr, kind, threshold, value, start, flat, frac, fallback,
     return out
 
 
-def labels(proba):
-    """The predicted class of each row: the first of largest probability (a later
-    class must be larger by more than 1e-6 to win, as in the reference)."""
-    n, k = proba.shape
-    best = np.zeros(n, np.int64)
-    top = np.full(n, -1.0)
-    for c in range(k):
-        better = proba[:, c] - top > c45.SMALL
-        best[better] = c
-        top[better] = proba[better, c]
-    return best
-
-
-@learner
 class C45Model:
     """A C4.5 classifier: the tree, the attributes it was trained on and the
     classes."""
@@ -305,6 +290,10 @@ class C45Model:
         ``used``, in that order."""
         return self.tree.proba(columns, n)
 
+    def rows(self):
+        """One row per node (see the c45 declaration's relation)."""
+        return self.tree.rows(self.attributes, self.classes)
+
     def text(self):
         kind = "pruned" if self.options.get("pruned", True) else "unpruned"
         return (f"J48 {kind} tree\n------------------\n"
@@ -323,3 +312,8 @@ def fit_c45(data, target, options):
     tree = Tree.from_flat(*flat, len(classes), options.binary_splits)
     return C45Model(data.attributes[target].name, classes, attributes, tree,
                     vars(options), int((y >= 0).sum()))
+
+
+def fit(data, target, options, settings):
+    """The contract's fit: options checked by the c45 declaration."""
+    return fit_c45(data, target, c45.Options(**options))

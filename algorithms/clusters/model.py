@@ -13,11 +13,11 @@ import numbers
 import numpy as np
 from numba import njit
 
-from . import em, kmeans, missing
-from .dataset import Attribute
-from .javafmt import double_to_string, java_double
+from .. import missing
+from ..dataset import Attribute
+from ..javafmt import double_to_string, java_double
+from . import em, kmeans
 from .kmeans import Layout
-from .models import learner
 
 _SPECIAL = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
@@ -105,7 +105,6 @@ class _Clustering:
         return missing.replace_missing(X, self.fill, self.layout.nominal, self.layout.nvals)
 
 
-@learner
 class EMModel(_Clustering):
     """A finite mixture: per cluster a prior, and per attribute a normal
     distribution (numeric) or Laplace-corrected value counts (nominal)."""
@@ -262,7 +261,6 @@ class EMModel(_Clustering):
         return "".join(out)
 
 
-@learner
 class KMeansModel(_Clustering):
     """Cluster centres (numeric means, nominal modes) with the training ranges
     that scale distances."""
@@ -487,3 +485,13 @@ def fit_kmeans(data, k, seed=10, init="k-means++", max_iterations=500, exclude=(
 
 
 __all__ = ["EMModel", "KMeansModel", "fit_em", "fit_kmeans"]
+
+
+def fit(data, target, options, settings):
+    """The contract's fit for em: options checked by its declaration."""
+    return fit_em(data, **options)
+
+
+def fit_k(data, target, options, settings):
+    """The contract's fit for kmeans."""
+    return fit_kmeans(data, **options)

@@ -9,11 +9,10 @@ attribute order, which is also the order the prediction sums them in).
 import numpy as np
 from numba import njit
 
-from . import m5p
-from .dataset import Attribute
-from .javafmt import double_to_string
-from .m5p import ATTR, COUNT, LEFT, RIGHT, Filters, Options
-from .models import learner
+from ..dataset import Attribute
+from ..javafmt import double_to_string
+from . import grow as m5p
+from .grow import ATTR, COUNT, LEFT, RIGHT, Filters, Options
 
 
 class LinearModel:
@@ -130,7 +129,6 @@ class _Numeric:
         return f"M5 {kind} {form} {what}"
 
 
-@learner
 class M5Model(_Numeric):
     """An M5' model tree: nodes in preorder (left subtree first), split values on
     the coded attributes, and each leaf's (smoothed) linear model."""
@@ -258,7 +256,6 @@ def _dense(models, p):
     return out
 
 
-@learner
 class M5RulesModel(_Numeric):
     """A decision list of rules, each a conjunction of tests on coded attributes
     (root first) and the linear model of the best leaf of that round's tree."""
@@ -381,3 +378,13 @@ def fit_m5_rules(data, target, options):
 
 
 __all__ = ["M5Model", "M5RulesModel", "LinearModel", "Options", "fit_m5p", "fit_m5_rules"]
+
+
+def fit(data, target, options, settings):
+    """The contract's fit for m5p: options checked by its declaration."""
+    return fit_m5p(data, target, m5p.Options(**options))
+
+
+def fit_rules(data, target, options, settings):
+    """The contract's fit for m5_rules."""
+    return fit_m5_rules(data, target, m5p.Options(**options))

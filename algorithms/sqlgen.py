@@ -1,0 +1,159 @@
+"""What every model_to_sql writer shares: sqlglot dialects, literals, CASE and
+SELECT builders, and the first-best-class choice. A learner's own writer (its
+``sql`` module, named by its declaration) builds a sqlglot expression from these;
+``model_sql`` turns it into text in any dialect sqlglot writes."""
+
+
+import sys
+import threading
+
+import sqlglot.dialects
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+
+from .classes import MARGIN
+
+FN = "model_to_sql"
+DIALECTS = tuple(sorted(name.lower() for name in sqlglot.dialects.MODULE_BY_DIALECT))
+SHOWN_DIALECTS = ("duckdb", "postgres", "sqlite", "mysql", "bigquery", "snowflake",
+                  "tsql", "oracle", "spark", "trino")
+RECURSION_LIMIT = 20_000
+MAX_STEPS = 6  # classes compared per SELECT (each nests three calls deeper)
+
+_deep = threading.Lock()
+
+
+def dialect_of(name):
+    """The sqlglot dialect called ``name`` (any case); a clear error otherwise."""
+    if not isinstance(name, str) or name.strip().lower() not in DIALECTS:
+        shown = ", ".join(d for d in SHOWN_DIALECTS if d in DIALECTS)
+        raise ValueError(f"{FN}: unknown dialect {name!r}; dialect must name a SQL "
+                         f"dialect sqlglot knows, such as {shown} (all {len(DIALECTS)}: "
+                         f"{', '.join(DIALECTS)})")
+    return Dialect.get_or_raise(name.strip().lower())
+
+
+def _number(x, double=False):
+    """A float literal in full precision; ``double`` writes it with an exponent, so
+    that DuckDB reads a DOUBLE (and does not do the arithmetic in DECIMAL)."""
+    x = float(x)
+    text = repr(abs(x))
+    if double and "e" not in text:
+        text += "e0"
+    lit = exp.Literal.number(text)
+    return exp.Neg(this=lit) if x < 0 else lit
+
+
+def _paren(e):
+    return e if isinstance(e, (exp.Literal, exp.Column, exp.Paren)) else exp.Paren(this=e)
+
+
+def _sum(terms):
+    total = terms[0]
+    for t in terms[1:]:
+        total = exp.Add(this=total, expression=t)
+    return total
+
+
+def _wins(difference):
+    """``difference`` > 1e-6: how much a class must beat the best so far by."""
+    return exp.GT(this=difference, expression=_number(MARGIN))
+
+
+def _var(name):
+    return exp.column(name, quoted=True)
+
+
+def _as(e, name):
+    return exp.Alias(this=e, alias=exp.to_identifier(name, quoted=True))
+
+
+def _from(query, alias):
+    """``query`` as a derived table called ``alias``."""
+    return exp.Subquery(this=query, alias=exp.TableAlias(
+        this=exp.to_identifier(alias, quoted=True)))
+
+
+def _select(columns, source=None):
+    """SELECT ``columns`` [FROM ``source``], built without copying the columns."""
+    query = exp.Select(expressions=columns)
+    if source is not None:
+        query.set("from_", exp.From(this=source))
+    return query
+
+
+def _weight(x):
+    """A weight literal: 0 and 1 as integers, anything else as a DOUBLE."""
+    x = float(x)
+    return exp.Literal.number(int(x)) if x in (0.0, 1.0) else _number(x, double=True)
+
+
+def _is_in(col, values):
+    if len(values) == 1:
+        return exp.EQ(this=col, expression=exp.Literal.string(values[0]))
+    return exp.In(this=col, expressions=[exp.Literal.string(v) for v in values])
+
+
+def _greatest_convention(dialect):
+    """The ``ignore_nulls`` flag under which ``dialect`` writes GREATEST(a, b) without
+    naming ``a`` twice (to mimic the other NULL convention sqlglot repeats the
+    arguments; the ones here are never NULL, so either convention will do)."""
+    for flag in (False, True):
+        text = exp.Greatest(this=exp.column("_dm_1"), expressions=[exp.column("_dm_2")],
+                            ignore_nulls=flag).sql(dialect=dialect)
+        if text.count("_dm_1") == 1:
+            return flag
+    return False
+
+
+def _case(pairs, default=None):
+    return exp.Case(ifs=[exp.If(this=c, true=v) for c, v in pairs], default=default)
+
+
+def first_best(query, k, label, ignore_nulls):
+    """Scalar subquery over ``query``'s probability columns (``_dm_p0``, ...): the
+    label of the first class whose probability exceeds the best so far by more
+    than 1e-6.
+
+    The best probability so far is updated without naming it twice (so that
+    engines that substitute a derived table's columns into the query around it
+    do not evaluate it over and over): ``COALESCE(NULLIF(GREATEST(top, p - 1e-6),
+    p - 1e-6), p)`` is ``top`` unless ``top <= p - 1e-6``, and then ``p``. It is
+    always one of the probabilities, and the class that set it last is the first
+    whose probability equals it. Each SELECT takes MAX_STEPS classes."""
+    p = [_var(f"_dm_p{c}") for c in range(k)]
+    top = p[0].copy()
+    for c in range(1, k):
+        floor = exp.Sub(this=p[c].copy(), expression=_number(MARGIN))
+        top = exp.Coalesce(this=exp.Nullif(this=exp.Greatest(
+            this=top, expressions=[floor], ignore_nulls=ignore_nulls),
+            expression=floor.copy()), expressions=[p[c].copy()])
+        if c % MAX_STEPS == 0 or c == k - 1:
+            query = _select([_as(top, "_dm_top"), *[x.copy() for x in p]],
+                            _from(query, f"_dm_s{c}"))
+            top = _var("_dm_top")
+    chosen = _case([(exp.EQ(this=p[c], expression=top.copy()), label(c))
+                    for c in range(k - 1)], label(k - 1))
+    return exp.Subquery(this=_select([chosen], _from(query, "_dm_best")))
+
+
+def model_sql(expression, model, dialect):
+    """The SQL text of ``model`` for the sqlglot dialect name, from its learner's
+    ``expression(model, dialect)`` (a sqlglot expression)."""
+    d = dialect_of(dialect)
+    with _deep:  # both the tree and sqlglot recurse as deep as the tree
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
+        try:
+            tree = expression(model, dialect)
+            try:
+                return tree.sql(dialect=d)
+            except RecursionError:
+                raise
+            except Exception as err:  # a dialect sqlglot cannot write this in
+                raise ValueError(f"{FN}: sqlglot could not write the tree in the "
+                                 f"{dialect.strip().lower()} dialect ({err})") from None
+        except RecursionError:
+            raise ValueError(f"{FN}: the tree is too deep to write as SQL") from None
+        finally:
+            sys.setrecursionlimit(limit)

@@ -1,0 +1,87 @@
+"""DuckDB's SQL for every declared learner, written from its declaration:
+
+- ``name_fit(r, [target,] <options>, weight := NULL)``, an aggregate: one model
+  value per group of rows;
+- ``name(tbl, [target,] <options>, weight := NULL)``, a table: the model's
+  relation (where the learner declares one), the rows read in table order.
+
+A required option is a positional argument after the target; the others are
+named, with their declared defaults. The options travel to the one fit function
+as a STRUCT and are checked there against the declaration.
+"""
+
+from ..algorithms import contract
+from ..udfs.learners import SUMMARY, relation_name
+
+SETTINGS = ("{'max_values': getvariable('duckmine_max_nominal_values'), "
+            "'ad_tree_max_mb': getvariable('duckmine_ad_tree_max_mb')}")
+
+
+def literal(v):
+    """A declared default as a SQL literal."""
+    if v is None:
+        return "NULL"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return "'" + v.replace("'", "''") + "'"
+    if isinstance(v, (tuple, list)):
+        return "[" + ", ".join(map(literal, v)) + "]"
+    return repr(v)
+
+
+def _signature(decl, first):
+    required = [p.name for p in decl.params if p.required]
+    named = [f"{p.name} := {literal(p.default)}" for p in decl.params if not p.required]
+    if decl.weights:
+        named.append("weight := NULL")
+    head = [first] + (["target"] if decl.has_target else [])
+    return ", ".join(head + required + named)
+
+
+def _call(decl, rows):
+    options = ("{" + ", ".join(f"'{p.name}': {p.name}" for p in decl.params) + "}"
+               if decl.params else "NULL")
+    target = "target" if decl.has_target else "NULL"
+    weight = "weight" if decl.weights else "NULL"
+    return f"_dm_fit('{decl.name}', {rows}, {target}, {options}, {weight}, {SETTINGS})"
+
+
+def macros(decl):
+    """The CREATE MACRO statements of one learner."""
+    out = [f"CREATE OR REPLACE TEMP MACRO {decl.name}_fit({_signature(decl, 'r')}) AS\n"
+           f"{_call(decl, 'list(r)')}"]
+    if decl.relation:
+        columns = ", ".join(f'r."{name}"' for name, _ in decl.relation)
+        order = (" ORDER BY " + ", ".join(f'r."{c}"' for c in decl.order_by)
+                 if decl.order_by else "")
+        fitted = _call(decl, "list(_dm_row ORDER BY _dm_n)")
+        out.append(f"CREATE OR REPLACE TEMP MACRO {decl.name}({_signature(decl, 'tbl')}) "
+                   f"AS TABLE\nSELECT {columns}\nFROM (SELECT unnest({relation_name(decl)}("
+                   f"{fitted})) AS r FROM _dm_rows(tbl)){order}")
+    return out
+
+
+def statements():
+    """Every learner's macros, and the evaluation macros that take any of them."""
+    out = [s for decl in contract.learners().values() for s in macros(decl)]
+    out += EVALUATION
+    return out
+
+
+# cross_validate(learner, tbl, target, folds, seed, options := {'name': value, ...})
+EVALUATION = [
+    "CREATE OR REPLACE TEMP MACRO _dm_evaluation(learner, tbl, target, folds, seed, "
+    "options, weight) AS TABLE\n"
+    "SELECT _dm_cross_validate(learner, list(_dm_row ORDER BY _dm_n), target, folds, seed, "
+    f"options, weight, {SETTINGS}) AS r FROM _dm_rows(tbl)",
+    "CREATE OR REPLACE TEMP MACRO cross_validate(learner, tbl, target, folds := 10, "
+    "seed := 1, options := NULL, weight := NULL) AS TABLE\n"
+    "SELECT " + ", ".join(f"r.{c}" for c in SUMMARY)
+    + "\nFROM _dm_evaluation(learner, tbl, target, folds, seed, options, weight)",
+    "CREATE OR REPLACE TEMP MACRO confusion_matrix(learner, tbl, target, folds := 10, "
+    "seed := 1, options := NULL, weight := NULL) AS TABLE\n"
+    "SELECT c.actual, c.predicted, c.weight\n"
+    "FROM (SELECT unnest(r.confusion) AS c "
+    "FROM _dm_evaluation(learner, tbl, target, folds, seed, options, weight))",
+]

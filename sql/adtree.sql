@@ -1,0 +1,18 @@
+-- AD-trees: cached counts of every conjunction of nominal values.
+
+-- ad_tree_fit (the aggregate making a tree) is generated from the ad_tree
+-- declaration, as every learner's is.
+
+-- The number of rows matching every attribute = value pair of conditions (a STRUCT
+-- or MAP such as {'humidity': 'high', 'play': 'no'}).
+CREATE OR REPLACE TEMP MACRO ad_count(tree, conditions) AS
+_dm_ad_count(tree.id, CASE WHEN _dm_model_needed(tree.id) THEN tree END, conditions);
+
+-- The contingency table of the named columns, counted through an AD-tree: one row
+-- per combination of their values, zero counts included.
+CREATE OR REPLACE TEMP MACRO ad_counts(tbl, columns, leaf_list_cutoff := 0) AS TABLE
+SELECT c.combination, c.count
+FROM (SELECT unnest(_dm_ad_counts(list(_dm_row ORDER BY _dm_n), columns,
+          leaf_list_cutoff, getvariable('duckmine_max_nominal_values'),
+          getvariable('duckmine_ad_tree_max_mb'))) AS c
+      FROM _dm_rows(tbl));

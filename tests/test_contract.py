@@ -1,0 +1,245 @@
+"""The learner contract's common tests: every declared learner passes them by being
+declared. Data per kind: a classifier learns play from the mixed weather table, a
+regressor class from cpu, a clusterer and a counter the weather tables."""
+
+import json
+import random
+
+import duckdb
+import numpy as np
+import pytest
+
+import duckmine
+from duckmine.algorithms import contract
+from duckmine.extension.wiring import literal
+from duckmine.udfs.models import model_of
+from duckmine.udfs.table import encode
+
+from .conftest import SAMPLES
+
+LEARNERS = list(contract.learners().values())
+DATASETS = {  # kind: (table, target)
+    "classifier": ("weather_mixed", "play"),
+    "regressor": ("cpu", "class"),
+    "clusterer": ("weather_mixed", None),
+    "counter": ("weather", None),
+}
+
+
+@pytest.fixture(scope="module")
+def db():
+    con = duckmine.connect()
+    duckmine.read_arff(con, SAMPLES / "weather.nominal.arff", "weather")
+    duckmine.read_arff(con, SAMPLES / "weather.numeric.arff", "weather_mixed")
+    duckmine.read_arff(con, SAMPLES / "cpu.arff", "cpu")
+    for t in ("weather", "weather_mixed", "cpu"):
+        con.execute(f"CREATE TABLE {t}_empty AS FROM {t} LIMIT 0")
+    return con
+
+
+def required(decl):
+    """Values for the options that have no default."""
+    out = {}
+    for p in decl.params:
+        if p.required:
+            out[p.name] = int(max(p.low or 0, 2)) if p.type == "integer" else p.low or 1.0
+    return out
+
+
+def sql_args(values):
+    return "".join(f", {k} := {literal(v)}" for k, v in values.items())
+
+
+def head(decl):
+    table, target = DATASETS[decl.kind]
+    return table, ("" if target is None else f", '{target}'")
+
+
+def fit_sql(decl, extra=None, table=None):
+    t, target = head(decl)
+    return (f"SELECT {decl.name}_fit(x{target}{sql_args({**required(decl), **(extra or {})})})"
+            f" AS m FROM {table or t} x")
+
+
+def model(db, decl):
+    return db.sql(fit_sql(decl)).fetchall()[0][0]
+
+
+def fails(db, sql, *fragments):
+    with pytest.raises(duckdb.Error) as err:
+        db.execute(sql)
+    text = str(err.value)
+    for f in fragments:
+        assert f in text, text
+    assert "Traceback" not in text
+    assert db.execute("SELECT 42").fetchall() == [(42,)]  # the connection still works
+    return text
+
+
+def random_rows(db, table, n=60, seed=3):
+    """Rows drawn from the table's values, with NULLs, unseen values and NaN."""
+    rng = random.Random(seed)
+    rows = db.sql(f"FROM {table}").fetchall()
+    cols = [d[0] for d in db.sql(f"FROM {table}").description]
+    numeric = [isinstance(next((r[j] for r in rows if r[j] is not None), 0.0), (int, float))
+               for j in range(len(cols))]
+    out = []
+    for _ in range(n):
+        row = []
+        for j in range(len(cols)):
+            u = rng.random()
+            if u < 0.15:
+                row.append(None)
+            elif u < 0.25:
+                row.append(rng.uniform(-100, 1000) if numeric[j] else "never-seen")
+            else:
+                row.append(rng.choice(rows)[j])
+        out.append(row)
+    return cols, numeric, out
+
+
+@pytest.mark.parametrize("decl", LEARNERS, ids=lambda d: d.name)
+def test_json_round_trip_scores_the_same(db, decl):
+    v = model(db, decl)
+    m = model_of("test", v)
+    again = m.__class__.from_json(json.loads(json.dumps(m.to_json())))
+    assert json.dumps(again.to_json()) == json.dumps(m.to_json())
+    table, _ = DATASETS[decl.kind]
+    rows = db.sql(f"SELECT list(x) FROM {table} x").arrow().read_all().column(0)[0].values
+    for capability in ("predict_proba", "predict_value", "log_likelihood"):
+        if capability in decl.capabilities:
+            method = contract.METHODS[capability]
+            cols = encode(rows, [m.attributes[i] for i in m.used], "test")
+            a = getattr(m, method)(cols, len(rows))
+            b = getattr(again, method)(cols, len(rows))
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("decl", [d for d in LEARNERS if "predict_proba" in d.capabilities],
+                         ids=lambda d: d.name)
+def test_probabilities_sum_to_one(db, decl):
+    table, _ = DATASETS[decl.kind]
+    cols, _, rows = random_rows(db, table)
+    db.execute("CREATE OR REPLACE TEMP TABLE m AS " + fit_sql(decl))
+    sums = db.sql(f"SELECT list_sum(map_values(predict_proba(m.m, x))) FROM {table} x, m"
+                  ).fetchall()
+    assert all(abs(s - 1) < 1e-9 for (s,) in sums)
+
+
+@pytest.mark.parametrize("decl", [d for d in LEARNERS if "model_to_sql" in d.capabilities],
+                         ids=lambda d: d.name)
+def test_model_to_sql_equals_predict(db, decl):
+    table, _ = DATASETS[decl.kind]
+    cols, numeric, rows = random_rows(db, table)
+    types = [f'"{c}" {"DOUBLE" if num else "VARCHAR"}' for c, num in zip(cols, numeric)]
+    db.execute(f"CREATE OR REPLACE TEMP TABLE r ({', '.join(types)})")
+    db.executemany(f"INSERT INTO r VALUES ({', '.join('?' * len(cols))})", rows)
+    db.execute("INSERT INTO r SELECT * REPLACE ('NaN'::DOUBLE AS " f'"{cols[0]}")'
+               " FROM r LIMIT 5" if numeric[0] else "SELECT 1")
+    db.execute("CREATE OR REPLACE TEMP TABLE m AS " + fit_sql(decl))
+    expr = db.sql("SELECT model_to_sql(m) FROM m").fetchall()[0][0]
+    scored = "predict_value(m.m, r)" if decl.kind == "regressor" else "predict(m.m, r)"
+    got = db.sql(f"SELECT {scored}, {expr} FROM r, m").fetchall()
+    assert len(got) >= 60
+    for ours, written in got:
+        if decl.kind == "regressor":
+            assert (ours is None and written is None) or abs(ours - written) <= 1e-9 * max(
+                1, abs(ours)), (ours, written)
+        else:
+            assert ours == written
+
+
+def violations(p):
+    """Values that break parameter ``p``'s declared constraint."""
+    if p.type == "boolean":
+        return ["'false'", "1"]
+    if p.choices:
+        return ["'no such choice'", "3"]
+    if p.type == "text_list":
+        return ["42"]
+    if p.type == "text":
+        return ["42"]
+    out = ["'abc'"]
+    if not p.nullable:
+        out.append("NULL")
+    if p.low is not None:
+        out.append(repr(p.low - 1) if not p.low_open else repr(p.low))
+    if p.high is not None:
+        out.append(repr(p.high + 1) if not p.high_open else repr(p.high))
+    if p.type == "integer":
+        out.append("2.5")
+    return out
+
+
+@pytest.mark.parametrize("decl", LEARNERS, ids=lambda d: d.name)
+def test_each_constraint_violated_is_named(db, decl):
+    t, target = head(decl)
+    for p in decl.params:
+        for bad in violations(p):
+            values = {**required(decl)}
+            values.pop(p.name, None)
+            args = sql_args(values) + f", {p.name} := {bad}"
+            fails(db, f"SELECT {decl.name}_fit(x{target}{args}) FROM {t} x",
+                  f"{decl.name}: {p.name} must be")
+
+
+@pytest.mark.parametrize("decl", [d for d in LEARNERS if d.relation], ids=lambda d: d.name)
+def test_table_form_equals_aggregate_form(db, decl):
+    t, target = head(decl)
+    args = sql_args(required(decl))
+    table = db.sql(f"SELECT * FROM {decl.name}('{t}'{target}{args})").fetchall()
+    order = "ORDER BY " + ", ".join(f'r."{c}"' for c in decl.order_by) if decl.order_by else ""
+    columns = ", ".join(f'r."{c}"' for c, _ in decl.relation)
+    agg = db.sql(f"SELECT {columns} FROM (SELECT unnest(_dm_rows_{decl.name}(m)) AS r "
+                 f"FROM ({fit_sql(decl)})) {order}").fetchall()
+    assert table == agg and table
+
+
+@pytest.mark.parametrize("decl", LEARNERS, ids=lambda d: d.name)
+def test_empty_table_and_missing_column(db, decl):
+    t, target = head(decl)
+    fails(db, fit_sql(decl, table=f"{t}_empty"), f"{decl.name}: the table is empty")
+    if decl.has_target:
+        fails(db, f"SELECT {decl.name}_fit(x, 'nope'{sql_args(required(decl))}) FROM {t} x",
+              f"{decl.name}: target column 'nope' is not in the table")
+    if "predict" in decl.capabilities:
+        db.execute("CREATE OR REPLACE TEMP TABLE m AS " + fit_sql(decl))
+        fails(db, "SELECT predict(m, {'nothing': 1}) FROM m", "predict:", "has no column")
+
+
+@pytest.mark.parametrize("decl", LEARNERS, ids=lambda d: d.name)
+def test_two_fits_are_identical(db, decl):
+    a, b = model(db, decl), model(db, decl)
+    assert a["id"] == b["id"] and a["body"] == b["body"]
+
+
+@pytest.mark.parametrize("decl", LEARNERS, ids=lambda d: d.name)
+def test_missing_capabilities_are_refused_by_name(db, decl):
+    db.execute("CREATE OR REPLACE TEMP TABLE m AS " + fit_sql(decl))
+    info = db.sql("SELECT model_info(m) FROM m").fetchall()[0][0]
+    assert info["learner"] == decl.name and info["version"] == decl.version
+    assert info["capabilities"] == list(decl.offers())
+    calls = {"predict": "predict(m, {'a': 1})", "predict_proba": "predict_proba(m, {'a': 1})",
+             "predict_value": "predict_value(m, {'a': 1})",
+             "log_likelihood": "log_likelihood(m, {'a': 1})", "model_text": "model_text(m)",
+             "model_to_sql": "model_to_sql(m)"}
+    for capability, call in calls.items():
+        if capability not in decl.capabilities:
+            fails(db, f"SELECT {call} FROM m", f"{capability}: a {decl.name} model",
+                  "it offers")
+
+
+@pytest.mark.parametrize("decl", LEARNERS, ids=lambda d: d.name)
+def test_declaration_is_complete(decl):
+    cls = decl.model_class()
+    assert cls.learner == decl.name
+    for capability in decl.capabilities:
+        method = contract.METHODS[capability]
+        if method:
+            assert callable(getattr(cls, method, None)), (decl.name, method)
+    if decl.relation:
+        assert callable(getattr(cls, "rows", None))
+    for p in decl.params:
+        assert p.doc and p.name.isidentifier()
+        if not p.required:
+            assert p.check("x", p.default) == p.default or p.default is None

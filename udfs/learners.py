@@ -1,0 +1,149 @@
+"""Every declared learner through three Arrow functions: fit (rows to a model
+value), its relation (a model value to the rows of its table form) and
+cross-validation. They read the learner's declaration, so a new learner needs
+nothing here."""
+
+import numpy as np
+import pyarrow as pa
+
+from ..algorithms import contract
+from .models import MODEL_SQL, model_list, values
+from .registry import Udf, column, scalars, udf
+from .table import dataset
+
+
+def _settings(v):
+    """The engine settings a fit reads (NULL fields: defaults)."""
+    v = v or {}
+    return {"max_values": v.get("max_values"), "ad_tree_max_mb": v.get("ad_tree_max_mb")}
+
+
+def _group(rows, i):
+    return rows[i].values if rows[i].is_valid else None
+
+
+def training(decl, fn, group, weight, settings):
+    """The Dataset of one group of rows; an empty group is refused."""
+    if group is None or len(group) == 0:
+        raise ValueError(f"{fn}: the table is empty")
+    return dataset(group, fn, settings["max_values"], weight if decl.weights else None)
+
+
+@udf("_dm_fit", None, MODEL_SQL)
+def fit(learner, rows, target, options, weight, settings):
+    """One model per row: the learner named, fitted on that row's list of rows."""
+    rows = column(rows)
+    out = []
+    args = zip(scalars(learner), scalars(target), scalars(options), scalars(weight),
+               scalars(settings))
+    for i, (name, tgt, opts, w, s) in enumerate(args):
+        decl = contract.get("fit", name)
+        fn = decl.name
+        opts = decl.options(fn, opts)
+        s = _settings(s)
+        data = training(decl, fn, _group(rows, i), w, s)
+        out.append(decl.train(fn, data, tgt, opts, s))
+    return values(out)
+
+
+SCALARS = {"INTEGER": pa.int32(), "BIGINT": pa.int64(), "DOUBLE": pa.float64(),
+           "VARCHAR": pa.string(), "BOOLEAN": pa.bool_()}
+
+
+def arrow_type(sql):
+    """The Arrow type of a declared column type (a scalar, ``X[]`` or
+    ``MAP(X, Y)``)."""
+    sql = sql.strip().upper()
+    if sql.endswith("[]"):
+        return pa.list_(arrow_type(sql[:-2]))
+    if sql.startswith("MAP(") and sql.endswith(")"):
+        key, item = sql[4:-1].split(",")
+        return pa.map_(arrow_type(key), arrow_type(item))
+    return SCALARS[sql]
+
+
+def relation_sql(decl):
+    """The SQL type of the list of rows a model's relation gives."""
+    fields = ", ".join(f'"{name}" {typ}' for name, typ in decl.relation)
+    return f"STRUCT({fields})[]"
+
+
+def _relation(decl):
+    row = pa.struct([(name, arrow_type(typ)) for name, typ in decl.relation])
+    maps = [name for name, typ in decl.relation if typ.upper().startswith("MAP(")]
+
+    def rows(models_):
+        out = []
+        for m in model_list(decl.name, models_):
+            if m is None:
+                out.append(None)
+                continue
+            if m.learner != decl.name:
+                raise ValueError(f"{decl.name}: expected a {decl.name} model, got a "
+                                 f"{m.learner} model")
+            listed = []
+            for r in m.rows():
+                # a column a row does not carry is the model's attribute of that name
+                r = {name: r[name] if name in r else getattr(m, name)
+                     for name, _ in decl.relation}
+                for name in maps:
+                    if isinstance(r[name], dict):
+                        r[name] = list(r[name].items())
+                listed.append(r)
+            out.append(listed)
+        return pa.array(out, pa.list_(row))
+
+    return rows
+
+
+def relation_name(decl):
+    return f"_dm_rows_{decl.name}"
+
+
+def relation_udfs():
+    """One UDF per learner with a table form: its model's rows."""
+    return [Udf(relation_name(d), _relation(d), None, relation_sql(d))
+            for d in contract.learners().values() if d.relation]
+
+
+SUMMARY = ("correct", "incorrect", "pct_correct", "pct_incorrect", "kappa", "correlation",
+           "mean_absolute_error", "root_mean_squared_error", "relative_absolute_error",
+           "root_relative_squared_error", "instances", "unclassified", "missing_class",
+           "log_likelihood")
+CELL = pa.struct([("actual", pa.string()), ("predicted", pa.string()),
+                  ("weight", pa.float64())])
+RESULT = pa.struct([(name, pa.float64()) for name in SUMMARY]
+                   + [("confusion", pa.list_(CELL))])
+RESULT_SQL = ("STRUCT(" + ", ".join(f"{name} DOUBLE" for name in SUMMARY)
+              + ", confusion STRUCT(actual VARCHAR, predicted VARCHAR, weight DOUBLE)[])")
+
+
+FOLDS = contract.whole("folds", 10, "number of folds", low=2)
+SEED = contract.whole("seed", 1, "seed of the fold shuffle")
+
+
+@udf("_dm_cross_validate", None, RESULT_SQL)
+def cross_validate(learner, rows, target, folds, seed, options, weight, settings):
+    from ..algorithms.evaluation import evaluate
+
+    fn = "cross_validate"
+    rows = column(rows)
+    out = []
+    args = zip(scalars(learner), scalars(target), scalars(folds), scalars(seed),
+               scalars(options), scalars(weight), scalars(settings))
+    for i, (name, tgt, k, sd, opts, w, s) in enumerate(args):
+        decl = contract.get(fn, name)
+        k, sd = FOLDS.check(fn, k), SEED.check(fn, sd)
+        opts = decl.options(fn, opts)
+        s = _settings(s)
+        data = training(decl, fn, _group(rows, i), w, s)
+        result = evaluate(decl, fn, data, tgt, opts, k, sd, s)
+        confusion = result.pop("confusion", None)
+        row = {name: float(result[name]) if name in result else None for name in SUMMARY}
+        if confusion is not None:
+            classes = data.attributes[decl.target_index(fn, data, tgt)].values
+            row["confusion"] = [{"actual": classes[a], "predicted": classes[p],
+                                 "weight": float(confusion[a, p])}
+                                for a, p in np.ndindex(*confusion.shape)]
+        out.append(row)
+    return pa.array(out, RESULT)
