@@ -47,13 +47,17 @@ class _Required:
 REQUIRED = _Required()
 
 
-def _shown(v):
+def literal(v):
+    """A value as a SQL literal: how declared defaults are written into SQL and how
+    errors show the value they refuse."""
     if v is None:
         return "NULL"
-    if isinstance(v, bool):
+    if isinstance(v, (bool, np.bool_)):
         return "true" if v else "false"
     if isinstance(v, str):
-        return repr(v)
+        return "'" + v.replace("'", "''") + "'"
+    if isinstance(v, (tuple, list)):
+        return "[" + ", ".join(map(literal, v)) + "]"
     if isinstance(v, Decimal):
         return str(v)
     return repr(v)
@@ -140,8 +144,8 @@ class Param:
         x = float(v)
         if math.isnan(x) or math.isinf(x):
             self._fail(fn, v)
-        if self.type == "integer":
-            if x != int(v) or abs(x) > 2**62:
+        if self.type == "integer":  # a whole number a 64-bit integer holds
+            if x != int(v) or not -2**63 <= int(v) < 2**63:
                 self._fail(fn, v)
             x = int(v)
         if self.low is not None and (x < self.low or (self.low_open and x == self.low)):
@@ -151,7 +155,7 @@ class Param:
         return x
 
     def _fail(self, fn, v):
-        raise ContractError(f"{fn}: {self.name} must be {self.constraint}, got {_shown(v)}")
+        raise ContractError(f"{fn}: {self.name} must be {self.constraint}, got {literal(v)}")
 
 
 def flag(name, default, doc):
@@ -212,9 +216,6 @@ class Learner:
     def has_target(self):
         return self.kind in ("classifier", "regressor")
 
-    def param(self, name):
-        return next((p for p in self.params if p.name == name), None)
-
     def options(self, fn, given=None):
         """The options of one call: ``given`` (a dict, or (name, value) pairs; None
         for none) checked against the declaration, defaults filled in. An option
@@ -249,13 +250,7 @@ class Learner:
         None for a learner without a target."""
         if not self.has_target:
             return None
-        if target is None:
-            raise ContractError(f"{fn}: target must name a column, got NULL")
-        attr_names = [a.name for a in data.attributes]
-        t = find_name(attr_names, target)
-        if t is None:
-            raise ContractError(f"{fn}: target column {target!r} is not in the table "
-                                f"(its columns: {', '.join(attr_names)})")
+        t = column_index(fn, data, target)
         _check_target(fn, self.kind, data, t)
         return t
 
@@ -280,6 +275,19 @@ class Learner:
             text = str(err)
             raise ContractError(text if text.startswith(f"{fn}: ")
                                 else f"{fn}: {text}") from None
+
+
+def column_index(fn, data, target):
+    """The index of the target column of ``data`` (its exact name, else the one
+    equal ignoring case); a clear error naming the columns otherwise."""
+    if target is None:
+        raise ContractError(f"{fn}: target must name a column, got NULL")
+    names = [a.name for a in data.attributes]
+    t = find_name(names, target)
+    if t is None:
+        raise ContractError(f"{fn}: target column {target!r} is not in the table (its "
+                            f"columns: {', '.join(names)})")
+    return t
 
 
 def _check_target(fn, kind, data, t):
@@ -337,26 +345,16 @@ def get(fn, name):
     found = learners().get(name) if isinstance(name, str) else None
     if found is None:
         raise ContractError(f"{fn}: learner must be one of "
-                            f"{', '.join(map(repr, learners()))}, got {_shown(name)}")
+                            f"{', '.join(map(repr, learners()))}, got {literal(name)}")
     return found
-
-
-def target_name(model):
-    """The model's target column name (None for a clusterer); models keep it as a
-    name or as the index of one of their attributes."""
-    t = getattr(model, "target", None)
-    if isinstance(t, (int, np.integer)) and not isinstance(t, bool):
-        return model.attributes[int(t)].name
-    return t
 
 
 def info(decl, model):
     """What ``model_info`` reports: the learner, format version, kind, options,
     training row count, the attributes with their kinds and the target."""
-    target = target_name(model)
+    target = getattr(model, "target", None)
     return {"learner": decl.name, "version": decl.version, "kind": decl.kind,
-            "options": dict(getattr(model, "options", {})),
-            "instances": int(getattr(model, "instances", 0)),
+            "options": dict(model.options), "instances": int(model.instances),
             "attributes": [{"name": a.name, "kind": a.kind,
                             "values": list(a.values) if a.nominal else None}
                            for a in model.attributes if a.name != target],

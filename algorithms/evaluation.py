@@ -30,7 +30,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .dataset import Dataset, find_name
+from . import contract
+from .dataset import Dataset
 
 __all__ = [
     "Evaluation",
@@ -446,13 +447,13 @@ def cross_validate(fit, predict, y, weights=None, folds=10, seed=1, num_classes=
     return evaluation.summary()
 
 
-def _check_folds(fn, folds, seed, n, what):
-    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
-        raise ValueError(f"{fn}: folds must be a whole number >= 2, got {folds}")
+FOLDS = contract.whole("folds", 10, "number of folds", low=2)
+SEED = contract.whole("seed", 1, "seed of the fold shuffle")
+
+
+def _check_folds(fn, folds, n, what):
     if folds > n:
         raise ValueError(f"{fn}: folds ({folds}) cannot exceed the number of {what} ({n})")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ValueError(f"{fn}: seed must be a whole number, got {seed}")
 
 
 def _scoring_columns(data, model, rows):
@@ -467,7 +468,9 @@ def evaluate(decl, fn, data, target, options, folds=10, seed=1, settings=None):
     command line evaluates it: a classifier's or regressor's summary (see
     ``cross_validate``), or a density clusterer's mean held-out log-likelihood
     (``ClusterEvaluation.crossValidateModel``). A clusterer given a target leaves
-    that column out."""
+    that column out. A classifier's result also names its ``classes``, the rows
+    and columns of ``confusion``."""
+    folds, seed = FOLDS.check(fn, folds), SEED.check(fn, seed)
     if data.n == 0:
         raise ValueError(f"{fn}: the table is empty")
     if decl.kind == "clusterer":
@@ -477,7 +480,7 @@ def evaluate(decl, fn, data, target, options, folds=10, seed=1, settings=None):
                          "to cross-validate")
     t = decl.target_index(fn, data, target)
     y = data.columns[t]
-    _check_folds(fn, folds, seed, int((~np.isnan(y)).sum()), "rows with a class")
+    _check_folds(fn, folds, int((~np.isnan(y)).sum()), "rows with a class")
 
     def fit(train):
         return decl.fit_at(fn, data.select(train), t, options, settings)
@@ -485,9 +488,11 @@ def evaluate(decl, fn, data, target, options, folds=10, seed=1, settings=None):
     if decl.kind == "classifier":
         def predict(model, test):
             return model.proba(_scoring_columns(data, model, test), len(test))
-        k = len(data.attributes[t].values)
-        return cross_validate(fit, predict, np.where(np.isnan(y), -1, y).astype(np.int64),
-                              data.weights, folds, seed, k)
+        classes = data.attributes[t].values
+        result = cross_validate(fit, predict,
+                                np.where(np.isnan(y), -1, y).astype(np.int64),
+                                data.weights, folds, seed, len(classes))
+        return {**result, "classes": classes}
 
     def predict_value(model, test):
         return model.predict(_scoring_columns(data, model, test), len(test))
@@ -499,16 +504,12 @@ def _cluster_cv(decl, fn, data, target, options, folds, seed, settings):
         raise ValueError(f"{fn}: a {decl.name} model has no likelihood to "
                          "cross-validate (it is not a density model, as em is)")
     if target is not None:
-        names = [a.name for a in data.attributes]
-        t = find_name(names, target)
-        if t is None:
-            raise ValueError(f"{fn}: target column {target!r} is not in the table (its "
-                             f"columns: {', '.join(names)})")
-        keep = [i for i in range(len(names)) if i != t]
+        t = contract.column_index(fn, data, target)
+        keep = [i for i in range(len(data.attributes)) if i != t]
         data = Dataset([data.attributes[i] for i in keep], [data.columns[i] for i in keep],
                        data.weights)
     n = data.n
-    _check_folds(fn, folds, seed, n, "rows")
+    _check_folds(fn, folds, n, "rows")
     rng = JavaRandom(seed)
     # the command line shuffles the rows, then crossValidateModel shuffles them again
     order = randomize(randomize(np.arange(n), rng), rng)

@@ -11,23 +11,11 @@ as a STRUCT and are checked there against the declaration.
 """
 
 from ..algorithms import contract
+from ..algorithms.contract import literal
 from ..udfs.learners import SUMMARY, relation_name
 
 SETTINGS = ("{'max_values': getvariable('duckmine_max_nominal_values'), "
             "'ad_tree_max_mb': getvariable('duckmine_ad_tree_max_mb')}")
-
-
-def literal(v):
-    """A declared default as a SQL literal."""
-    if v is None:
-        return "NULL"
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, str):
-        return "'" + v.replace("'", "''") + "'"
-    if isinstance(v, (tuple, list)):
-        return "[" + ", ".join(map(literal, v)) + "]"
-    return repr(v)
 
 
 def _signature(decl, first):

@@ -9,7 +9,7 @@ import pyarrow as pa
 from ..algorithms import contract
 from ..algorithms.dataset import find_name
 from .models import _groups
-from .registry import column, scalars, udf
+from .registry import arrow_type, column, scalars, udf
 from .table import dataset
 
 
@@ -97,8 +97,6 @@ def ad_count(ids, bodies, conditions):
     return pa.array(out, pa.int64(), mask=null)
 
 
-CELL = pa.struct([("combination", pa.map_(pa.string(), pa.string())),
-                  ("count", pa.int64())])
 CELL_SQL = "STRUCT(combination MAP(VARCHAR, VARCHAR), count BIGINT)[]"
 
 
@@ -122,4 +120,4 @@ def ad_counts(rows, columns, cutoff, max_values, max_mb):
         cells = itertools.product(*(a.values for a in data.attributes))
         out.append([{"combination": list(zip(keys, combo)), "count": int(c)}
                     for combo, c in zip(cells, table.ravel().tolist())])
-    return pa.array(out, pa.list_(CELL))
+    return pa.array(out, arrow_type(CELL_SQL))

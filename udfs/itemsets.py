@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .registry import column, list_csr, scalars, udf
+from .registry import arrow_type, column, list_csr, scalars, udf
 
 DEFAULT_MAX_ITEMSETS = 20_000_000
 MAX_LIMIT = 1_000_000_000  # results are Arrow lists with 32-bit offsets
@@ -22,17 +22,12 @@ MAX_RULE_ITEMSET = 24  # a rule search enumerates 2**n splits of an n-itemset
 INTEGER_TYPES = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT",
                  "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT"}
 
-ITEMSET = pa.struct([("itemset", pa.list_(pa.string())),
-                     ("support_count", pa.int64()), ("support", pa.float64())])
-RULE = pa.struct([("antecedent", pa.list_(pa.string())),
-                  ("consequent", pa.list_(pa.string())),
-                  ("support_count", pa.int64()), ("support", pa.float64()),
-                  ("confidence", pa.float64()), ("lift", pa.float64()),
-                  ("leverage", pa.float64()), ("conviction", pa.float64())])
 ITEMSET_SQL = "STRUCT(itemset VARCHAR[], support_count BIGINT, support DOUBLE)[]"
 RULE_SQL = ("STRUCT(antecedent VARCHAR[], consequent VARCHAR[], support_count BIGINT, "
             "support DOUBLE, confidence DOUBLE, lift DOUBLE, leverage DOUBLE, "
             "conviction DOUBLE)[]")
+ITEMSET = arrow_type(ITEMSET_SQL).value_type
+RULE = arrow_type(RULE_SQL).value_type
 
 
 def _core():

@@ -8,7 +8,7 @@ import pyarrow as pa
 
 from ..algorithms import contract
 from .models import MODEL_SQL, model_list, values
-from .registry import Udf, column, scalars, udf
+from .registry import Udf, arrow_type, column, scalars, udf
 from .table import dataset
 
 
@@ -46,22 +46,6 @@ def fit(learner, rows, target, options, weight, settings):
     return values(out)
 
 
-SCALARS = {"INTEGER": pa.int32(), "BIGINT": pa.int64(), "DOUBLE": pa.float64(),
-           "VARCHAR": pa.string(), "BOOLEAN": pa.bool_()}
-
-
-def arrow_type(sql):
-    """The Arrow type of a declared column type (a scalar, ``X[]`` or
-    ``MAP(X, Y)``)."""
-    sql = sql.strip().upper()
-    if sql.endswith("[]"):
-        return pa.list_(arrow_type(sql[:-2]))
-    if sql.startswith("MAP(") and sql.endswith(")"):
-        key, item = sql[4:-1].split(",")
-        return pa.map_(arrow_type(key), arrow_type(item))
-    return SCALARS[sql]
-
-
 def relation_sql(decl):
     """The SQL type of the list of rows a model's relation gives."""
     fields = ", ".join(f'"{name}" {typ}' for name, typ in decl.relation)
@@ -69,7 +53,7 @@ def relation_sql(decl):
 
 
 def _relation(decl):
-    row = pa.struct([(name, arrow_type(typ)) for name, typ in decl.relation])
+    row = arrow_type(relation_sql(decl)).value_type
     maps = [name for name, typ in decl.relation if typ.upper().startswith("MAP(")]
 
     def rows(models_):
@@ -110,16 +94,9 @@ SUMMARY = ("correct", "incorrect", "pct_correct", "pct_incorrect", "kappa", "cor
            "mean_absolute_error", "root_mean_squared_error", "relative_absolute_error",
            "root_relative_squared_error", "instances", "unclassified", "missing_class",
            "log_likelihood")
-CELL = pa.struct([("actual", pa.string()), ("predicted", pa.string()),
-                  ("weight", pa.float64())])
-RESULT = pa.struct([(name, pa.float64()) for name in SUMMARY]
-                   + [("confusion", pa.list_(CELL))])
 RESULT_SQL = ("STRUCT(" + ", ".join(f"{name} DOUBLE" for name in SUMMARY)
               + ", confusion STRUCT(actual VARCHAR, predicted VARCHAR, weight DOUBLE)[])")
-
-
-FOLDS = contract.whole("folds", 10, "number of folds", low=2)
-SEED = contract.whole("seed", 1, "seed of the fold shuffle")
+RESULT = arrow_type(RESULT_SQL)
 
 
 @udf("_dm_cross_validate", None, RESULT_SQL)
@@ -133,15 +110,13 @@ def cross_validate(learner, rows, target, folds, seed, options, weight, settings
                scalars(options), scalars(weight), scalars(settings))
     for i, (name, tgt, k, sd, opts, w, s) in enumerate(args):
         decl = contract.get(fn, name)
-        k, sd = FOLDS.check(fn, k), SEED.check(fn, sd)
         opts = decl.options(fn, opts)
         s = _settings(s)
         data = training(decl, fn, _group(rows, i), w, s)
         result = evaluate(decl, fn, data, tgt, opts, k, sd, s)
-        confusion = result.pop("confusion", None)
-        row = {name: float(result[name]) if name in result else None for name in SUMMARY}
-        if confusion is not None:
-            classes = data.attributes[decl.target_index(fn, data, tgt)].values
+        row = {key: float(result[key]) if key in result else None for key in SUMMARY}
+        if "confusion" in result:
+            confusion, classes = result["confusion"], result["classes"]
             row["confusion"] = [{"actual": classes[a], "predicted": classes[p],
                                  "weight": float(confusion[a, p])}
                                 for a, p in np.ndindex(*confusion.shape)]

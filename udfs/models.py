@@ -17,14 +17,13 @@ import pyarrow.compute as pc
 
 from ..algorithms import contract, models
 from ..algorithms.classes import labels
-from .registry import column, scalars, udf
+from .registry import arrow_type, column, scalars, udf
 from .table import encode
 
 FORMAT = "duckmine.model"
-MODEL = pa.struct([("format", pa.string()), ("version", pa.int32()),
-                   ("learner", pa.string()), ("id", pa.string()), ("body", pa.string())])
 MODEL_SQL = ("STRUCT(format VARCHAR, version INTEGER, learner VARCHAR, id VARCHAR, "
              "body VARCHAR)")
+MODEL = arrow_type(MODEL_SQL)
 CACHE_SIZE = 8192  # more than the distinct models one chunk can hold, twice over
 
 _cache = OrderedDict()
@@ -182,10 +181,11 @@ def log_likelihood(ids, bodies, rows):
     return pa.array(out, pa.float64(), mask=np.isnan(out))
 
 
-PROBA = pa.map_(pa.string(), pa.float64())
+PROBA_SQL = "MAP(VARCHAR, DOUBLE)"
+PROBA = arrow_type(PROBA_SQL)
 
 
-@udf("_dm_predict_proba", None, "MAP(VARCHAR, DOUBLE)")
+@udf("_dm_predict_proba", None, PROBA_SQL)
 def predict_proba(ids, bodies, rows):
     n = len(ids)
     parts = list(_scored("predict_proba", ids, bodies, rows, "predict_proba"))
@@ -214,6 +214,7 @@ INFO_SQL = ("STRUCT(learner VARCHAR, version INTEGER, kind VARCHAR, "
             "options MAP(VARCHAR, VARCHAR), instances BIGINT, "
             "attributes STRUCT(name VARCHAR, kind VARCHAR, \"values\" VARCHAR[])[], "
             "target VARCHAR, classes VARCHAR[], capabilities VARCHAR[])")
+INFO = arrow_type(INFO_SQL)
 
 
 @udf("_dm_model_info", None, INFO_SQL)
@@ -228,17 +229,7 @@ def model_info(models_):
         d = contract.info(declaration(m), m)
         d["options"] = [(k, json.dumps(v)) for k, v in d["options"].items()]
         out.append(d)
-    return pa.array(out, _info_type())
-
-
-def _info_type():
-    text = pa.string()
-    return pa.struct([("learner", text), ("version", pa.int32()), ("kind", text),
-                      ("options", pa.map_(text, text)), ("instances", pa.int64()),
-                      ("attributes", pa.list_(pa.struct([("name", text), ("kind", text),
-                                                         ("values", pa.list_(text))]))),
-                      ("target", text), ("classes", pa.list_(text)),
-                      ("capabilities", pa.list_(text))])
+    return pa.array(out, INFO)
 
 
 SQL_CACHE_SIZE = 64

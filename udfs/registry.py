@@ -40,6 +40,43 @@ def udf(name, params, returns, side_effects=False):
     return declare
 
 
+SCALARS = {"INTEGER": pa.int32(), "BIGINT": pa.int64(), "DOUBLE": pa.float64(),
+           "VARCHAR": pa.string(), "BOOLEAN": pa.bool_()}
+
+
+def _split(text):
+    """The top-level comma-separated parts of ``text``."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return parts
+
+
+def arrow_type(sql):
+    """The Arrow type of a SQL type written as UDFs declare their results: a scalar
+    (INTEGER, BIGINT, DOUBLE, VARCHAR, BOOLEAN), ``X[]``, ``MAP(X, Y)`` or
+    ``STRUCT(name X, "name" Y, ...)``; so each row type is written once, in SQL."""
+    sql = sql.strip()
+    if sql.endswith("[]"):
+        return pa.list_(arrow_type(sql[:-2]))
+    head, _, body = sql.partition("(")
+    head = head.strip().upper()
+    if head == "MAP":
+        key, item = _split(body[:-1])
+        return pa.map_(arrow_type(key), arrow_type(item))
+    if head == "STRUCT":
+        fields = []
+        for part in _split(body[:-1]):
+            name, typ = part.split(None, 1)
+            fields.append((name.strip('"'), arrow_type(typ)))
+        return pa.struct(fields)
+    return SCALARS[sql.upper()]
+
+
 def column(x):
     """A UDF argument as one contiguous Arrow array."""
     return x.combine_chunks() if isinstance(x, pa.ChunkedArray) else x

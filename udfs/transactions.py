@@ -8,7 +8,7 @@ import re
 
 import pyarrow as pa
 
-from .registry import scalars, udf
+from .registry import arrow_type, scalars, udf
 
 LAYOUTS = ("auto", "long", "list", "wide")
 INTEGER = re.compile(r"^U?(TINY|SMALL|BIG|HUGE)?INT(EGER)?$")
@@ -17,9 +17,8 @@ NOMINAL = re.compile(r"^(VARCHAR|BOOLEAN|ENUM\(.*\))$", re.S)
 ID_NAME = re.compile(r"(^|_)(t?id|txn|transaction|basket|order|invoice|receipt)s?"
                      r"(_?id)?$|id$", re.I)
 
-SPEC = pa.struct([("kind", pa.string()), ("list_column", pa.int32()),
-                  ("names", pa.list_(pa.string())), ("bool", pa.list_(pa.bool_()))])
 SPEC_SQL = "STRUCT(kind VARCHAR, list_column INTEGER, names VARCHAR[], bool BOOLEAN[])"
+SPEC = arrow_type(SPEC_SQL)
 
 
 def layout(names, types, requested):

@@ -524,6 +524,15 @@ DEFAULT_MAX_MB = 1024  # a tree kept as a value travels as base64 text in one VA
 MAX_VALUE_BYTES = 2**31 - 2**20  # the longest Arrow string, less the value's other fields
 
 
+def memory_limit(settings, default_mb):
+    """The bytes an AD-tree may take: ``settings['ad_tree_max_mb']`` (the SQL
+    variable duckmine_ad_tree_max_mb), else ``default_mb``."""
+    mb = settings.get("ad_tree_max_mb")
+    if mb is not None and not mb > 0:
+        raise ValueError(f"duckmine_ad_tree_max_mb must be positive, got {mb}")
+    return int(float(default_mb if mb is None else mb) * 2**20)
+
+
 def fit(data, target, options, settings):
     """The contract's fit: the AD-tree of every (nominal) column, or a clear error
     when it would not fit in ``settings['ad_tree_max_mb']`` (1 GiB by default) or
@@ -532,10 +541,7 @@ def fit(data, target, options, settings):
         if not a.nominal:
             raise ValueError(f"column {a.name!r} is numeric; an AD-tree counts nominal "
                              "values (cast it to VARCHAR or leave it out)")
-    mb = settings.get("ad_tree_max_mb")
-    if mb is not None and not mb > 0:
-        raise ValueError(f"duckmine_ad_tree_max_mb must be positive, got {mb}")
-    limit = int(float(DEFAULT_MAX_MB if mb is None else mb) * 2**20)
+    limit = memory_limit(settings, DEFAULT_MAX_MB)
     cutoff = options["leaf_list_cutoff"]
     try:
         model = ADTreeModel.fit(data.attributes, data.columns, cutoff, limit,

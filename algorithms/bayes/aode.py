@@ -118,18 +118,19 @@ class AODEModel:
     learner = "aode"
 
     def __init__(self, target, coding, counts, min_frequency, instances):
-        self.target = int(target)
+        self.class_index = int(target)  # the class among the attributes
         self.coding = coding
         self.attributes = coding.attributes
-        self.classes = tuple(self.attributes[self.target].values)
-        self.used = [i for i in range(len(self.attributes)) if i != self.target]
+        self.classes = tuple(self.attributes[self.class_index].values)
+        self.target = self.attributes[self.class_index].name
+        self.used = [i for i in range(len(self.attributes)) if i != self.class_index]
         self.counts = {k: np.asarray(v, np.float64) for k, v in counts.items()}
         self.min_frequency = int(min_frequency)
         self.instances = int(instances)
         self.options = {"min_frequency": self.min_frequency}
 
     def to_json(self):
-        return {"target": self.target,
+        return {"target": self.class_index,
                 "attributes": [a.to_json() for a in self.attributes],
                 "coding": self.coding.to_json(),
                 "counts": {k: v.tolist() for k, v in self.counts.items()},

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..adtree.tree import memory_limit
 from ..dataset import Attribute
 from ..discretize import bins
 from ..javafmt import java_double
@@ -71,19 +72,20 @@ class BayesNetModel:
     learner = "bayes_net"
 
     def __init__(self, target, coding, parents, cpts, options, scores, instances):
-        self.target = int(target)
+        self.class_index = int(target)  # the class among the attributes
         self.coding = coding
         self.attributes = coding.attributes
-        self.classes = tuple(self.attributes[self.target].values)
+        self.classes = tuple(self.attributes[self.class_index].values)
+        self.target = self.attributes[self.class_index].name
         self.parents = [list(map(int, ps)) for ps in parents]
         self.cpts = [np.asarray(c, np.float64) for c in cpts]
         self.options = dict(options)
         self.scores = dict(scores)
         self.instances = int(instances)
-        self.used = [i for i in range(len(self.attributes)) if i != self.target]
+        self.used = [i for i in range(len(self.attributes)) if i != self.class_index]
 
     def to_json(self):
-        return {"target": self.target,
+        return {"target": self.class_index,
                 "attributes": [a.to_json() for a in self.attributes],
                 "coding": self.coding.to_json(), "parents": self.parents,
                 "cpts": [c.tolist() for c in self.cpts], "options": self.options,
@@ -107,7 +109,7 @@ class BayesNetModel:
         par_off = np.zeros(len(self.parents) + 1, np.int64)
         np.cumsum([len(ps) for ps in self.parents], out=par_off[1:])
         out = np.empty((n, len(self.classes)))
-        bn.log_joint(X, self.target, len(self.classes), flat, offsets, par, par_off,
+        bn.log_joint(X, self.class_index, len(self.classes), flat, offsets, par, par_off,
                      card, out)
         out = np.exp(out - out.max(axis=1, keepdims=True))
         return out / out.sum(axis=1, keepdims=True)
@@ -116,7 +118,7 @@ class BayesNetModel:
         names = [a.name for a in self.attributes]
         lines = ["Bayes Network Classifier",
                  "Using ADTree" if self.options["use_ad_tree"] else "not using ADTree",
-                 f"#attributes={len(names)} #classindex={self.target}",
+                 f"#attributes={len(names)} #classindex={self.class_index}",
                  "Network structure (nodes followed by parents)"]
         for i, ps in enumerate(self.parents):
             lines.append(f"{names[i]}({len(self.coding.values[i])}): "
@@ -170,10 +172,7 @@ def fit_bayes_net(data, target, options, max_bytes=4 << 30):
 def fit(data, target, options, settings):
     """The contract's fit for bayes_net: a network search may build an AD-tree as
     large as ``settings['ad_tree_max_mb']`` allows (4 GiB by default)."""
-    mb = settings.get("ad_tree_max_mb")
-    if mb is not None and not mb > 0:
-        raise ValueError(f"duckmine_ad_tree_max_mb must be positive, got {mb}")
-    limit = int(float(SEARCH_MAX_MB if mb is None else mb) * 2**20)
+    limit = memory_limit(settings, SEARCH_MAX_MB)
     try:
         return fit_bayes_net(data, target, Options(**options), limit)
     except MemoryError:

@@ -63,8 +63,8 @@ class NetworkSql:
         card = [len(v) for v in self.coding.values]
         cell, constant = exp.Literal.number(0), True
         for q in [*m.parents[node], node]:
-            v = exp.Literal.number(c) if q == m.target else _var(f"_dm_a{q}")
-            constant &= q == m.target
+            v = exp.Literal.number(c) if q == m.class_index else _var(f"_dm_a{q}")
+            constant &= q == m.class_index
             cell = exp.Add(this=exp.Mul(this=exp.Paren(this=cell),
                                         expression=exp.Literal.number(card[q])),
                            expression=v)
@@ -81,8 +81,8 @@ class NetworkSql:
 
     def expression(self):
         m = self.model
-        nodes = [i for i, ps in enumerate(m.parents) if i == m.target or m.target in ps]
-        used = sorted({q for i in nodes for q in (*m.parents[i], i) if q != m.target})
+        nodes = [i for i, ps in enumerate(m.parents) if i == m.class_index or m.class_index in ps]
+        used = sorted({q for i in nodes for q in (*m.parents[i], i) if q != m.class_index})
         row = _select([_as(self.coded(j), f"_dm_a{j}") for j in used]) if used else \
             _select([_as(exp.Literal.number(0), "_dm_none")])
         scores = [_as(_sum([self.term(i, c) for i in nodes]), f"_dm_s{c}")

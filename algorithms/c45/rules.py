@@ -11,6 +11,7 @@ from numba import njit
 
 from ..dataset import Attribute
 from . import grow as c45
+from .model import fit_c45
 
 
 @njit(cache=True, nogil=True)
@@ -131,8 +132,6 @@ class C45RulesModel:
 
 def fit(data, target, options, settings):
     """The contract's fit: a C4.5 tree, then its rules on the same training rows."""
-    from .model import fit_c45
-
     model = fit_c45(data, target, c45.Options(**options))
     y = data.columns[target]
     keep = ~np.isnan(y)

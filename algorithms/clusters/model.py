@@ -8,12 +8,11 @@ centre for k-means.
 """
 
 import math
-import numbers
 
 import numpy as np
 from numba import njit
 
-from .. import missing
+from .. import contract, missing
 from ..dataset import Attribute
 from ..javafmt import double_to_string, java_double
 from . import em, kmeans
@@ -389,12 +388,11 @@ def _distinct_at_least(X, k):
     return False
 
 
-def _integer(name, value, minimum):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer, not {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, not {value}")
-    return int(value)
+def _declared(name, **given):
+    """The options of a direct call, checked by the learner's declaration."""
+    if isinstance(given.get("exclude"), str):
+        given["exclude"] = (given["exclude"],)
+    return contract.learners()[name].options(name, given)
 
 
 def _prepare(data, exclude):
@@ -438,25 +436,27 @@ def _check_k(k, Xr):
 def fit_em(data, k=-1, max_iterations=100, seed=100, min_stddev=1e-6, exclude=()):
     """An EMModel of ``data`` (a Dataset). ``k=-1`` chooses the number of clusters
     by ten-fold cross-validated log-likelihood."""
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k == 0 or k < -1:
-        raise ValueError(f"k must be a positive number of clusters, or -1 to choose it "
-                         f"by cross-validation, not {k!r}")
-    max_iterations = _integer("max_iterations", max_iterations, 1)
-    seed = _integer("seed", seed, -(1 << 63))
-    if isinstance(min_stddev, bool) or not isinstance(min_stddev, numbers.Real) \
-            or not min_stddev > 0 or not math.isfinite(min_stddev):
-        raise ValueError(f"min_stddev must be a positive number, not {min_stddev!r}")
-    attributes, X, w = _prepare(data, exclude)
+    return _em(data, _declared("em", k=k, max_iterations=max_iterations, seed=seed,
+                               min_stddev=min_stddev, exclude=exclude))
+
+
+def _em(data, o):
+    k = o["k"]
+    if k == 0:
+        raise ValueError("k must be a positive number of clusters, or -1 to choose it by "
+                         "cross-validation, got 0")
+    attributes, X, w = _prepare(data, o["exclude"])
     lay, fill, Xr = _replaced(attributes, X, w)
     if k > 0:
-        _check_k(int(k), Xr)
+        _check_k(k, Xr)
     try:
-        fitted = em.fit(em.Rows(Xr, w, lay), int(k), max_iterations, seed, float(min_stddev))
+        fitted = em.fit(em.Rows(Xr, w, lay), k, o["max_iterations"], o["seed"],
+                        o["min_stddev"])
     except em.StepFailed as err:
         raise ValueError(str(err)) from None
     t = fitted.trained
-    options = {"k": int(k), "max_iterations": max_iterations, "seed": seed,
-               "min_stddev": float(min_stddev)}
+    options = {"k": k, "max_iterations": o["max_iterations"], "seed": o["seed"],
+               "min_stddev": o["min_stddev"]}
     return EMModel(attributes, fill, options, data.n, t.params, t.loglik, t.steps,
                    t.reverted, fitted.cv)
 
@@ -465,21 +465,21 @@ def fit_kmeans(data, k, seed=10, init="k-means++", max_iterations=500, exclude=(
     """A KMeansModel of ``data`` (a Dataset) with ``k`` clusters. ``init='random'``
     is the reference's seeding (with java.util.Random(seed)); 'k-means++' draws
     from numpy's default_rng(seed)."""
-    k = _integer("k", k, 1)
-    max_iterations = _integer("max_iterations", max_iterations, 1)
-    seed = _integer("seed", seed, -(1 << 63))
-    if init not in kmeans.INITS:
-        raise ValueError(f"init must be one of {', '.join(map(repr, kmeans.INITS))}, "
-                         f"not {init!r}")
+    return _kmeans(data, _declared("kmeans", k=k, seed=seed, init=init,
+                                   max_iterations=max_iterations, exclude=exclude))
+
+
+def _kmeans(data, o):
+    k, seed, init = o["k"], o["seed"], o["init"]
     if init == "k-means++" and seed < 0:
-        raise ValueError(f"seed must be at least 0 with init='k-means++', not {seed}")
-    attributes, X, w = _prepare(data, exclude)
+        raise ValueError(f"seed must be at least 0 with init='k-means++', got {seed}")
+    attributes, X, w = _prepare(data, o["exclude"])
     lay, fill, Xr = _replaced(attributes, X, w)
     _check_k(k, Xr)
     full = kmeans.mean_or_mode(Xr, w, lay.nominal, lay.nvals)
     lo, width = kmeans.ranges(Xr)
-    run = kmeans.run(Xr, w, lay, k, seed, init, max_iterations, lo, width)
-    options = {"k": k, "seed": seed, "init": init, "max_iterations": max_iterations}
+    run = kmeans.run(Xr, w, lay, k, seed, init, o["max_iterations"], lo, width)
+    options = {"k": k, "seed": seed, "init": init, "max_iterations": o["max_iterations"]}
     return KMeansModel(attributes, fill, options, data.n, lo, width, full, run.centroids,
                        run.sizes, run.sse, run.squared_errors, run.iterations)
 
@@ -488,10 +488,10 @@ __all__ = ["EMModel", "KMeansModel", "fit_em", "fit_kmeans"]
 
 
 def fit(data, target, options, settings):
-    """The contract's fit for em: options checked by its declaration."""
-    return fit_em(data, **options)
+    """The contract's fit for em: options already checked by its declaration."""
+    return _em(data, options)
 
 
 def fit_k(data, target, options, settings):
     """The contract's fit for kmeans."""
-    return fit_kmeans(data, **options)
+    return _kmeans(data, options)
