@@ -26,7 +26,10 @@ import numpy as np
 
 from .dataset import find_name
 
-KINDS = ("classifier", "regressor", "clusterer", "counter")
+# a predictor is a classifier on a nominal target and a regressor on a numeric one
+KINDS = ("classifier", "regressor", "predictor", "clusterer", "counter")
+# what a capability means only for one kind of model
+ONLY = {"predict_proba": ("classifier", "clusterer"), "predict_value": ("regressor",)}
 # capability -> the model method that provides it
 METHODS = {"predict": None, "predict_proba": "proba", "predict_value": "predict",
            "log_likelihood": "log_density", "model_text": "text", "model_to_sql": None}
@@ -214,7 +217,27 @@ class Learner:
 
     @property
     def has_target(self):
-        return self.kind in ("classifier", "regressor")
+        return self.kind in ("classifier", "regressor", "predictor")
+
+    @property
+    def model_kinds(self):
+        """The kinds its models can have."""
+        return ("classifier", "regressor") if self.kind == "predictor" else (self.kind,)
+
+    def kind_of(self, model):
+        """The kind of one model: a predictor's follows its target's type."""
+        if self.kind != "predictor":
+            return self.kind
+        target = next(a for a in model.attributes if a.name == model.target)
+        return "classifier" if target.nominal else "regressor"
+
+    def capabilities_for(self, kind):
+        """What its models of ``kind`` answer: a predictor's classifier gives no
+        numbers, its regressor no class probabilities."""
+        return tuple(c for c in self.capabilities if kind in ONLY.get(c, (kind,)))
+
+    def capabilities_of(self, model):
+        return self.capabilities_for(self.kind_of(model))
 
     def options(self, fn, given=None):
         """The options of one call: ``given`` (a dict, or (name, value) pairs; None
@@ -241,9 +264,11 @@ class Learner:
     def sql_writer(self):
         return _lazy(self.package, self.to_sql)
 
-    def offers(self):
-        """What the models of this learner answer: the capabilities and model_info."""
-        return (*self.capabilities, "model_info")
+    def offers(self, model=None):
+        """What the models of this learner (or ``model``) answer: the capabilities
+        and model_info."""
+        return (*(self.capabilities if model is None else self.capabilities_of(model)),
+                "model_info")
 
     def target_index(self, fn, data, target):
         """The index of the target column of ``data`` (checked for this kind), or
@@ -251,7 +276,10 @@ class Learner:
         if not self.has_target:
             return None
         t = column_index(fn, data, target)
-        _check_target(fn, self.kind, data, t)
+        kind = self.kind
+        if kind == "predictor":
+            kind = "classifier" if data.attributes[t].nominal else "regressor"
+        _check_target(fn, kind, data, t)
         return t
 
     def train(self, fn, data, target, options, settings=None):
@@ -353,11 +381,12 @@ def info(decl, model):
     """What ``model_info`` reports: the learner, format version, kind, options,
     training row count, the attributes with their kinds and the target."""
     target = getattr(model, "target", None)
-    return {"learner": decl.name, "version": decl.version, "kind": decl.kind,
+    return {"learner": decl.name, "version": decl.version, "kind": decl.kind_of(model),
             "options": dict(model.options), "instances": int(model.instances),
             "attributes": [{"name": a.name, "kind": a.kind,
                             "values": list(a.values) if a.nominal else None}
                            for a in model.attributes if a.name != target],
             "target": target,
-            "classes": list(model.classes) if hasattr(model, "classes") else None,
-            "capabilities": list(decl.offers())}
+            "classes": None if getattr(model, "classes", None) is None
+            else list(model.classes),
+            "capabilities": list(decl.offers(model))}

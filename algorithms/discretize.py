@@ -151,21 +151,3 @@ def labels(cuts):
     text = [double_to_string(float(c), 6) for c in cuts]
     return (f"(-inf-{text[0]}]", *(f"({a}-{b}]" for a, b in zip(text, text[1:])),
             f"({text[-1]}-inf)")
-
-
-def nominal_columns(columns, attributes, y, w, n_classes):
-    """Each attribute as nominal codes (NaN = missing): a numeric one discretised
-    against the class codes ``y``. Returns (columns, value names, cut points or None
-    per attribute)."""
-    coded, names, cuts = [], [], []
-    for a, col in zip(attributes, columns):
-        if a.nominal:
-            coded.append(col)
-            names.append(tuple(a.values))
-            cuts.append(None)
-        else:
-            c = cut_points(col, y, w, n_classes)
-            coded.append(bins(col, c))
-            names.append(labels(c))
-            cuts.append(c)
-    return coded, names, cuts

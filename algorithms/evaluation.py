@@ -7,8 +7,7 @@ the rows are identified by their position in the data as read.
 Three pieces reproduce what ``weka.classifiers.Evaluation`` does for
 ``-t file`` (stratified ten-fold cross-validation, seed 1 by default):
 
-- :class:`JavaRandom`, the 48-bit linear congruential generator of
-  ``java.util.Random``, with its ``nextInt(bound)`` rejection rule;
+- ``java.util.Random`` (``javautil.JavaRandom``), which draws every split;
 - :func:`cv_splits`, the fold construction: the data is shuffled once, grouped
   by class and dealt round-robin into folds (nominal class only), and every
   training fold is shuffled again with the same generator, so that the per-fold
@@ -28,99 +27,19 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from . import contract
 from .dataset import Dataset
+from .javautil import JavaRandom, randomize
 
 __all__ = [
     "Evaluation",
-    "JavaRandom",
     "cross_validate",
     "cv_splits",
-    "randomize",
     "stratify",
     "test_cv",
     "train_cv",
 ]
-
-_MULTIPLIER = 0x5DEECE66D
-_ADDEND = 0xB
-_MASK = (1 << 48) - 1
-_INT_LIMIT = 1 << 31
-
-
-class JavaRandom:
-    """``java.util.Random``: same seed, same sequence of numbers."""
-
-    def __init__(self, seed: int):
-        self.seed = (int(seed) ^ _MULTIPLIER) & _MASK
-
-    def next(self, bits: int) -> int:
-        """The top ``bits`` bits of the next state, as Java's signed int."""
-        self.seed = (self.seed * _MULTIPLIER + _ADDEND) & _MASK
-        value = self.seed >> (48 - bits)
-        return value - (1 << 32) if value >= _INT_LIMIT else value
-
-    def next_int(self, bound: int | None = None) -> int:
-        """``nextInt()`` without a bound, else uniform in ``[0, bound)``."""
-        if bound is None:
-            return self.next(32)
-        if bound <= 0:
-            raise ValueError("bound must be positive")
-        if bound & (bound - 1) == 0:
-            return (bound * self.next(31)) >> 31
-        while True:
-            bits = self.next(31)
-            value = bits % bound
-            if bits - value + (bound - 1) < _INT_LIMIT:
-                return value
-
-    def next_long(self) -> int:
-        value = (self.next(32) << 32) + self.next(32)
-        value &= (1 << 64) - 1
-        return value - (1 << 64) if value >= 1 << 63 else value
-
-    def next_double(self) -> float:
-        return ((self.next(26) << 27) + self.next(27)) * 2.0**-53
-
-
-def randomize(order: np.ndarray, rng: JavaRandom) -> np.ndarray:
-    """``Instances.randomize``: swap each position from the last down to 1 with
-    ``nextInt(position + 1)``. Returns the shuffled copy of ``order``."""
-    rows = np.array(order, dtype=np.int64)
-    rng.seed = int(_randomize(rows, np.uint64(rng.seed)))
-    return rows
-
-
-@njit(cache=True)
-def next_int(state, bound):
-    """``java.util.Random.nextInt(bound)`` on the 48-bit generator state (products
-    wrap modulo 2^64, which keeps the low 48 bits exact): (value, new state)."""
-    mult = np.uint64(_MULTIPLIER)
-    add = np.uint64(_ADDEND)
-    mask = np.uint64(_MASK)
-    shift = np.uint64(17)
-    if bound & (bound - 1) == 0:  # a power of two
-        state = (state * mult + add) & mask
-        return (bound * np.int64(state >> shift)) >> 31, state
-    while True:
-        state = (state * mult + add) & mask
-        bits = np.int64(state >> shift)
-        value = bits % bound
-        if bits - value + (bound - 1) < _INT_LIMIT:
-            return value, state
-
-
-@njit(cache=True)
-def _randomize(rows, seed):
-    """The shuffle on the generator state ``seed``. Returns the new state."""
-    for j in range(len(rows) - 1, 0, -1):
-        k, seed = next_int(seed, j + 1)
-        t = rows[j]
-        rows[j] = rows[k]
-        rows[k] = t
-    return seed
 
 
 def _swap_partition(rows: np.ndarray, match: np.ndarray) -> np.ndarray:
@@ -480,12 +399,12 @@ def evaluate(decl, fn, data, target, options, folds=10, seed=1, settings=None):
                          "to cross-validate")
     t = decl.target_index(fn, data, target)
     y = data.columns[t]
-    _check_folds(fn, folds, int((~np.isnan(y)).sum()), "rows with a class")
+    _check_folds(fn, folds, data.n, "rows")  # as the reference: rows missing the class count
 
     def fit(train):
         return decl.fit_at(fn, data.select(train), t, options, settings)
 
-    if decl.kind == "classifier":
+    if data.attributes[t].nominal:  # a classifier, or a predictor of a nominal target
         def predict(model, test):
             return model.proba(_scoring_columns(data, model, test), len(test))
         classes = data.attributes[t].values

@@ -378,23 +378,13 @@ def child_k2(n, repeat, ad, breakdown):
 def k2_stages(con, ad):
     """Seconds of each stage of one K2 fit, run step by step outside SQL."""
     from duckmine.algorithms.bayes import net as bn
-    from duckmine.algorithms.bayes.model import coded_training_data, fit_bayes_net
-    from duckmine.udfs.bayes import bayes_options
-    from duckmine.udfs.c45 import training_data
-    from duckmine.udfs.models import value
+    from duckmine.algorithms.bayes.model import coded_training_data
 
-    times = {}
-    start = time.perf_counter()
-    rows = con.execute("SELECT list(t) AS rows FROM points t").to_arrow_table()
-    rows = rows.column("rows").chunk(0).values
-    times["hand-off (SELECT list(t))"] = time.perf_counter() - start
-    start = time.perf_counter()
-    data, t = training_data("bayes_net", rows, CLASS, None, None)
-    times["columns (dataset)"] = time.perf_counter() - start
-    options = bayes_options("bayes_net", "k2", MAX_PARENTS, "bayes", 0.5, ad)
-    start = time.perf_counter()
-    model = fit_bayes_net(data, t, options)
-    times["learner (fit_bayes_net: counts and search)"] = time.perf_counter() - start
+    from .c45 import fit_stages
+
+    times, _, data, t = fit_stages(con, "points", "bayes_net", CLASS,
+                                   {"search": "k2", "max_parents": MAX_PARENTS,
+                                    "use_ad_tree": ad})
     # the learner split in two: coding the rows and building the counter (the
     # AD-tree, if any), then the K2 search over it
     start = time.perf_counter()
@@ -404,9 +394,6 @@ def k2_stages(con, ad):
     start = time.perf_counter()
     bn.k2(X.shape[1], t, MAX_PARENTS, bn.Scorer(counts, "bayes"))
     times[f"of which K2 search ({len(counts._cache)} tables)"] = time.perf_counter() - start
-    start = time.perf_counter()
-    value(model)
-    times["model value"] = time.perf_counter() - start
     return times
 
 

@@ -175,28 +175,34 @@ def child_duckmine(n, repeat, breakdown):
     return out
 
 
-def stages(con):
-    """Seconds of each stage of one fit, run step by step outside SQL."""
-    from duckmine.algorithms.c45.model import fit_c45
-    from duckmine.udfs.c45 import c45_options, training_data
+def fit_stages(con, source, learner, target, options=None):
+    """Seconds of each stage of one fit of ``learner`` on table ``source``, run step
+    by step outside SQL, and the model: (times, model, Dataset, target index)."""
+    from duckmine.algorithms import contract
     from duckmine.udfs.models import value
+    from duckmine.udfs.table import dataset
 
+    decl = contract.get(learner, learner)
     times = {}
     start = time.perf_counter()
-    rows = con.execute("SELECT list(t) AS rows FROM agrawal t").to_arrow_table()
+    rows = con.sql(f"SELECT list(t) AS rows FROM {source} t").to_arrow_table()
     rows = rows.column("rows").chunk(0).values
     times["hand-off (SELECT list(t))"] = time.perf_counter() - start
     start = time.perf_counter()
-    data, t = training_data("c45", rows, TARGET, None, None)
-    options = c45_options("c45", 0.25, 2, True, True, False, True, True)
+    data = dataset(rows, learner)
     times["columns (dataset)"] = time.perf_counter() - start
     start = time.perf_counter()
-    model = fit_c45(data, t, options)
-    times["learner (fit_c45)"] = time.perf_counter() - start
+    model = decl.train(learner, data, target, decl.options(learner, options))
+    times[f"learner ({learner} fit)"] = time.perf_counter() - start
     start = time.perf_counter()
     value(model)
     times["model value (JSON)"] = time.perf_counter() - start
-    return times
+    return times, model, data, decl.target_index(learner, data, target)
+
+
+def stages(con):
+    """Seconds of each stage of one C4.5 fit."""
+    return fit_stages(con, "agrawal", "c45", TARGET)[0]
 
 
 def child_weka(n, repeat):

@@ -37,6 +37,15 @@ DEMO = [
      "FROM (SELECT tid % 7 AS day, list(item) AS items FROM baskets GROUP BY tid) "
      "GROUP BY day) QUALIFY row_number() OVER (PARTITION BY day ORDER BY r.confidence "
      "DESC, r.support_count DESC) = 1 ORDER BY day"),
+    ("The book's baselines (chapter 4) on the labor data: ZeroR, 1R and naive Bayes, "
+     "cross-validated as Weka does",
+     "SELECT 'zero_r' AS learner, round(pct_correct, 4) AS pct_correct "
+     "FROM cross_validate('zero_r', 'labor', 'class') UNION ALL "
+     "SELECT 'one_r', round(pct_correct, 4) FROM cross_validate('one_r', 'labor', 'class') "
+     "UNION ALL SELECT 'naive_bayes', round(pct_correct, 4) "
+     "FROM cross_validate('naive_bayes', 'labor', 'class')"),
+    ("1R on the numeric weather data: one attribute, one rule",
+     "SELECT * FROM one_r('weather_numeric', 'play')"),
     ("C4.5 on the book's numeric weather data (section 6.1): the tree as a relation",
      "SELECT node, parent, attribute, operator, value, is_leaf, class, weight, errors "
      "FROM c45('weather_numeric', 'play')"),

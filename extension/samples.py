@@ -43,9 +43,9 @@ def create_sample_tables(con):
             read_arff(con, path, table, replace=True)
     baskets = basket_table(2000, PRODUCTS, seed=7, avg_len=4, n_patterns=25,
                            avg_pattern=3)
-    con.register("__duckmine_baskets", baskets)
+    con.register("_dm_sample_baskets", baskets)
     try:
         con.execute("CREATE OR REPLACE TABLE baskets AS "
-                    "SELECT * FROM __duckmine_baskets ORDER BY tid, item")
+                    "SELECT * FROM _dm_sample_baskets ORDER BY tid, item")
     finally:
-        con.unregister("__duckmine_baskets")
+        con.unregister("_dm_sample_baskets")

@@ -44,6 +44,23 @@ def db():
     c.close()
 
 
+def assert_cv_is_wekas(db, learner, t, target, options, text):
+    """``cross_validate`` and ``confusion_matrix`` of ``learner`` on table ``t`` (with
+    ``options``, SQL named arguments) give the figures of the reference's printed
+    stratified cross-validation ``text``, to its printed precision."""
+    expected = weka_cv(text)
+    rel = db.sql(f"SELECT * FROM cross_validate('{learner}', '{t}', '{target}'{options})")
+    got = dict(zip(rel.columns, rel.fetchall()[0]))
+    for key, value in expected.items():
+        if key != "confusion":
+            assert got[key] == pytest.approx(value, abs=0.51e-4), key
+    classes = db.sql(f'SELECT enum_range("{target}") FROM {t} LIMIT 1').fetchall()[0][0]
+    cells = {(a, p): w for a, p, w in db.sql(
+        f"SELECT * FROM confusion_matrix('{learner}', '{t}', '{target}'{options})").fetchall()}
+    matrix = [[cells[(a, p)] for p in classes] for a in classes]
+    assert matrix == expected["confusion"]
+
+
 @pytest.mark.parametrize("run", RUNS)
 def test_cross_validation_is_wekas(db, run):
     _, name, _, spec = run[:-4].split("__")
@@ -52,17 +69,6 @@ def test_cross_validation_is_wekas(db, run):
     weighted = "weighted" in name  # instance weights, some classes missing
     db.execute(f"DROP TABLE IF EXISTS {t}")
     duckmine.read_arff(db, DATA / f"{name}.arff", t, weight="w" if weighted else None)
-    columns = db.sql(f"DESCRIBE {t}").fetchall()
-    target, enum = columns[-2 if weighted else -1][:2]
-    options = f"folds := {folds}, seed := {seed}" + (", weight := 'w'" if weighted else "")
-    expected = weka_cv((GOLDEN / run).read_text())
-    rel = db.sql(f"SELECT * FROM cross_validate('c45', '{t}', '{target}', {options})")
-    got = dict(zip(rel.columns, rel.fetchall()[0]))
-    for key, value in expected.items():
-        if key != "confusion":
-            assert got[key] == pytest.approx(value, abs=0.51e-4), key
-    classes = db.sql(f"SELECT enum_range(NULL::{enum})").fetchall()[0][0]
-    cells = {(a, p): w for a, p, w in db.sql(
-        f"SELECT * FROM confusion_matrix('c45', '{t}', '{target}', {options})").fetchall()}
-    matrix = [[cells[(a, p)] for p in classes] for a in classes]
-    assert matrix == expected["confusion"]
+    target = db.sql(f"DESCRIBE {t}").fetchall()[-2 if weighted else -1][0]
+    options = f", folds := {folds}, seed := {seed}" + (", weight := 'w'" if weighted else "")
+    assert_cv_is_wekas(db, "c45", t, target, options, (GOLDEN / run).read_text())

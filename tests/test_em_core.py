@@ -109,7 +109,7 @@ def test_em_scores_missing_as_the_training_mean(datasets):
     data = datasets["weather.numeric"]
     model = fit_em(data, k=3)
     cols = [np.array([np.nan, c[0]]) for c in data.columns]
-    filled = [np.array([f, c[0]]) for f, c in zip(model.fill, data.columns)]
+    filled = [np.array([f, c[0]]) for f, c in zip(model.missing.fill, data.columns)]
     assert np.array_equal(model.log_density(cols, 2), model.log_density(filled, 2))
     assert model.classes == ("0", "1", "2") and model.used == list(range(5))
 

@@ -113,7 +113,7 @@ def test_output_limit_says_how_many(fresh):
     ("SELECT * FROM cross_validate('c45', 'weather', 'play', folds := 1)",
      ["folds must be a whole number >= 2"]),
     ("SELECT * FROM cross_validate('c45', 'weather', 'play', folds := 15)",
-     ["folds (15) cannot exceed the number of rows with a class (14)"]),
+     ["folds (15) cannot exceed the number of rows (14)"]),
 ])
 def test_c45_bad_input(con, sql, fragments):
     fails(con, sql, *fragments)

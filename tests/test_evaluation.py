@@ -13,12 +13,11 @@ import pytest
 
 from duckmine.algorithms.evaluation import (
     Evaluation,
-    JavaRandom,
     cross_validate,
     cv_splits,
-    randomize,
     stratify,
 )
+from duckmine.algorithms.javautil import JavaRandom, randomize
 
 GOLDEN = Path(__file__).parent / "golden" / "eval"
 DATA = Path(__file__).parent / "data"

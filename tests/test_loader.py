@@ -47,6 +47,10 @@ def test_demo_and_sql_commands(tmp_path, capsys):
     assert re.search(r"│ \['outlook=overcast'\] +│ \['play=yes'\] +│ +4 │ +1\.0 │", out)
     # J48's ten-fold figures on labor: 42 correct, 73.6842 %, kappa 0.4415
     assert re.search(r"│ +42\.0 │ +73\.6842 │ 0\.4415 │", out)
+    # ZeroR, 1R and naive Bayes cross-validated on labor, as Weka gives them
+    for learner, pct in (("zero_r", "64.9123"), ("one_r", "71.9298"),
+                         ("naive_bayes", "89.4737")):
+        assert re.search(rf"│ {learner} +│ +{pct} │", out), learner
     assert cli.main(["sql", "SELECT count(*) AS n FROM fp_growth('weather', 6)",
                      "--db", db]) == 0
     assert "8" in capsys.readouterr().out

@@ -112,10 +112,14 @@ def require(fn, model, capability):
     """The model, if its learner declares ``capability``; else one clear error
     naming the learner and what it does offer."""
     decl = declaration(model)
-    if capability not in decl.capabilities:
-        raise ValueError(f"{fn}: a {decl.name} model ({decl.kind}) does not offer "
-                         f"{fn}; it offers {', '.join(decl.offers())}")
+    if capability not in decl.capabilities_of(model):
+        raise ValueError(f"{fn}: a {decl.name} model ({decl.kind_of(model)}) does not "
+                         f"offer {fn}; it offers {', '.join(decl.offers(model))}")
     return model
+
+
+def _regressor(model):
+    return declaration(model).kind_of(model) == "regressor"
 
 
 def _output(capability):
@@ -123,8 +127,7 @@ def _output(capability):
     probabilities for predict, else the model method the capability names."""
     def output(model):
         if capability == "predict":
-            kind = declaration(model).kind
-            return model.predict if kind == "regressor" else model.proba
+            return model.predict if _regressor(model) else model.proba
         return getattr(model, contract.METHODS[capability])
     return output
 
@@ -144,7 +147,7 @@ def _scored(fn, ids, bodies, rows, capability):
 def _text(model, out):
     """Labels of a classifier's probabilities, or a numeric model's numbers as text
     that reads back to the same double."""
-    if declaration(model).kind != "regressor":
+    if not _regressor(model):
         return np.asarray(model.classes, object)[labels(out)]
     return np.array([None if v != v else repr(float(v)) for v in out.tolist()], object)
 
@@ -152,8 +155,7 @@ def _text(model, out):
 @udf("_dm_predict", None, "VARCHAR")
 def predict(ids, bodies, rows):
     parts = list(_scored("predict", ids, bodies, rows, "predict"))
-    if len(parts) == 1 and parts[0][1] is None and \
-            declaration(parts[0][0]).kind != "regressor":
+    if len(parts) == 1 and parts[0][1] is None and not _regressor(parts[0][0]):
         model, _, proba = parts[0]
         return pa.DictionaryArray.from_arrays(pa.array(labels(proba), pa.int32()),
                                               pa.array(model.classes, pa.string())

@@ -1,5 +1,5 @@
-"""Bayesian network classifiers (Weka's BayesNet) and AODE, counted from AD-trees
-or scans."""
+"""Bayesian classifiers: networks (Weka's BayesNet), counted from AD-trees or
+scans; AODE; and naive Bayes (Weka's NaiveBayes)."""
 
 from ..contract import Learner, choice, flag, number, whole
 
@@ -18,7 +18,7 @@ LEARNERS = (
             number("alpha", 0.5, "prior count of the probability tables (-A)", low=0),
             flag("use_ad_tree", True, "count through an AD-tree rather than scans (-D)")),
         fit="model:fit", model="model:BayesNetModel", to_sql="sql:expression",
-        capabilities=("predict", "predict_proba", "model_text", "model_to_sql"),
+        capabilities=("predict", "predict_proba", "model_text", "model_to_sql"), version=2,
         relation=(("node", "VARCHAR"), ("parents", "VARCHAR[]"),
                   ("parent_values", "VARCHAR[]"), ("value", "VARCHAR"),
                   ("probability", "DOUBLE"))),
@@ -29,7 +29,20 @@ LEARNERS = (
             whole("min_frequency", 1, "least count of a value to serve as a superparent "
                   "(AODE -F)", low=0),),
         fit="aode:fit", model="aode:AODEModel",
-        capabilities=("predict", "predict_proba", "model_text"),
+        capabilities=("predict", "predict_proba", "model_text"), version=2,
         relation=(("class", "VARCHAR"), ("prior", "DOUBLE"), ("attribute", "VARCHAR"),
                   ("value", "VARCHAR"), ("count", "DOUBLE"), ("superparent", "BOOLEAN"))),
+    Learner(
+        name="naive_bayes", kind="classifier", package=__name__,
+        doc="naive Bayes with normal or kernel estimates or discretisation of numeric "
+            "attributes, as Weka's NaiveBayes",
+        params=(choice("numeric", "normal", ("normal", "kernel", "discretize"),
+                       "how a numeric attribute is modelled per class: a normal "
+                       "distribution, normal kernels (-K), or supervised "
+                       "discretisation (-D)"),),
+        fit="naive:fit", model="naive:NaiveBayesModel",
+        capabilities=("predict", "predict_proba", "model_text"),
+        relation=(("attribute", "VARCHAR"), ("class", "VARCHAR"), ("value", "VARCHAR"),
+                  ("count", "DOUBLE"), ("mean", "DOUBLE"), ("std_dev", "DOUBLE"),
+                  ("weight_sum", "DOUBLE"), ("precision", "DOUBLE"))),
 )

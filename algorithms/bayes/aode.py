@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from ..dataset import Attribute
-from ..discretize import nominal_columns
+from ..filters import Discretize
 from ..javafmt import double_to_string
 from . import net as bn
 from .model import Coding
@@ -139,13 +139,13 @@ class AODEModel:
     @classmethod
     def from_json(cls, d):
         attributes = [Attribute.from_json(a) for a in d["attributes"]]
-        return cls(d["target"], Coding.from_json(attributes, d["coding"]), d["counts"],
+        return cls(d["target"], Coding.from_json(attributes, d["target"], d["coding"]), d["counts"],
                    d["min_frequency"], d["instances"])
 
     def proba(self, columns, n):
         """Class probabilities of ``n`` rows; ``columns`` holds the attributes in
         ``used``, in that order."""
-        X = self.coding.codes(columns, self.used, n, missing=-1)[:, self.used]
+        X = self.coding.codes(columns, n)[:, self.used]
         nvals = np.array([len(self.coding.values[j]) for j in self.used], np.int64)
         c = self.counts
         offs = np.concatenate([[0], np.cumsum(nvals + 1)[:-1]]).astype(np.int64)
@@ -206,20 +206,14 @@ def _width4(text):
 
 def fit_aode(data, target, min_frequency):
     """An AODEModel of ``data`` (a Dataset) predicting attribute ``target``."""
-    y = data.columns[target]
-    keep = ~np.isnan(y)
-    yk = y[keep].astype(np.int64)
+    keep, coding, codes = Coding.fitted(data, target, (Discretize,))
+    yk = np.ascontiguousarray(codes[:, target])
     w = data.weights[keep]
     n_classes = len(data.attributes[target].values)
-    cols, values, cuts = nominal_columns([c[keep] for c in data.columns],
-                                         data.attributes, yk, w, n_classes)
-    used = [j for j in range(len(data.attributes)) if j != target]
-    X = np.column_stack([np.where(np.isnan(cols[j]), -1, np.nan_to_num(cols[j]))
-                         for j in used]).astype(np.int64)
-    nvals = np.array([len(values[j]) for j in used], np.int64)
+    X = np.ascontiguousarray(codes[:, coding.used])
+    nvals = np.array([len(coding.values[j]) for j in coding.used], np.int64)
     unit = bool((w == 1).all())
     cls_counts, total, freq, cond, sum_for = _counts(X, yk, w, nvals, n_classes, unit)
-    coding = Coding(data.attributes, values, cuts, np.zeros(len(values), np.int64))
     counts = {"classes": cls_counts, "total": np.array([total]), "freq": freq,
               "cond": cond, "sum_for": sum_for}
     return AODEModel(target, coding, counts, min_frequency, int(keep.sum()))

@@ -5,9 +5,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..adtree.tree import memory_limit
+from ..adtree.tree import code_type, memory_limit
 from ..dataset import Attribute
-from ..discretize import bins
+from ..filters import Discretize, Pipeline, ReplaceMissing
 from ..javafmt import java_double
 from . import net as bn
 
@@ -24,46 +24,68 @@ class Options:
 
 
 class Coding:
-    """How a trained network reads rows: each attribute's cut points (numeric
-    ones) and the value that stands in for a missing one."""
+    """How a classifier over nominal attributes reads rows: filters fitted on its
+    training rows over the attributes other than the class (supervised Discretize,
+    then for a network ReplaceMissing, so that no value is missing), and each
+    attribute's values after them."""
 
-    def __init__(self, attributes, values, cuts, fill):
+    def __init__(self, attributes, class_index, pipeline):
         self.attributes = list(attributes)
-        self.values = [tuple(v) for v in values]
-        self.cuts = [None if c is None else np.asarray(c, np.float64) for c in cuts]
-        self.fill = np.asarray(fill, np.int64)
+        self.class_index = int(class_index)
+        self.pipeline = pipeline
+        self.used = [j for j in range(len(self.attributes)) if j != self.class_index]
+        outputs = iter(pipeline.outputs)
+        cuts = iter(pipeline.filters[0].cuts)
+        self.values, self.cuts = [], []
+        for j, a in enumerate(self.attributes):
+            at_class = j == self.class_index
+            self.values.append(tuple(a.values if at_class else next(outputs).values))
+            self.cuts.append(None if at_class else next(cuts))
 
-    def codes(self, columns, at, n, missing=None):
-        """(n, p) codes of the attributes ``at`` read from ``columns`` (the rest
-        0); a missing value is the attribute's fill code, or ``missing``."""
-        X = np.zeros((n, len(self.attributes)), np.int64)
-        for j, col in zip(at, columns):
-            x = np.asarray(col, np.float64)
-            if self.cuts[j] is not None:
-                x = bins(x, self.cuts[j])
-            X[:, j] = np.where(np.isnan(x), self.fill[j] if missing is None else missing,
-                               np.nan_to_num(x))
+    @classmethod
+    def fitted(cls, data, target, steps, dtype=np.int64):
+        """(the rows with a class, the Coding fitted on them with the filters
+        ``steps``, their codes (n, p) of ``dtype``, -1 for a missing value)."""
+        y = data.columns[target]
+        keep = ~np.isnan(y)
+        yk = y[keep].astype(np.int64)
+        used = [j for j in range(len(data.attributes)) if j != target]
+        pipeline, cols = Pipeline.fitted([data.attributes[j] for j in used], steps,
+                                         [data.columns[j][keep] for j in used],
+                                         data.weights[keep], yk)
+        coding = cls(data.attributes, target, pipeline)
+        return keep, coding, coding._matrix(cols, yk, dtype)
+
+    def codes(self, columns, n):
+        """(n, p) codes of rows given as the ``used`` columns (the class column 0;
+        -1 for a missing value)."""
+        return self._matrix(self.pipeline.apply(columns), np.zeros(n, np.int64), np.int64)
+
+    def _matrix(self, columns, y, dtype):
+        X = np.empty((len(y), len(self.attributes)), dtype)
+        X[:, self.class_index] = y
+        for j, col in zip(self.used, columns):
+            X[:, j] = np.where(np.isnan(col), -1, np.nan_to_num(col))
         return X
 
     def to_json(self):
-        return {"values": [list(v) for v in self.values],
-                "cuts": [None if c is None else c.tolist() for c in self.cuts],
-                "fill": self.fill.tolist()}
+        return self.pipeline.to_json()
 
     @classmethod
-    def from_json(cls, attributes, d):
-        return cls(attributes, d["values"], d["cuts"], d["fill"])
+    def from_json(cls, attributes, class_index, d):
+        inputs = [a for j, a in enumerate(attributes) if j != class_index]
+        return cls(attributes, class_index, Pipeline.from_json(inputs, d))
 
 
 def coded_training_data(data, target):
     """(rows with a class, Coding, codes) of a Dataset: numeric attributes
     discretised against the class, missing values filled with the mode."""
-    y = data.columns[target]
-    keep = ~np.isnan(y)
-    cols = [c[keep] for c in data.columns]
-    X, values, cuts, fill = bn.nominal_codes(cols, data.attributes,
-                                             y[keep].astype(np.int64), data.weights[keep])
-    return keep, Coding(data.attributes, values, cuts, fill), X
+    for a in data.attributes:
+        if a.nominal and not a.values:
+            raise ValueError(f"column {a.name!r} has no values (all NULL)")
+    keep, coding, X = Coding.fitted(data, target, (Discretize, ReplaceMissing), np.int64)
+    card = np.array([len(v) for v in coding.values], np.int64)
+    return keep, coding, np.ascontiguousarray(X, code_type(card + 1))
 
 
 class BayesNetModel:
@@ -94,13 +116,14 @@ class BayesNetModel:
     @classmethod
     def from_json(cls, d):
         attributes = [Attribute.from_json(a) for a in d["attributes"]]
-        return cls(d["target"], Coding.from_json(attributes, d["coding"]), d["parents"],
-                   d["cpts"], d["options"], d["scores"], d["instances"])
+        coding = Coding.from_json(attributes, d["target"], d["coding"])
+        return cls(d["target"], coding, d["parents"], d["cpts"], d["options"], d["scores"],
+                   d["instances"])
 
     def proba(self, columns, n):
         """Class probabilities of ``n`` rows; ``columns`` holds the attributes in
         ``used``, in that order."""
-        X = self.coding.codes(columns, self.used, n)
+        X = self.coding.codes(columns, n)
         card = np.array([len(v) for v in self.coding.values], np.int64)
         flat = np.concatenate([c.ravel() for c in self.cpts])
         offsets = np.zeros(len(self.cpts) + 1, np.int64)

@@ -1,7 +1,7 @@
 """Bayesian network classifiers learned by local score search, as the reference's
 BayesNet (3.6.14) learns them.
 
-The data are made fully nominal and complete first (``nominal_codes``): a numeric
+The data are made fully nominal and complete first (``model.Coding``): a numeric
 attribute is discretised against the class by the MDL criterion and a missing
 value becomes the attribute's mode. Every count the search and the estimator need
 is a contingency table of a node and its parents, read from an AD-tree or from a
@@ -35,8 +35,6 @@ import numpy as np
 from numba import njit
 
 from ..adtree.tree import ADTree, code_type, scan_table
-from ..discretize import nominal_columns
-from ..missing import fill_values
 from . import SCORES  # declared with the learners
 
 SCORE_ALPHA = 0.5  # the prior count of the bayes score in the search
@@ -122,25 +120,6 @@ def node_score(counts, kind, alpha, n_rows):
     elif kind == 3:
         s -= q * (r - 1)
     return s
-
-
-def nominal_codes(columns, attributes, y, w):
-    """The training data made nominal and complete: (codes (n, p), the value
-    names of each attribute, the cut points of each numeric attribute (None for a
-    nominal one), the fill code of each attribute). ``y`` are the class codes."""
-    n_classes = int(y.max()) + 1 if len(y) else 1
-    coded, names, cuts = nominal_columns(columns, attributes, y, w, n_classes)
-    for a, v in zip(attributes, names):
-        if not v:
-            raise ValueError(f"column {a.name!r} has no values (all NULL)")
-    # column by column in memory: the fill and the coding go down each column
-    X = np.array(coded, np.float64).T if coded else np.zeros((len(y), 0))
-    nvals = np.array([len(v) for v in names], np.int64)
-    fill = fill_values(X, w, np.ones(len(names), np.bool_), nvals)
-    X = np.where(np.isnan(X), fill, X)
-    # small integers, row by row, as the counters read them
-    X = np.ascontiguousarray(X, code_type(nvals + 1))
-    return X, names, cuts, fill.astype(np.int64)
 
 
 class Counts:

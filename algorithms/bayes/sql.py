@@ -4,10 +4,11 @@ class ``predict`` gives::
     (SELECT <label of the first best> FROM
       (SELECT EXP("_dm_s0" - "_dm_max") / <sum of the EXPs> AS "_dm_p0", ... FROM
         (SELECT <score of class 0> AS "_dm_s0", ..., GREATEST(...) AS "_dm_max" FROM
-          (SELECT <coded attribute> AS "_dm_a0", ...) AS "_dm_row")))
+          (<the filters' SELECT>) AS "_dm_row")))
 
-The innermost FROM-less SELECT reads the outer row and codes each attribute as
-the network does: a nominal value as its index, a number as the index of its
+The innermost SELECT is the network's filters written as SQL
+(``filters.Pipeline``): it reads the outer row and codes each attribute as the
+network does: a nominal value as its index, a number as the index of its
 interval, and a missing or unseen value as the training mode. The score of a class
 is the sum of the log probabilities of the nodes whose table involves the class
 (the class and its children; the other nodes add the same to every class), each a
@@ -15,13 +16,12 @@ CASE over the cell of the node's table the row falls in.
 """
 
 import math
-import sys
 
 from sqlglot import exp
 
+from ..filters import output_name
 from ..sqlgen import (
     _as,
-    _case,
     _from,
     _greatest_convention,
     _number,
@@ -43,27 +43,14 @@ class NetworkSql:
     def label(self, c):
         return exp.Literal.string(self.model.classes[int(c)])
 
-    def coded(self, j):
-        """The code of attribute ``j`` of the outer row."""
-        col = exp.column(self.model.attributes[j].name, quoted=True)
-        fill = exp.Literal.number(int(self.coding.fill[j]))
-        cuts = self.coding.cuts[j]
-        if cuts is None:
-            return _case([(exp.EQ(this=col.copy(), expression=exp.Literal.string(v)),
-                           exp.Literal.number(i))
-                          for i, v in enumerate(self.coding.values[j])], fill)
-        tests = [(exp.LTE(this=col.copy(), expression=_number(c, double=True)),
-                  exp.Literal.number(i)) for i, c in enumerate(cuts)]
-        finite = exp.LTE(this=col.copy(), expression=_number(sys.float_info.max, double=True))
-        return _case(tests + [(finite, exp.Literal.number(len(cuts)))], fill)
-
     def term(self, node, c):
         """ln P(node | parents) for class ``c``."""
         m = self.model
         card = [len(v) for v in self.coding.values]
         cell, constant = exp.Literal.number(0), True
         for q in [*m.parents[node], node]:
-            v = exp.Literal.number(c) if q == m.class_index else _var(f"_dm_a{q}")
+            v = exp.Literal.number(c) if q == m.class_index else \
+                _var(output_name(self.coding.used.index(q)))
             constant &= q == m.class_index
             cell = exp.Add(this=exp.Mul(this=exp.Paren(this=cell),
                                         expression=exp.Literal.number(card[q])),
@@ -83,8 +70,8 @@ class NetworkSql:
         m = self.model
         nodes = [i for i, ps in enumerate(m.parents) if i == m.class_index or m.class_index in ps]
         used = sorted({q for i in nodes for q in (*m.parents[i], i) if q != m.class_index})
-        row = _select([_as(self.coded(j), f"_dm_a{j}") for j in used]) if used else \
-            _select([_as(exp.Literal.number(0), "_dm_none")])
+        coding = self.coding
+        row = coding.pipeline.select({coding.used.index(j) for j in used})
         scores = [_as(_sum([self.term(i, c) for i in nodes]), f"_dm_s{c}")
                   for c in range(self.k)]
         top = exp.Greatest(this=_var("_dm_s0"), expressions=[

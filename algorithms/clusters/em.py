@@ -2,7 +2,7 @@
 distribution per numeric attribute, a Laplace-corrected discrete one per nominal
 attribute), as the reference's EM builds it (3.6.14).
 
-The fit works on the missing-free matrix of ``missing.replace_missing`` (a missing
+The fit works on the missing-free matrix of ``filters.ReplaceMissing`` (a missing
 value counts as the training mean or mode, in training and in prediction):
 
 * initialisation (``initialise``): ten k-means runs (``kmeans.run``, the
@@ -38,7 +38,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit, prange
 
-from ..evaluation import JavaRandom, randomize, test_cv, train_cv
+from ..evaluation import test_cv, train_cv
+from ..javautil import JavaRandom, randomize
 from . import kmeans
 
 MAX_VALUE = 1.7976931348623157e308

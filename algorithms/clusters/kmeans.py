@@ -5,7 +5,7 @@ The data arrive as one (n, p) float64 matrix: numeric values, or nominal codes,
 with NaN for missing. Every step of the reference is kept, in its order:
 
 * missing values are replaced by the weighted mean / mode of the training rows
-  (``missing.fill_values``, ``missing.replace_missing``, done by the caller);
+  (``filters.ReplaceMissing``, done by the caller);
 * distances are Euclidean over all attributes, each numeric one scaled to
   ``(x - min) / (max - min)`` with the range of the training rows (0 for a
   constant attribute), a nominal one contributing 0 when equal, else 1;
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
-from ..evaluation import JavaRandom, next_int
+from ..javautil import JavaRandom, next_int
 
 CHUNK = 4096
 INITS = ("k-means++", "random")

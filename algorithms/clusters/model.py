@@ -12,8 +12,9 @@ import math
 import numpy as np
 from numba import njit
 
-from .. import contract, missing
+from .. import contract
 from ..dataset import Attribute
+from ..filters import ReplaceMissing
 from ..javafmt import double_to_string, java_double
 from . import em, kmeans
 from .kmeans import Layout
@@ -74,7 +75,8 @@ class _Clustering:
     def __init__(self, attributes, fill, options, instances):
         self.attributes = list(attributes)
         self.layout = Layout.of(self.attributes)
-        self.fill = np.asarray(fill, dtype=np.float64)
+        self.missing = fill if isinstance(fill, ReplaceMissing) else \
+            ReplaceMissing(self.attributes, fill)
         self.options = dict(options)
         self.instances = int(instances)
         self.used = list(range(len(self.attributes)))
@@ -85,7 +87,7 @@ class _Clustering:
 
     def _base_json(self):
         return {"attributes": [a.to_json() for a in self.attributes],
-                "fill": _enc(self.fill), "options": self.options,
+                "fill": _enc(self.missing.fill), "options": self.options,
                 "instances": self.instances}
 
     @staticmethod
@@ -101,7 +103,7 @@ class _Clustering:
         X = np.empty((n, p))
         for j, col in enumerate(columns):
             X[:, j] = np.asarray(col, dtype=np.float64)
-        return missing.replace_missing(X, self.fill, self.layout.nominal, self.layout.nvals)
+        return self.missing.fill_in(X)
 
 
 class EMModel(_Clustering):
@@ -423,9 +425,9 @@ def _prepare(data, exclude):
 
 
 def _replaced(attributes, X, w):
-    lay = Layout.of(attributes)
-    fill = missing.fill_values(X, w, lay.nominal, lay.nvals)
-    return lay, fill, missing.replace_missing(X, fill, lay.nominal, lay.nvals)
+    """(layout, the fitted ReplaceMissing, ``X`` filled in place)."""
+    fill = ReplaceMissing(attributes).fit([X[:, j] for j in range(X.shape[1])], w)
+    return Layout.of(attributes), fill, fill.fill_in(X)
 
 
 def _check_k(k, Xr):

@@ -22,13 +22,14 @@ models into each leaf: ``(n·below + 15·parent)/(n + 15)`` going up.
 
 import math
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from numba import njit, prange
 
 from .. import linear
-from ..evaluation import JavaRandom, randomize
-from ..missing import fill_values
+from ..filters import NominalToBinary, Pipeline, ReplaceMissing
+from ..javautil import JavaRandom, _qsort, randomize
 
 SMOOTHING = 15.0
 SMALL = 1e-10   # the reference's tolerance once its split search has run
@@ -47,214 +48,55 @@ class Options:
 
 # ------------------------------------------------------------------ the filters
 
-def weka_order(values):
-    """Indices of ``values`` in the reference's (unstable) quicksort order."""
-    v = np.array(values, np.float64)
-    idx = np.arange(len(v), dtype=np.int64)
-    if len(v) > 1:
-        _qsort(v, idx, 0, len(v) - 1, np.empty(2 * 64, np.int64))
-    return idx
-
-
-@njit(cache=True)
-def _value_means(codes, y, w, k):
-    """Weighted mean of the target per nominal value (the overall mean for a value
-    never seen)."""
-    s = np.zeros(k)
-    c = np.zeros(k)
-    for i in range(len(codes)):
-        v = codes[i]
-        if not np.isnan(v):
-            c[int(v)] += w[i]
-            s[int(v)] += w[i] * y[i]
-    ts = 0.0
-    tc = 0.0
-    for v in range(k):
-        ts += s[v]
-        tc += c[v]
-    out = s.copy()
-    if tc > SMALL:
-        for v in range(k):
-            out[v] = s[v] / c[v] if c[v] > SMALL else ts / tc
-    return out
-
-
 class Filters:
-    """Missing-value replacement, nominal-to-binary coding and removal of constant
-    columns, fitted on training rows; ``apply`` codes any rows the same way.
+    """The reference's M5 preprocessing as shared filters: ReplaceMissing, then
+    NominalToBinary ranked by the target's mean per value, then the columns that
+    are constant on the training rows dropped (``keep``). ``apply`` codes any rows
+    the same way, as an attribute-major matrix."""
 
-    ``columns`` lists the coded attributes: ``(source attribute, rank)`` where rank
-    0 is a numeric attribute itself and rank r > 0 the binary "value ranks >= r".
-    """
+    STEPS = (ReplaceMissing, partial(NominalToBinary, ranked=True))
 
-    def __init__(self, attributes, fill, ranks, columns):
+    def __init__(self, attributes, pipeline, keep):
         self.attributes = list(attributes)
-        self.fill = [float(f) for f in fill]
-        self.ranks = [None if r is None else [int(v) for v in r] for r in ranks]
-        self.columns = [(int(a), int(r)) for a, r in columns]
-        self.names = [self._name(a, r) for a, r in self.columns]
-        # the arrays the coding kernel reads, made once per model (scoring codes
-        # every chunk of rows with them)
-        width = max([len(r) for r in self.ranks if r is not None], default=1)
-        self._ranks = np.full((len(self.attributes), width), -1, np.int64)
-        for a, r in enumerate(self.ranks):
-            if r is not None:
-                self._ranks[a, :len(r)] = r
-        self._src = np.array([a for a, _ in self.columns], np.int64)
-        self._level = np.array([r for _, r in self.columns], np.int64)
-        self._fill = np.array(self.fill, np.float64)
-
-    def _name(self, a, r):
-        attr = self.attributes[a]
-        if r == 0:
-            return attr.name
-        by_rank = sorted(range(len(attr.values)), key=lambda v: self.ranks[a][v])
-        return attr.name + "=" + ",".join(attr.values[v] for v in by_rank[r:])
+        self.pipeline = pipeline
+        self.keep = [int(k) for k in keep]
+        outputs = pipeline.outputs
+        self.names = [outputs[k].name for k in self.keep]
+        binary = pipeline.filters[-1]
+        self.sources = [binary.columns[k][0] for k in self.keep]  # raw attribute
 
     @classmethod
     def fit(cls, attributes, columns, y, w):
         """(the filters fitted on ``columns``, one per attribute, with target ``y``
         and weights ``w``; those columns coded)."""
-        nominal = np.array([a.nominal for a in attributes], np.bool_)
-        n_values = np.array([len(a.values) for a in attributes], np.int64)
-        raw = _stack(columns, len(y))
-        fill = np.nan_to_num(fill_values(raw.T, w, nominal, n_values))  # no values: 0
-        ranks = []
-        for j, a in enumerate(attributes):
-            if not a.nominal:
-                ranks.append(None)
-                continue
-            codes = np.where(np.isnan(raw[j]), fill[j], raw[j])
-            order = weka_order(_value_means(codes, y, w, len(a.values)))
-            rank = np.empty(len(a.values), np.int64)
-            rank[order] = np.arange(len(a.values))
-            ranks.append(rank)
-        coded = [(j, r) for j, a in enumerate(attributes)
-                 for r in (range(1, len(a.values)) if a.nominal else (0,))]
-        every = cls(attributes, fill, ranks, coded)
-        x = every._code(raw)
-        keep = np.array([c for c in range(len(coded)) if _varies(x[c])], np.int64)
-        return cls(attributes, fill, ranks, [coded[c] for c in keep]), \
-            np.ascontiguousarray(x[keep])
+        pipeline, coded = Pipeline.fitted(attributes, cls.STEPS, columns, w, y)
+        keep = [c for c, col in enumerate(coded) if _varies(col)]
+        return cls(attributes, pipeline, keep), _rows(coded, keep, len(y))
 
     def apply(self, columns, n):
         """The coded attribute-major matrix of raw ``columns`` (one per attribute)."""
-        return self._code(_stack(columns, n))
-
-    def _code(self, raw):
-        out = np.empty((len(self.columns), raw.shape[1]))
-        _code(raw, self._fill, self._ranks, self._src, self._level, out)
-        return out
+        return _rows(self.pipeline.apply(columns), self.keep, n)
 
     def to_json(self):
-        return {"fill": self.fill, "ranks": self.ranks, "columns": self.columns}
+        return {"pipeline": self.pipeline.to_json(), "keep": self.keep}
 
     @classmethod
     def from_json(cls, attributes, d):
-        return cls(attributes, d["fill"], d["ranks"], d["columns"])
+        return cls(attributes, Pipeline.from_json(attributes, d["pipeline"]), d["keep"])
 
 
 def _varies(col):
     return len(col) > 0 and bool((col != col[0]).any())
 
 
-def _stack(columns, n):
-    raw = np.empty((len(columns), n))
-    for j, c in enumerate(columns):
-        raw[j] = c
-    return raw
-
-
-@njit(cache=True, parallel=True)
-def _code(raw, fill, ranks, src, level, out):
-    """Coded column c: attribute src[c] with missing values filled, itself
-    (level 0) or 1.0 where its value ranks at or above level[c]."""
-    for c in prange(len(src)):
-        a = src[c]
-        r = level[c]
-        for i in range(raw.shape[1]):
-            v = raw[a, i]
-            if np.isnan(v):
-                v = fill[a]
-            if r == 0:
-                out[c, i] = v
-            else:
-                out[c, i] = 1.0 if ranks[a, int(v)] >= r else 0.0
+def _rows(coded, keep, n):
+    out = np.empty((len(keep), n))
+    for r, c in enumerate(keep):
+        out[r] = coded[c]
+    return out
 
 
 # ------------------------------------------------------------------ growing
-
-@njit(cache=True)
-def _qsort(v, idx, lo, hi, stack):
-    """The reference's median-of-three quicksort of ``v[lo..hi]`` (inclusive),
-    moving ``idx`` along. Sub-ranges are independent, so the larger one waits on
-    the stack."""
-    sp = 0
-    stack[0] = lo
-    stack[1] = hi
-    sp = 1
-    while sp > 0:
-        sp -= 1
-        left = stack[2 * sp]
-        right = stack[2 * sp + 1]
-        while True:
-            d = right - left
-            if d <= 0:
-                break
-            if d == 1:
-                _cswap(v, idx, left, right)
-                break
-            if d == 2:
-                _cswap(v, idx, left, left + 1)
-                _cswap(v, idx, left, right)
-                _cswap(v, idx, left + 1, right)
-                break
-            c = (left + right) // 2
-            _cswap(v, idx, left, c)
-            _cswap(v, idx, left, right)
-            _cswap(v, idx, c, right)
-            _swap(v, idx, c, right - 1)
-            pivot = v[right - 1]
-            i = left
-            j = right - 1
-            while True:
-                i += 1
-                while v[i] < pivot:
-                    i += 1
-                j -= 1
-                while v[j] > pivot:
-                    j -= 1
-                if i >= j:
-                    break
-                _swap(v, idx, i, j)
-            _swap(v, idx, i, right - 1)
-            if i - 1 - left > right - i - 1:
-                stack[2 * sp] = left
-                stack[2 * sp + 1] = i - 1
-                sp += 1
-                left = i + 1
-            else:
-                stack[2 * sp] = i + 1
-                stack[2 * sp + 1] = right
-                sp += 1
-                right = i - 1
-
-
-@njit(cache=True, inline="always")
-def _swap(v, idx, i, j):
-    t = v[i]
-    v[i] = v[j]
-    v[j] = t
-    k = idx[i]
-    idx[i] = idx[j]
-    idx[j] = k
-
-
-@njit(cache=True, inline="always")
-def _cswap(v, idx, i, j):
-    if v[i] > v[j]:
-        _swap(v, idx, i, j)
-
 
 @njit(cache=True)
 def std_dev(y, rows):

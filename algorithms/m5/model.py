@@ -114,7 +114,7 @@ class _Numeric:
 
     def _used(self, coded):
         """Raw attributes behind the coded columns ``coded``."""
-        return sorted({self.filters.columns[j][0] for j in coded})
+        return sorted({self.filters.sources[j] for j in coded})
 
     def coded(self, columns, n):
         """The coded matrix of rows given as the ``used`` raw columns."""
@@ -146,7 +146,7 @@ class M5Model(_Numeric):
         for i in self.leaves:
             coded |= {j for j, _ in self.models[i].terms}
         self.used = self._used(coded)
-        p = len(filters.columns)
+        p = len(filters.keep)
         self._arrays = (np.asarray(t["attr"], np.int64), np.asarray(t["split"], np.float64),
                         np.asarray(t["left"], np.int64), np.asarray(t["right"], np.int64))
         leaf_of = np.full(len(t["attr"]), -1, np.int64)
@@ -270,7 +270,7 @@ class M5RulesModel(_Numeric):
         for m in self.models:
             coded |= {j for j, _ in m.terms}
         self.used = self._used(coded)
-        p = len(filters.columns)
+        p = len(filters.keep)
         conds = [c for r in self.rules for c in r["conditions"]]
         self._arrays = (
             np.cumsum([0] + [len(r["conditions"]) for r in self.rules]).astype(np.int64),

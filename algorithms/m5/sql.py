@@ -1,23 +1,22 @@
 """model_to_sql for M5' model trees and M5 rules: one scalar expression giving the
 number ``predict_value`` gives::
 
-    (SELECT CASE WHEN "_dm_CHMIN" <= 7.5e0 THEN <c * "_dm_MYCT" + ... + b> ELSE ... END
-     FROM (SELECT <coded attribute> AS "_dm_MYCT", ...) AS "_dm_row")
+    (SELECT CASE WHEN "_dm_x4" <= 7.5e0 THEN <c * "_dm_x0" + ... + b> ELSE ... END
+     FROM (<the filters' SELECT>) AS "_dm_row")
 
-The inner FROM-less SELECT reads the outer row and codes each attribute the model
-uses exactly as its filters do, named ``_dm_`` and the coded attribute's name (as
-model_text prints it): a missing number (NULL or NaN) becomes the
-training mean, and a nominal attribute becomes its 0/1 columns "value ranks at or
-above r", a missing or unseen value counting as the training mode. The CASE
+The inner SELECT is the model's filters written as SQL (``filters.Pipeline``): it
+reads the outer row and codes each attribute the model uses exactly as scoring
+does (a missing number becomes the training mean; a nominal attribute becomes
+its 0/1 columns "value ranks at or above r", a missing or unseen value counting
+as the training mode). The CASE
 follows the tree (a rule list: the first rule whose tests all hold) and each
 formula sums its terms in the model's order, so DuckDB gives the same double.
 """
 
-import sys
-
 from sqlglot import exp
 
-from ..sqlgen import _as, _case, _from, _is_in, _number, _select, _sum, _var
+from ..filters import output_name
+from ..sqlgen import _case, _from, _number, _select, _sum, _var
 
 
 class LinearSql:
@@ -26,22 +25,6 @@ class LinearSql:
     def __init__(self, model):
         self.model = model
         self.filters = model.filters
-
-    def coded(self, j):
-        a, r = self.filters.columns[j]
-        attribute = self.model.attributes[a]
-        col = exp.column(attribute.name, quoted=True)
-        fill = self.filters.fill[a]
-        if r == 0:
-            finite = exp.LTE(this=col, expression=_number(sys.float_info.max, double=True))
-            return _case([(finite, col.copy())], _number(fill, double=True))
-        rank = self.filters.ranks[a]
-        ones = [v for v, k in zip(attribute.values, rank) if k >= r]
-        zeros = [v for v, k in zip(attribute.values, rank) if k < r]
-        if rank[int(fill)] >= r:
-            return _case([(_is_in(col, zeros), exp.Literal.number(0))],
-                         exp.Literal.number(1))
-        return _case([(_is_in(col, ones), exp.Literal.number(1))], exp.Literal.number(0))
 
     def formula(self, lm):
         terms = [exp.Mul(this=_number(c, double=True), expression=self.var(j))
@@ -56,7 +39,7 @@ class LinearSql:
         return _var(self.name(j))
 
     def name(self, j):
-        return "_dm_" + self.filters.names[j]
+        return output_name(self.filters.keep[j])
 
     def body(self):
         m = self.model
@@ -82,7 +65,8 @@ class LinearSql:
         needed = sorted({j for j in self._columns()})
         if not needed:
             return self.body()
-        row = _select([_as(self.coded(j), self.name(j)) for j in needed])
+        f = self.filters
+        row = f.pipeline.select({f.keep[j] for j in needed})
         return exp.Subquery(this=_select([self.body()], _from(row, "_dm_row")))
 
     def _columns(self):
