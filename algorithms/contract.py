@@ -326,7 +326,8 @@ def _check_target(fn, kind, data, t):
         if not a.nominal:
             raise ContractError(
                 f"{fn}: target column {a.name!r} is numeric; {fn} predicts a nominal "
-                "class (use m5p for a numeric target, or cast the column to VARCHAR)")
+                "class (use m5p or rep_tree for a numeric target, or cast the column to "
+                "VARCHAR)")
         present = np.unique(known)
         if len(present) == 0:
             raise ContractError(f"{fn}: target column {a.name!r} has no values (all NULL)")

@@ -349,8 +349,7 @@ def _kernel_estimator(x, w, y, k, prec):
         v = np.rint(x[rows] / prec) * prec
         wc = w[rows]
         distinct, at = np.unique(v, return_inverse=True)
-        sums = np.zeros(len(distinct))
-        np.add.at(sums, at, wc)
+        sums = np.bincount(at, wc, len(distinct))  # each value's weights in row order
         total = float(np.cumsum(wc)[-1]) if len(wc) else 0.0
         spread = distinct[-1] - distinct[0] if len(distinct) else 0.0
         sd.append(max(spread / math.sqrt(total), prec / (2 * 3)) if spread > 0

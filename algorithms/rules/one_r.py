@@ -125,8 +125,8 @@ def _first_max(a):
 def _nominal_rule(x, y, n_values, k):
     """(classes per value, counts (values, k), correct) of a nominal attribute."""
     known = ~np.isnan(x)
-    counts = np.zeros((n_values, k), np.int64)
-    np.add.at(counts, (x[known].astype(np.int64), y[known]), 1)
+    counts = np.bincount(x[known].astype(np.int64) * k + y[known],
+                         minlength=n_values * k).reshape(n_values, k)
     classes = np.array([_first_max(c) for c in counts], np.int64)
     correct = int(sum(counts[v, c] for v, c in enumerate(classes)))
     return classes, None, counts, correct
@@ -182,8 +182,7 @@ def _numeric_rule(x, y, k, min_bucket):
     if len(xs) == 0:
         return None  # the reference skips an attribute with no value
     values, group = np.unique(xs, return_inverse=True)
-    dist = np.zeros((len(values), k), np.int64)
-    np.add.at(dist, (group, ys), 1)
+    dist = np.bincount(group * k + ys, minlength=len(values) * k).reshape(len(values), k)
     cuts = np.append((values[:-1] + values[1:]) / 2.0, np.finfo(np.float64).max)
     counts, cuts, correct = _merge(dist, cuts, min_bucket)
     classes = np.array([_max_index(c) for c in counts], np.int64)

@@ -6,28 +6,19 @@ Run from the repository root: ``python tests/golden/make_baselines_golden.py``
 
 For each data set of tests/data (class = last attribute) and each configuration
 (``CONFIGS``: ZeroR; OneR with ``-B 6`` and ``-B 3``; NaiveBayes as it is, with
-``-K`` and with ``-D``) a harness builds the classifier on the whole file and
-writes ``<data>__<config>.json``:
-
-- ``options``: the options given to ``setOptions``;
-- ``text``: ``toString()`` of the built classifier;
-- ``dist``: per row of the file, in order, ``distributionForInstance`` (one
-  number, the prediction, for a numeric class), doubles at full precision (Java's
-  ``Double.toString``, which reads back to the same double).
-
-Data sets with instance weights (``*.missing-weighted``) are read with them, as
-the reference reads ``{w}`` in an ARFF file.
+``-K`` and with ``-D``) ``weka.classifier_harness`` builds the classifier on the
+whole file and writes ``<data>__<config>.json`` (its options, ``toString()`` and
+``distributionForInstance`` of every row; see there).
 
 And ``cli__<data>__<config>.txt``, for every configuration but ZeroR (whose runs are
 in tests/golden/eval): the stdout of ``java <classifier> <options> -t <data>.arff``,
 which ends with the stratified ten-fold cross-validation with seed 1.
 """
 
-import json
 import tempfile
 from pathlib import Path
 
-from weka import compile_harness, java
+from weka import WEKA, classifier_harness, java
 
 HERE = Path(__file__).parent
 OUT = HERE / "baselines"
@@ -47,45 +38,16 @@ CONFIGS = {  # config: (classifier, options, data sets)
     "naive_bayes_discretize": (NAIVE_BAYES, ["-D"], NOMINAL),
 }
 
-HARNESS = r"""
-import weka.classifiers.Classifier;
-import weka.core.Instances;
-import weka.core.converters.ConverterUtils.DataSource;
-
-public class BaselineGolden extends JsonOut {
-  public static void main(String[] args) throws Exception {
-    Instances data = DataSource.read(args[0]);
-    data.setClassIndex(data.numAttributes() - 1);
-    String[] options = new String[args.length - 2];
-    System.arraycopy(args, 2, options, 0, options.length);
-    StringBuilder given = new StringBuilder("[");
-    for (int i = 0; i < options.length; i++)
-      given.append(i > 0 ? "," : "").append(str(options[i]));
-    given.append("]");
-    Classifier c = Classifier.forName(args[1], options.clone());
-    c.buildClassifier(data);
-    StringBuilder out = new StringBuilder("{\"options\":").append(given);
-    out.append(",\"text\":").append(str(c.toString())).append(",\"dist\":[");
-    for (int i = 0; i < data.numInstances(); i++)
-      out.append(i > 0 ? "," : "").append(arr(c.distributionForInstance(data.instance(i))));
-    System.out.println(out.append("]}"));
-  }
-}
-"""
-
-
 def main():
     OUT.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        cp = compile_harness(tmp, "BaselineGolden", HARNESS)
+        run = classifier_harness(tmp)
         for config, (cls, options, datasets) in CONFIGS.items():
             for data in datasets:
-                text = java("-cp", cp, "BaselineGolden", str(DATA / f"{data}.arff"), cls,
-                            *options)
-                json.loads(text)  # it must parse
+                text = run(DATA / f"{data}.arff", cls, options)
                 (OUT / f"{data}__{config}.json").write_text(text)
                 if cls != ZERO_R:
-                    cli = java("-cp", cp, cls, *options, "-t", str(DATA / f"{data}.arff"))
+                    cli = java("-cp", WEKA, cls, *options, "-t", str(DATA / f"{data}.arff"))
                     (OUT / f"cli__{data}__{config}.txt").write_text(cli)
                 print(data, config)
 

@@ -1,6 +1,7 @@
 """What the golden scripts need from the reference: its jar, running Java, and
 compiling a small harness class against the jar."""
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -56,3 +57,45 @@ def compile_harness(folder, name, source):
     subprocess.run(["javac", "-nowarn", "-cp", WEKA, "JsonOut.java", f"{name}.java"],
                    cwd=folder, check=True, capture_output=True)
     return f"{WEKA}:{folder}"
+
+
+CLASSIFIER_HARNESS = r"""
+import weka.classifiers.Classifier;
+import weka.core.Instances;
+import weka.core.converters.ConverterUtils.DataSource;
+
+public class ClassifierGolden extends JsonOut {
+  public static void main(String[] args) throws Exception {
+    Instances data = DataSource.read(args[0]);
+    data.setClassIndex(data.numAttributes() - 1);
+    String[] options = new String[args.length - 2];
+    System.arraycopy(args, 2, options, 0, options.length);
+    StringBuilder given = new StringBuilder("[");
+    for (int i = 0; i < options.length; i++)
+      given.append(i > 0 ? "," : "").append(str(options[i]));
+    given.append("]");
+    Classifier c = Classifier.forName(args[1], options.clone());
+    c.buildClassifier(data);
+    StringBuilder out = new StringBuilder("{\"options\":").append(given);
+    out.append(",\"text\":").append(str(c.toString())).append(",\"dist\":[");
+    for (int i = 0; i < data.numInstances(); i++)
+      out.append(i > 0 ? "," : "").append(arr(c.distributionForInstance(data.instance(i))));
+    System.out.println(out.append("]}"));
+  }
+}
+"""
+
+
+def classifier_harness(folder):
+    """A function ``run(arff, classifier, options) -> JSON text`` that builds the
+    classifier (class = last attribute, instance weights as the file gives them)
+    on the whole file and writes ``options``, ``text`` (its ``toString()``) and
+    ``dist``: per row, in order, ``distributionForInstance`` (for a numeric class
+    one number, the prediction), at full precision."""
+    cp = compile_harness(folder, "ClassifierGolden", CLASSIFIER_HARNESS)
+
+    def run(arff, classifier, options):
+        text = java("-cp", cp, "ClassifierGolden", str(arff), classifier, *options)
+        json.loads(text)  # it must parse
+        return text
+    return run

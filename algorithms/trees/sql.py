@@ -1,0 +1,93 @@
+"""model_to_sql for REPTree: one scalar expression giving what ``predict`` (a class)
+or ``predict_value`` (a number) gives::
+
+    (SELECT <label of the first best> FROM
+      (SELECT <sum over leaves of weight * probability> AS "_dm_p0", ... FROM
+        (SELECT <branch of node i, NULL when missing> AS "_dm_r<i>", ...) AS "_dm_row"))
+
+The innermost FROM-less SELECT reads the outer row and gives, per split, the branch
+the row takes (NULL when the tested value is missing, NaN or unseen). A leaf's
+weight is the product, along its path, of 1 or 0 (the row's branch or another) or,
+where the branch is NULL, the branch's share of the training weight, as scoring
+spreads a missing value. A leaf that no training row reached adds nothing on a
+spread path and answers with its parent's probabilities on a known one.
+"""
+
+import sys
+
+from sqlglot import exp
+
+from ..sqlgen import (
+    _as,
+    _case,
+    _from,
+    _greatest_convention,
+    _number,
+    _select,
+    _sum,
+    _var,
+    dialect_of,
+    first_best,
+)
+
+
+def _route(attribute, cut):
+    """The branch a row takes at a split on ``attribute``; NULL when missing."""
+    col = exp.column(attribute.name, quoted=True)
+    if attribute.nominal:
+        return exp.Case(this=col, ifs=[exp.If(this=exp.Literal.string(v),
+                                              true=exp.Literal.number(b))
+                                       for b, v in enumerate(attribute.values)])
+    known = exp.LTE(this=col.copy(), expression=_number(sys.float_info.max, double=True))
+    below = exp.LT(this=col.copy(), expression=_number(cut, double=True))
+    return _case([(below, exp.Literal.number(0)), (known, exp.Literal.number(1))],
+                 exp.Null())
+
+
+def _factor(node, branch, prop, spread):
+    """The weight one edge gives: 1 or 0 on a known value, ``prop`` (or 0 when
+    ``spread`` is false) on a missing one."""
+    r = _var(f"_dm_r{node}")
+    missing = _number(prop, double=True) if spread else exp.Literal.number(0)
+    return _case([(exp.Is(this=r, expression=exp.Null()), missing),
+                  (exp.EQ(this=r.copy(), expression=exp.Literal.number(branch)),
+                   exp.Literal.number(1))], exp.Literal.number(0))
+
+
+def expression(model, dialect):
+    nd = model.nodes
+    width = 1 if model.classes is None else len(model.classes)
+    terms = [[] for _ in range(width)]
+    stack = [(0, [])]  # (node, factors of its path)
+    while stack:
+        i, path = stack.pop()
+        a = nd["attr"][i]
+        if a < 0:
+            for c in range(width):
+                terms[c].append(_product(path, nd["probs"][i][c]))
+            continue
+        for b, child in enumerate(nd["children"][i]):
+            prop = nd["props"][i][b]
+            if nd["attr"][child] < 0 and nd["probs"][child] is None:
+                edge = path + [_factor(i, b, prop, spread=False)]
+                for c in range(width):
+                    terms[c].append(_product(edge, nd["probs"][i][c]))
+            else:
+                stack.append((child, path + [_factor(i, b, prop, spread=True)]))
+    splits = [i for i, a in enumerate(nd["attr"]) if a >= 0]
+    row = _select([_as(_route(model.attributes[nd["attr"][i]], nd["cut"][i]), f"_dm_r{i}")
+                   for i in splits] or [_as(exp.Literal.number(0), "_dm_none")])
+    sums = [_sum(t) for t in terms]
+    if model.classes is None:
+        return exp.Subquery(this=_select([sums[0]], _from(row, "_dm_row")))
+    probs = _select([_as(s, f"_dm_p{c}") for c, s in enumerate(sums)], _from(row, "_dm_row"))
+    ignore_nulls = _greatest_convention(dialect_of(dialect))
+    return first_best(probs, width, lambda c: exp.Literal.string(model.classes[c]),
+                      ignore_nulls)
+
+
+def _product(factors, value):
+    out = _number(value, double=True)
+    for f in factors:
+        out = exp.Mul(this=f.copy(), expression=out)
+    return out

@@ -1,0 +1,190 @@
+"""The rule learners and trees side by side: duckmine in SQL, the Weka class, and a
+Python peer, on Agrawal data (function 2, 5% label noise).
+
+    python -m duckmine.benchmarks.rules_trees [--sizes 200000,1000000] [--repeat 3]
+        [--tools duckmine weka sklearn] [--timeout 1800]
+
+Needs Java with ``/usr/share/java/weka.jar`` and scikit-learn (the ``bench`` extra).
+The data: Weka's Agrawal generator (``-F 2 -P 0.05 -S 1``: 6 numeric and 3
+nominal attributes, a two-valued class ``group``), written once per size as ARFF and
+loaded once into a DuckDB file with ``duckmine.read_arff``, both cached under
+``benchmarks/.data/``. Each tool runs in its own process and reports its own peak
+memory (resident set; Weka's JVM runs with ``-Xmx16g``):
+
+- duckmine: ``SELECT rep_tree_fit(t, 'group') AS model FROM agrawal t`` on an open
+  connection, after a warm-up fit on 2,000 rows; the printed model is kept. Then
+  scoring: ``count(*) FILTER (WHERE predict(m.model, t) = t."group"::VARCHAR)``.
+- weka: ``REPTree -t file.arff -no-cv``; the fit time is the "Time taken to build
+  model" it prints (its own clock), the wall time covers the JVM start, reading the
+  file, building and evaluating on the training data.
+- sklearn: ``DecisionTreeClassifier(criterion='entropy', min_samples_leaf=2)`` on the
+  same table fetched from DuckDB (nominal columns as integer codes); only ``fit`` is
+  timed. It grows binary, unpruned trees, so its tree is not compared.
+
+Each measurement is repeated ``--repeat`` times (once when a run takes over 30 s)
+and the median is shown. duckmine's printed model must be Weka's, line for line.
+Targets: 10x Weka's build time at 200,000 rows; no slower than scikit-learn.
+"""
+
+import argparse
+import json
+import re
+import subprocess
+import time
+
+from .c45 import WEKA_JAR, arff_database, data_dir, median, peak_mb, repeated, tree_lines
+from .child import run_child, tool_options
+from .em import java
+
+TOOLS = ("duckmine", "weka", "sklearn")
+TARGET = "group"
+LEARNERS = {  # name: (SQL fit, Weka class and options)
+    "rep_tree": (f"SELECT rep_tree_fit(t, '{TARGET}') AS model FROM {{source}} t",
+                 ["weka.classifiers.trees.REPTree"]),
+}
+SCORE = (f"SELECT count(*) FILTER (WHERE predict(m.model, t) = t.\"{TARGET}\"::VARCHAR) "
+         "AS correct FROM agrawal t, (SELECT model FROM fitted) m")
+
+
+def arff(n):
+    """The ARFF file of ``n`` Agrawal (function 2) instances, made by Weka once."""
+    path = data_dir() / f"agrawal_f2_{n}.arff"
+    if not path.exists():
+        tmp = path.with_suffix(".arff.tmp")
+        subprocess.run(["java", "-cp", WEKA_JAR,
+                        "weka.datagenerators.classifiers.classification.Agrawal",
+                        "-n", str(n), "-S", "1", "-F", "2", "-P", "0.05", "-o", str(tmp)],
+                       check=True, capture_output=True)
+        tmp.rename(path)
+    return path
+
+
+def database(n):
+    return arff_database(arff(n), "agrawal")
+
+
+def child_duckmine(n, repeat):
+    import duckmine
+
+    con = duckmine.connect(str(database(n)), read_only=True)
+    con.execute("SET enable_progress_bar = false")
+    con.execute("CREATE TEMP VIEW warm AS SELECT * FROM agrawal LIMIT 2000")
+    out = {}
+    for learner, (sql, _) in LEARNERS.items():
+        con.execute(f"CREATE OR REPLACE TEMP TABLE fitted AS {sql.format(source='warm')}")
+        con.execute(SCORE).fetchall()
+
+        def fit(sql=sql):
+            start = time.perf_counter()
+            con.execute(f"CREATE OR REPLACE TEMP TABLE fitted AS "
+                        f"{sql.format(source='agrawal')}")
+            return {"fit": time.perf_counter() - start}
+
+        runs = repeated(fit, repeat)
+        fit_peak = peak_mb()
+        text = con.execute("SELECT model_text(model) FROM fitted").fetchall()[0][0]
+
+        def score():
+            start = time.perf_counter()
+            correct = con.execute(SCORE).fetchall()[0][0]
+            return {"fit": time.perf_counter() - start, "correct": correct}
+
+        scores = repeated(score, repeat)
+        out[learner] = {"fit": median(runs, "fit"), "runs": len(runs), "peak_mb": fit_peak,
+                        "score": median(scores, "fit"),
+                        "accuracy": scores[0]["correct"] / n, "text": text}
+    con.close()
+    return out
+
+
+def child_weka(n, repeat, timeout):
+    deadline = time.perf_counter() + timeout
+    path = str(arff(n))
+    out = {}
+    for learner, (_, weka) in LEARNERS.items():
+        def fit(weka=weka):
+            done = java([weka[0], "-t", path, "-no-cv", *weka[1:]], deadline)
+            if done is None:
+                raise TimeoutError
+            text, wall, peak = done
+            build = float(re.search(r"Time taken to build model: ([\d.]+)", text)[1])
+            model = "\n".join(line for line in
+                              text[:text.index("Time taken to build model")].splitlines()
+                              if not line.startswith("Options: "))
+            return {"fit": build, "wall": wall, "peak_mb": peak, "text": model}
+        try:
+            runs = repeated(fit, repeat)
+        except TimeoutError:
+            out[learner] = None
+            continue
+        out[learner] = {**runs[-1], "fit": median(runs, "fit"), "wall": median(runs, "wall"),
+                        "runs": len(runs), "peak_mb": max(r["peak_mb"] for r in runs)}
+    return out
+
+
+def child_sklearn(n, repeat):
+    import duckdb
+    import numpy as np
+    from sklearn.tree import DecisionTreeClassifier
+
+    start = time.perf_counter()
+    con = duckdb.connect(str(database(n)), read_only=True)
+    table = con.sql("SELECT * FROM agrawal").fetchnumpy()
+    cols = [c for c in table if c != TARGET]
+    X = np.column_stack([np.asarray(table[c].codes if hasattr(table[c], "codes")
+                                    else table[c], np.float64) for c in cols])
+    y = np.asarray(table[TARGET].codes if hasattr(table[TARGET], "codes") else table[TARGET])
+    load = time.perf_counter() - start
+
+    def fit():
+        start = time.perf_counter()
+        DecisionTreeClassifier(criterion="entropy", min_samples_leaf=2,
+                               random_state=1).fit(X, y)
+        return {"fit": time.perf_counter() - start}
+
+    runs = repeated(fit, repeat)
+    return {"rep_tree": {"fit": median(runs, "fit"), "runs": len(runs),
+                         "peak_mb": peak_mb(), "load": load}}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="200000,1000000")
+    tool_options(parser, TOOLS, 1800, 4, weka=False)
+    args = parser.parse_args()
+    if args.child:
+        tool, n, repeat, timeout = args.child
+        n, repeat, timeout = int(n), int(repeat), float(timeout)
+        result = {"duckmine": lambda: child_duckmine(n, repeat),
+                  "weka": lambda: child_weka(n, repeat, timeout),
+                  "sklearn": lambda: child_sklearn(n, repeat)}[tool]()
+        print(json.dumps(result))
+        return
+    for n in (int(s) for s in args.sizes.split(",")):
+        database(n)
+        results = {tool: run_child("duckmine.benchmarks.rules_trees",
+                                   [tool, n, args.repeat, args.timeout], args.timeout + 60)
+                   for tool in args.tools}
+        print(f"\n{n:,} rows")
+        print(f"{'learner':<12}{'duckmine s':>11}{'MB':>7}{'score s':>9}{'weka s':>9}"
+              f"{'weka MB':>9}{'sklearn s':>10}{'sk MB':>7}{'vs weka':>9}{'vs sk':>7}"
+              "  same model  accuracy")
+        for learner in LEARNERS:
+            m = (results.get("duckmine") or {}).get(learner)
+            w = (results.get("weka") or {}).get(learner)
+            s = (results.get("sklearn") or {}).get(learner)
+            cells = [f"{learner:<12}"]
+            cells.append(f"{m['fit']:>11.3f}{m['peak_mb']:>7.0f}{m['score']:>9.3f}" if m
+                         else f"{'-':>27}")
+            cells.append(f"{w['fit']:>9.2f}{w['peak_mb']:>9.0f}" if w else f"{'-':>18}")
+            cells.append(f"{s['fit']:>10.3f}{s['peak_mb']:>7.0f}" if s else f"{'-':>17}")
+            cells.append(f"{w['fit'] / m['fit']:>8.1f}x" if m and w else f"{'-':>9}")
+            cells.append(f"{s['fit'] / m['fit']:>6.2f}x" if m and s else f"{'-':>7}")
+            same = "yes" if m and w and tree_lines(m["text"]) == tree_lines(w["text"]) else \
+                ("NO" if m and w else "-")
+            cells.append(f"  {same:<10}  {m['accuracy']:.4f}" if m else "")
+            print("".join(cells), flush=True)
+
+
+if __name__ == "__main__":
+    main()

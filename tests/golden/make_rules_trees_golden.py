@@ -1,0 +1,54 @@
+"""Regenerate the golden files of the rule learners and trees under
+tests/golden/rules_trees.
+
+Reference: Weka 3.6.14 (``/usr/share/java/weka.jar``, java and javac on PATH).
+Run from the repository root: ``python tests/golden/make_rules_trees_golden.py``.
+
+For each configuration (``CONFIGS``: a Weka classifier with its options) and each
+data set it applies to (every ARFF file of ../shared/data/weka, copied to
+tests/data; the class is the last attribute):
+
+- ``<data>__<config>.json``: from ``weka.classifier_harness``: the options, the
+  printed model (``toString()``) and ``distributionForInstance`` of every row;
+- ``cli__<data>__<config>.txt``: the stdout of ``java <classifier> <options> -t
+  <data>.arff``, which ends with the stratified ten-fold cross-validation (seed 1).
+
+REPTree runs with its defaults, with ``-P`` (no pruning) and with ``-L 3 -M 5``; on
+numeric targets (cpu, cpu.missing with missing attribute values, and
+cpu.missing-weighted with weights and missing targets) as regression trees.
+"""
+
+import tempfile
+from pathlib import Path
+
+from weka import WEKA, classifier_harness, java
+
+HERE = Path(__file__).parent
+OUT = HERE / "rules_trees"
+DATA = HERE.parent / "data"
+NOMINAL = ["weather.nominal", "weather.numeric", "contact-lenses", "labor", "iris",
+           "diabetes", "soybean", "breast-cancer", "supermarket"]
+NUMERIC = ["cpu", "cpu.missing", "cpu.missing-weighted"]
+REPTREE = "weka.classifiers.trees.REPTree"
+CONFIGS = {  # config: (classifier, options, data sets)
+    "rep_tree": (REPTREE, [], NOMINAL + NUMERIC),
+    "rep_tree_unpruned": (REPTREE, ["-P"], NOMINAL + NUMERIC),
+    "rep_tree_l3_m5": (REPTREE, ["-L", "3", "-M", "5"], NOMINAL + NUMERIC),
+}
+
+
+def main():
+    OUT.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        run = classifier_harness(tmp)
+        for config, (cls, options, datasets) in CONFIGS.items():
+            for data in datasets:
+                arff = DATA / f"{data}.arff"
+                (OUT / f"{data}__{config}.json").write_text(run(arff, cls, options))
+                cli = java("-cp", WEKA, cls, *options, "-t", str(arff))
+                (OUT / f"cli__{data}__{config}.txt").write_text(cli)
+                print(data, config)
+
+
+if __name__ == "__main__":
+    main()

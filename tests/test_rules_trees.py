@@ -1,0 +1,126 @@
+"""The rule learners and trees against the reference (goldens from
+tests/golden/make_rules_trees_golden.py): on every data set, the printed model line
+for line, ``predict_proba`` (``predict_value`` for a numeric target) against
+``distributionForInstance`` on every training row, and ten-fold cross-validation
+against the reference's command line."""
+
+import json
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import duckmine
+from duckmine.algorithms.contract import literal
+
+from .conftest import table
+from .test_cross_validate import assert_cv_is_wekas
+
+HERE = Path(__file__).parent
+GOLDEN = HERE / "golden" / "rules_trees"
+DATA = HERE / "data"
+CONFIGS = {  # golden config: (learner, options)
+    "rep_tree": ("rep_tree", {}),
+    "rep_tree_unpruned": ("rep_tree", {"pruned": False}),
+    "rep_tree_l3_m5": ("rep_tree", {"max_depth": 3, "min_leaf": 5}),
+}
+CASES = sorted(p.stem.split("__") for p in GOLDEN.glob("*.json"))
+RUNS = sorted(p.name for p in GOLDEN.glob("cli__*.txt"))
+NUMERIC_FIGURES = {"Correlation coefficient": "correlation",
+                   "Mean absolute error": "mean_absolute_error",
+                   "Root mean squared error": "root_mean_squared_error",
+                   "Relative absolute error": "relative_absolute_error",
+                   "Root relative squared error": "root_relative_squared_error",
+                   "Total Number of Instances": "instances"}
+
+
+@pytest.fixture(scope="module")
+def db():
+    c = duckmine.connect()
+    yield c
+    c.close()
+
+
+def load(db, name):
+    """(table, target, weight argument, whether the target is numeric)."""
+    t = table(name)
+    weighted = "weighted" in name
+    db.execute(f"DROP TABLE IF EXISTS {t}")
+    duckmine.read_arff(db, DATA / f"{name}.arff", t, weight="w" if weighted else None)
+    columns = db.sql(f"DESCRIBE {t}").fetchall()
+    target, kind = columns[-2 if weighted else -1][:2]
+    return t, target, (", weight := 'w'" if weighted else ""), kind == "DOUBLE"
+
+
+@pytest.mark.parametrize("data,config", CASES)
+def test_model_and_probabilities_are_the_references(db, data, config):
+    golden = json.loads((GOLDEN / f"{data}__{config}.json").read_text())
+    learner, given = CONFIGS[config]
+    options = "".join(f", {k} := {literal(v)}" for k, v in given.items())
+    t, target, weight, numeric = load(db, data)
+    db.execute(f"""CREATE OR REPLACE TEMP TABLE m AS
+                   SELECT {learner}_fit(row_, '{target}'{options}{weight}) AS m
+                   FROM {t} row_""")
+    assert db.sql("SELECT model_text(m) FROM m").fetchall()[0][0] == golden["text"]
+    if numeric:
+        got = [[v] for (v,) in db.sql(f"SELECT predict_value(m.m, row_) FROM {t} row_, m")
+               .fetchall()]
+    else:
+        got = [list(p.values()) for (p,) in db.sql(
+            f"SELECT predict_proba(m.m, row_) FROM {t} row_, m").fetchall()]
+    want = golden["dist"]
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g == pytest.approx(w, rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_cross_validation_is_the_references(db, run):
+    _, data, config = run[:-4].split("__")
+    learner, given = CONFIGS[config]
+    t, target, weight, numeric = load(db, data)
+    options = ", ".join(f"'{k}': {literal(v)}" for k, v in given.items())
+    options = (f", options := {{{options}}}" if options else "") + weight
+    text = (GOLDEN / run).read_text()
+    if not numeric:
+        assert_cv_is_wekas(db, learner, t, target, options, text)
+        return
+    rel = db.sql(f"SELECT * FROM cross_validate('{learner}', '{t}', '{target}'{options})")
+    got = dict(zip(rel.columns, rel.fetchall()[0]))
+    section = text[text.index("=== Cross-validation ==="):]
+    for label, key in NUMERIC_FIGURES.items():
+        want = float(re.search(re.escape(label) + r"\s+(\S+)", section)[1])
+        assert got[key] == pytest.approx(want, abs=0.51e-4), key
+
+
+SQL_CASES = [c for c in CASES if c[1] == "rep_tree"]
+
+
+@pytest.mark.parametrize("data,config", SQL_CASES)
+def test_model_to_sql_gives_what_scoring_gives(db, data, config):
+    """In DuckDB and in SQLite, on every training row (missing values spread)."""
+    learner, _ = CONFIGS[config]
+    t, target, weight, numeric = load(db, data)
+    db.execute(f"""CREATE OR REPLACE TEMP TABLE m AS
+                   SELECT {learner}_fit(row_, '{target}'{weight}) AS m FROM {t} row_""")
+    score = "predict_value" if numeric else "predict"
+    fetched = db.sql(f"SELECT {score}(m.m, row_), row_.* FROM {t} row_, m").fetchall()
+    names = db.sql(f"SELECT * FROM {t} LIMIT 0").columns
+    for dialect in ("duckdb", "sqlite"):
+        expr = db.sql(f"SELECT model_to_sql(m, '{dialect}') FROM m").fetchall()[0][0]
+        if dialect == "duckdb":
+            got = [r[0] for r in db.sql(f"SELECT {expr} FROM {t}").fetchall()]
+        else:
+            lite = sqlite3.connect(":memory:")
+            quoted = ", ".join('"' + n.replace('"', '""') + '"' for n in names)
+            lite.execute(f"CREATE TABLE t ({quoted})")
+            lite.executemany(f"INSERT INTO t VALUES ({', '.join('?' * len(names))})",
+                             [r[1:] for r in fetched])
+            got = [r[0] for r in lite.execute(f"SELECT {expr} FROM t ORDER BY rowid")]
+            lite.close()
+        want = [r[0] for r in fetched]
+        if numeric:
+            assert got == pytest.approx(want, rel=1e-12), dialect
+        else:
+            assert got == want, dialect
