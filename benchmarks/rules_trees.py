@@ -11,15 +11,17 @@ loaded once into a DuckDB file with ``duckmine.read_arff``, both cached under
 ``benchmarks/.data/``. Each tool runs in its own process and reports its own peak
 memory (resident set; Weka's JVM runs with ``-Xmx16g``):
 
-- duckmine: ``SELECT rep_tree_fit(t, 'group') AS model FROM agrawal t`` on an open
-  connection, after a warm-up fit on 2,000 rows; the printed model is kept. Then
-  scoring: ``count(*) FILTER (WHERE predict(m.model, t) = t."group"::VARCHAR)``.
-- weka: ``REPTree -t file.arff -no-cv``; the fit time is the "Time taken to build
-  model" it prints (its own clock), the wall time covers the JVM start, reading the
-  file, building and evaluating on the training data.
+- duckmine: ``SELECT rep_tree_fit(t, 'group') AS model FROM agrawal t`` (and
+  ``part_fit``, ``ridor_fit``) on an open connection, after a warm-up fit on 2,000
+  rows; the printed model is kept. Then scoring:
+  ``count(*) FILTER (WHERE predict(m.model, t) = t."group"::VARCHAR)``.
+- weka: ``REPTree -t file.arff -no-cv`` (``PART``, ``Ridor``); the fit time is the
+  "Time taken to build model" it prints (its own clock), the wall time covers the
+  JVM start, reading the file, building and evaluating on the training data.
 - sklearn: ``DecisionTreeClassifier(criterion='entropy', min_samples_leaf=2)`` on the
   same table fetched from DuckDB (nominal columns as integer codes); only ``fit`` is
-  timed. It grows binary, unpruned trees, so its tree is not compared.
+  timed. It grows binary, unpruned trees, so its tree is not compared. It has no
+  PART or Ridor.
 
 Each measurement is repeated ``--repeat`` times (once when a run takes over 30 s)
 and the median is shown. duckmine's printed model must be Weka's, line for line.
@@ -41,6 +43,10 @@ TARGET = "group"
 LEARNERS = {  # name: (SQL fit, Weka class and options)
     "rep_tree": (f"SELECT rep_tree_fit(t, '{TARGET}') AS model FROM {{source}} t",
                  ["weka.classifiers.trees.REPTree"]),
+    "part": (f"SELECT part_fit(t, '{TARGET}') AS model FROM {{source}} t",
+             ["weka.classifiers.rules.PART"]),
+    "ridor": (f"SELECT ridor_fit(t, '{TARGET}') AS model FROM {{source}} t",
+              ["weka.classifiers.rules.Ridor"]),
 }
 SCORE = (f"SELECT count(*) FILTER (WHERE predict(m.model, t) = t.\"{TARGET}\"::VARCHAR) "
          "AS correct FROM agrawal t, (SELECT model FROM fitted) m")

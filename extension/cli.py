@@ -64,6 +64,14 @@ DEMO = [
      "FROM models"),
     ("From trees to rules (section 6.2)",
      "SELECT * FROM c45_rules('labor', 'class')"),
+    ("Rules from partial trees (PART) and rules with exceptions (Ridor) on the labor data",
+     "SELECT 'part' AS learner, rule, conditions, class, round(coverage, 2) AS coverage "
+     "FROM part('labor', 'class') UNION ALL SELECT 'ridor', rule, conditions, class, "
+     "coverage FROM ridor('labor', 'class')"),
+    ("REPTree on the CPU data: a regression tree pruned on a held-out fold, "
+     "cross-validated",
+     "SELECT round(correlation, 4) AS correlation, round(root_relative_squared_error, 4) "
+     "AS rrse FROM cross_validate('rep_tree', 'cpu', 'class')"),
     ("Ten-fold stratified cross-validation, with J48's folds and figures",
      "SELECT correct, round(pct_correct, 4) AS pct_correct, round(kappa, 4) AS kappa, "
      "round(mean_absolute_error, 4) AS mae, round(root_mean_squared_error, 4) AS rmse, "

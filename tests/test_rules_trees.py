@@ -9,6 +9,7 @@ import re
 import sqlite3
 from pathlib import Path
 
+import duckdb
 import pytest
 
 import duckmine
@@ -21,6 +22,14 @@ HERE = Path(__file__).parent
 GOLDEN = HERE / "golden" / "rules_trees"
 DATA = HERE / "data"
 CONFIGS = {  # golden config: (learner, options)
+    "ridor": ("ridor", {}),
+    "ridor_a": ("ridor", {"all_data_error": True}),
+    "ridor_m": ("ridor", {"majority_class": True}),
+    "ridor_f4_n3_s3": ("ridor", {"folds": 4, "min_weight": 3.0, "shuffles": 3}),
+    "part": ("part", {}),
+    "part_r": ("part", {"reduced_error_pruning": True}),
+    "part_b_m5": ("part", {"binary_splits": True, "min_leaf": 5}),
+    "part_u": ("part", {"pruned": False}),
     "rep_tree": ("rep_tree", {}),
     "rep_tree_unpruned": ("rep_tree", {"pruned": False}),
     "rep_tree_l3_m5": ("rep_tree", {"max_depth": 3, "min_leaf": 5}),
@@ -94,16 +103,18 @@ def test_cross_validation_is_the_references(db, run):
         assert got[key] == pytest.approx(want, abs=0.51e-4), key
 
 
-SQL_CASES = [c for c in CASES if c[1] == "rep_tree"]
+SQL_CASES = [c for c in CASES if c[1] in ("rep_tree", "part", "part_b_m5", "ridor", "ridor_a")]
 
 
 @pytest.mark.parametrize("data,config", SQL_CASES)
 def test_model_to_sql_gives_what_scoring_gives(db, data, config):
     """In DuckDB and in SQLite, on every training row (missing values spread)."""
-    learner, _ = CONFIGS[config]
+    learner, given = CONFIGS[config]
+    options = "".join(f", {k} := {literal(v)}" for k, v in given.items())
     t, target, weight, numeric = load(db, data)
     db.execute(f"""CREATE OR REPLACE TEMP TABLE m AS
-                   SELECT {learner}_fit(row_, '{target}'{weight}) AS m FROM {t} row_""")
+                   SELECT {learner}_fit(row_, '{target}'{options}{weight}) AS m
+                   FROM {t} row_""")
     score = "predict_value" if numeric else "predict"
     fetched = db.sql(f"SELECT {score}(m.m, row_), row_.* FROM {t} row_, m").fetchall()
     names = db.sql(f"SELECT * FROM {t} LIMIT 0").columns
@@ -124,3 +135,11 @@ def test_model_to_sql_gives_what_scoring_gives(db, data, config):
             assert got == pytest.approx(want, rel=1e-12), dialect
         else:
             assert got == want, dialect
+
+
+def test_ridor_refuses_fewer_rows_than_folds_and_the_connection_lives(db):
+    db.execute("""CREATE OR REPLACE TEMP TABLE heavy AS SELECT * FROM (VALUES
+                  ('a', 1.0, 'x', 5.0), ('b', 2.0, 'y', 5.0)) v(a, b, y, w)""")
+    with pytest.raises(duckdb.Error, match=r"ridor: folds: .*fewer than the 3 folds"):
+        db.sql("SELECT ridor_fit(heavy, 'y', weight := 'w') FROM heavy").fetchall()
+    assert db.sql("SELECT 1").fetchall() == [(1,)]

@@ -1,13 +1,19 @@
-"""Property tests of the trees on small random data without missing values, against
+"""Property tests of the trees and rule learners on small random data, against
 brute force: every node of an unpruned REPTree holds exactly the rows its path's
 tests select, with their class weights (nominal target) or their weight, mean and
-sum of squared errors (numeric target)."""
+sum of squared errors (numeric target); each PART rule holds the class weights of
+the rows its conditions select among those the rules before it left; Ridor's
+default rule holds the weight of every other class; and the SQL of a PART or Ridor
+model gives what scoring gives, missing values included."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import duckmine
 from duckmine.algorithms import contract
+from duckmine.algorithms.c45 import grow as c45
 from duckmine.algorithms.dataset import Attribute, Dataset
 
 SETTINGS = settings(max_examples=60, deadline=None)
@@ -54,10 +60,10 @@ def node_rows(model, data):
     return masks
 
 
-def fit(data):
-    decl = contract.learners()["rep_tree"]
-    options = decl.options("rep_tree", {"pruned": False, "min_leaf": 1})
-    return decl.train("rep_tree", data, "y", options)
+def fit(data, learner="rep_tree", **given):
+    decl = contract.learners()[learner]
+    options = decl.options(learner, given or {"pruned": False, "min_leaf": 1})
+    return decl.train(learner, data, "y", options)
 
 
 @given(tables(numeric_target=False))
@@ -86,3 +92,70 @@ def test_nodes_hold_their_rows_weight_mean_and_squared_error(table):
             mean = (w[mask] * y[mask]).sum() / weight
             assert abs(model.nodes["probs"][i][0] - mean) < 1e-9
             assert abs(sse - (w[mask] * (y[mask] - mean) ** 2).sum()) < 1e-6
+
+
+def satisfies(condition, x):
+    """Whether the values ``x`` (none missing) meet one PART condition."""
+    a, kind, threshold, value, branch, _ = condition
+    if kind == c45.NUMERIC_SPLIT:
+        return x <= threshold if branch == 0 else x > threshold
+    if kind == c45.NOMINAL_SPLIT:
+        return x == branch
+    return x == value if branch == 0 else x != value
+
+
+@given(tables(numeric_target=False), st.booleans(), st.booleans())
+@SETTINGS
+def test_part_rules_hold_the_rows_they_select(table, pruned, binary):
+    a, b, y, w, k = table
+    data = dataset(*table, numeric_target=False)
+    model = fit(data, "part", pruned=pruned, binary_splits=binary, min_leaf=1)
+    left = np.ones(data.n, np.bool_)
+    for rule in model.rules:
+        mask = left.copy()
+        for c in rule["conditions"]:
+            mask &= satisfies(c, data.columns[c[0]])
+        want = np.bincount(np.array(y)[mask], np.array(w)[mask], minlength=k)
+        np.testing.assert_allclose(rule["leaf"], want, atol=1e-9)
+        left &= ~mask
+    assert not left.any()  # the last rule takes what is left
+
+
+@given(tables(numeric_target=False), st.booleans())
+@SETTINGS
+def test_ridor_default_rule_counts_the_other_classes(table, majority):
+    a, b, y, w, k = table
+    data = dataset(*table, numeric_target=False)
+    model = fit(data, "ridor", majority_class=majority, min_weight=1.0)
+    y, w = np.array(y), np.array(w)
+    assert model.cover == pytest.approx(w.sum(), abs=1e-9)
+    if model.root["rules"]:
+        default = model.root["default"]
+        assert model.error == pytest.approx(w[y != default].sum(), abs=1e-9)
+
+
+@pytest.fixture(scope="module")
+def con():
+    c = duckmine.connect()
+    yield c
+    c.close()
+
+
+@given(tables(numeric_target=False), st.sampled_from(["part", "ridor"]),
+       st.lists(st.sampled_from([None, "nan", "null_a"]), min_size=1, max_size=6))
+@settings(max_examples=40, deadline=None)
+def test_model_to_sql_gives_what_scoring_gives(con, table, learner, holes):
+    """With NULLs, NaN and values training never saw among the scored rows."""
+    a, b, y, w, k = table
+    con.execute("CREATE OR REPLACE TEMP TABLE t (a VARCHAR, b DOUBLE, y VARCHAR)")
+    con.executemany("INSERT INTO t VALUES (?, ?, ?)",
+                    [("pqr"[i], j, f"c{c}") for i, j, c in zip(a, b, y)])
+    options = ", min_weight := 1.0" if learner == "ridor" else ", min_leaf := 1"
+    con.execute(f"CREATE OR REPLACE TEMP TABLE m AS SELECT {learner}_fit(t, 'y'{options}) "
+                "AS m FROM t")
+    scored = [("z", 1.5)] + [("p", None) if h is None else ("q", float(h))
+                             if h == "nan" else (None, 2.0) for h in holes]
+    con.executemany("INSERT INTO t VALUES (?, ?, NULL)", scored)
+    expr = con.sql("SELECT model_to_sql(m, 'duckdb') FROM m").fetchall()[0][0]
+    got = con.sql(f"SELECT {expr}, predict(m.m, t) FROM t, m").fetchall()
+    assert [g for g, _ in got] == [p for _, p in got]

@@ -403,16 +403,6 @@ def _branch_data(sub, nb, w, frac):
 
 
 @njit(cache=True, nogil=True)
-def _spread(X, y, nodes, thresholds, i, idx, w, k):
-    """Each instance's branch at node ``i`` and the node's split distribution on
-    that data: missing values spread in proportion to the known weight of each
-    branch."""
-    sub = subsets(X[nodes[i, ATTR]], idx, nodes[i, KIND], thresholds[i], nodes[i, VALUE])
-    known = split_distribution(y, idx, w, sub, np.zeros(nodes[i, BAGS]), k)
-    return sub, split_distribution(y, idx, w, sub, fractions(known), k)
-
-
-@njit(cache=True, nogil=True)
 def _evaluate_one(a, X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, table):
     """(gain, gain ratio, threshold midpoint, value) of the best split on attribute
     ``a``; gain -1 when it has none. ``srt``: the node's sorted entries."""
@@ -437,6 +427,66 @@ def _evaluate(X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, table
         gains[a], ratios[a], mids[a], vals[a] = _evaluate_one(
             a, X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, table)
     return gains, ratios, mids, vals
+
+
+@njit(cache=True, nogil=True)
+def select_split(X, y, idx, w, srt, n_values, k, min_obj, mdl, binary, multi_valued,
+                 n_all, table, values, value_off):
+    """J48's choice of split for one node's data (C45ModelSelection): among the
+    attributes whose gain is at least the average, the one of highest gain ratio;
+    a numeric threshold moved down onto a training value. Returns (attribute or -1
+    for a leaf, kind, threshold, value, the node's class weights)."""
+    n = idx.shape[0]
+    m = X.shape[0]
+    per_class = class_weights(y, idx, w, k)
+    total = per_class.sum()
+    best_a = -1
+    mids = np.zeros(m)
+    vals = np.full(m, -1, np.int64)
+    if not (2.0 * min_obj - total > 1e-6 or
+            abs(total - per_class[max_class(per_class)]) < 1e-6):
+        node_table = table
+        for j in range(n):
+            if w[j] != math.floor(w[j]):
+                node_table = NO_TABLE
+                break
+        gains, ratios, mids, vals = _evaluate(
+            X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, node_table)
+        average, counted = 0.0, 0
+        for a in range(m):
+            if gains[a] >= 0 and (n_values[a] == 0 or multi_valued or
+                                  0.3 * n_all - n_values[a] > 1e-6):
+                average += gains[a]
+                counted += 1
+        if counted > 0:
+            average /= counted
+            best_ratio = 0.0
+            for a in range(m):
+                if gains[a] >= 0 and gains[a] >= average - 1e-3 and \
+                        ratios[a] - best_ratio > 1e-6:
+                    best_a, best_ratio = a, ratios[a]
+            if best_a >= 0 and best_ratio < 1e-6:
+                best_a = -1
+    if best_a < 0:
+        return -1, -1, 0.0, -1, per_class
+    a = best_a
+    if n_values[a] == 0:
+        sv = values[value_off[a]:value_off[a + 1]]
+        at = np.searchsorted(sv, mids[a] + 1e-6) - 1
+        return a, NUMERIC_SPLIT, sv[at] if at >= 0 else -1.7976931348623157e308, -1, \
+            per_class
+    if binary:
+        return a, VALUE_SPLIT, 0.0, vals[a], per_class
+    return a, NOMINAL_SPLIT, 0.0, -1, per_class
+
+
+@njit(cache=True, nogil=True)
+def spread(X, y, a, kind, threshold, value, nb, idx, w, k):
+    """Each instance's branch of a split and the split's distribution on that data:
+    missing values spread in proportion to the known weight of each branch."""
+    sub = subsets(X[a], idx, kind, threshold, value)
+    known = split_distribution(y, idx, w, sub, np.zeros(nb), k)
+    return sub, split_distribution(y, idx, w, sub, fractions(known), k)
 
 
 @njit(cache=True, nogil=True)
@@ -470,33 +520,9 @@ def grow(X, n_values, y, k, idx0, w0, srt0, values, value_off, min_obj, mdl, bin
         w = stack_w.pop()
         srt = stack_srt.pop()
         n = idx.shape[0]
-        per_class = class_weights(y, idx, w, k)
-        total = per_class.sum()
-        best_a = -1
-        if not (2.0 * min_obj - total > 1e-6 or
-                abs(total - per_class[max_class(per_class)]) < 1e-6):
-            node_table = table
-            for j in range(n):
-                if w[j] != math.floor(w[j]):
-                    node_table = NO_TABLE
-                    break
-            gains, ratios, mids, vals = _evaluate(
-                X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, node_table)
-            average, counted = 0.0, 0
-            for a in range(m):
-                if gains[a] >= 0 and (n_values[a] == 0 or multi_valued or
-                                      0.3 * n_all - n_values[a] > 1e-6):
-                    average += gains[a]
-                    counted += 1
-            if counted > 0:
-                average /= counted
-                best_ratio = 0.0
-                for a in range(m):
-                    if gains[a] >= 0 and gains[a] >= average - 1e-3 and \
-                            ratios[a] - best_ratio > 1e-6:
-                        best_a, best_ratio = a, ratios[a]
-                if best_a >= 0 and best_ratio < 1e-6:
-                    best_a = -1
+        best_a, kind, threshold, value, per_class = select_split(
+            X, y, idx, w, srt, n_values, k, min_obj, mdl, binary, multi_valued, n_all,
+            table, values, value_off)
         if best_a < 0:
             nodes[i, ATTR] = -1
             nodes[i, BAGS] = 1
@@ -513,21 +539,12 @@ def grow(X, n_values, y, k, idx0, w0, srt0, values, value_off, min_obj, mdl, bin
         if keep_train:  # a split keeps its data for subtree raising
             train_idx, train_w, n_train = _keep(nodes, i, idx, w, train_idx, train_w,
                                                 n_train)
-        if n_values[a] == 0:
-            nodes[i, KIND] = NUMERIC_SPLIT
-            nodes[i, BAGS] = 2
-            sv = values[value_off[a]:value_off[a + 1]]
-            at = np.searchsorted(sv, mids[a] + 1e-6) - 1
-            thresholds[i] = sv[at] if at >= 0 else -1.7976931348623157e308
-        elif binary:
-            nodes[i, KIND] = VALUE_SPLIT
-            nodes[i, BAGS] = 2
-            nodes[i, VALUE] = vals[a]
-        else:
-            nodes[i, KIND] = NOMINAL_SPLIT
-            nodes[i, BAGS] = n_values[a]
+        nodes[i, KIND] = kind
+        nodes[i, BAGS] = n_values[a] if kind == NOMINAL_SPLIT else 2
+        nodes[i, VALUE] = value
+        thresholds[i] = threshold
         nb = nodes[i, BAGS]
-        sub, dist = _spread(X, y, nodes, thresholds, i, idx, w, k)
+        sub, dist = spread(X, y, a, kind, threshold, value, nb, idx, w, k)
         if n_dist + nb * k > dists.shape[0]:
             dists = _grow(dists, n_dist + nb * k)
         nodes[i, DIST] = n_dist
@@ -665,7 +682,8 @@ def _descend(X, y, nodes, thresholds, dists, i, idx, w, k, cf, z, train_idx, tra
                 if abs(jw.sum()) >= 1e-6:
                     nodes[j, EMPTY] = 0
             continue
-        sub, dist = _spread(X, y, nodes, thresholds, j, jdx, jw, k)
+        sub, dist = spread(X, y, nodes[j, ATTR], nodes[j, KIND], thresholds[j],
+                           nodes[j, VALUE], nodes[j, BAGS], jdx, jw, k)
         nb = nodes[j, BAGS]
         if write:
             dists[nodes[j, DIST]:nodes[j, DIST] + nb * k] = dist.ravel()

@@ -1,6 +1,7 @@
-"""Classification rules: the book's baselines ZeroR and 1R (Weka's ZeroR and OneR)."""
+"""Classification rules: the book's baselines ZeroR and 1R (Weka's ZeroR and OneR),
+PART's rules from partial decision trees, and Ridor's rules with exceptions."""
 
-from ..contract import Learner, whole
+from ..contract import Learner, flag, number, whole
 
 LEARNERS = (
     Learner(
@@ -24,4 +25,48 @@ LEARNERS = (
                   ("low", "DOUBLE"), ("high", "DOUBLE"), ("class", "VARCHAR"),
                   ("instances", "BIGINT"), ("correct", "BIGINT")),
         order_by=("branch",)),
+    Learner(
+        name="part", kind="classifier", package=__name__,
+        doc="a decision list read off partial C4.5 trees, as Weka's PART builds it",
+        params=(
+            number("confidence", 0.25, "confidence factor of pessimistic pruning (PART -C)",
+                   low=0, high=0.5, low_open=True),
+            whole("min_leaf", 2, "least weight of two branches of a split (-M)", low=1),
+            flag("reduced_error_pruning", False, "prune by reduced error on a held-out "
+                 "fold instead (-R)"),
+            whole("folds", 3, "folds for reduced-error pruning; one is held out (-N)",
+                  low=2),
+            flag("binary_splits", False, "binary splits on nominal attributes (-B)"),
+            flag("pruned", True, "prune the partial trees (false: -U)"),
+            whole("seed", 1, "seed of the shuffle into folds (-Q)", low=-2**31,
+                  high=2**31 - 1),
+        ),
+        fit="part:fit", model="part:PartModel", to_sql="sql:part",
+        capabilities=("predict", "predict_proba", "model_text", "model_to_sql"),
+        relation=(("rule", "INTEGER"), ("conditions", "VARCHAR[]"), ("class", "VARCHAR"),
+                  ("coverage", "DOUBLE"), ("errors", "DOUBLE")),
+        order_by=("rule",)),
+    Learner(
+        name="ridor", kind="classifier", package=__name__,
+        doc="ripple-down rules: a default class with exceptions, grown by IREP, as "
+            "Weka's Ridor",
+        params=(
+            whole("folds", 3, "folds of IREP; one is held out for pruning (Ridor -F)",
+                  low=2),
+            whole("shuffles", 1, "shuffles of the data per rule, the best rule kept (-S)",
+                  low=1),
+            flag("all_data_error", False, "judge a rule by its error on all the data, "
+                 "not only the held-out fold (-A)"),
+            flag("majority_class", False, "take the majority class as each default "
+                 "instead of the best (-M)"),
+            number("min_weight", 2.0, "least weight on each side of a condition (-N)",
+                   low=0),
+            whole("seed", 1, "seed of the shuffles (-s)", low=-2**31, high=2**31 - 1),
+        ),
+        fit="ridor:fit", model="ridor:RidorModel", to_sql="sql:ridor",
+        capabilities=("predict", "predict_proba", "model_text", "model_to_sql"),
+        relation=(("rule", "INTEGER"), ("parent", "INTEGER"), ("depth", "INTEGER"),
+                  ("conditions", "VARCHAR[]"), ("class", "VARCHAR"), ("coverage", "DOUBLE"),
+                  ("errors", "DOUBLE")),
+        order_by=("rule",)),
 )

@@ -1,12 +1,42 @@
-"""model_to_sql for ZeroR and 1R: a constant, and one CASE over the rule's
-attribute (a missing, NaN or unseen value takes the missing branch's class, or the
-first class when training had no missing value, as scoring does)."""
+"""model_to_sql for the rule learners. ZeroR: a constant. 1R: one CASE over the
+rule's attribute (a missing, NaN or unseen value takes the missing branch's class,
+or the first class when training had no missing value, as scoring does).
+
+PART: the decision list in rule order, as scoring reads it::
+
+    (SELECT <label of the first best> FROM
+      (SELECT ... "_dm_p0" + "_dm_t<i>" * p ... FROM       -- a group's class sums
+        (SELECT <the part rule i takes> AS "_dm_t<i>", ... FROM   -- a group's takes
+          ... (SELECT <the share rule i covers> AS "_dm_c<i>", ...) AS "_dm_row")))
+
+A rule covers 1 or 0 of a row whose tested values are known, and where a tested
+value is missing the share of the training weight its branch holds; each rule in
+turn takes that part of what the rules before it left (when both are above 1e-6)
+and adds it, times its leaf's class probabilities, to the row's (once less than
+1e-6 is left, nothing more is added). Rules go ``GROUP`` at a time: one SELECT
+works out what each rule of the group takes, the next adds those parts to the
+class sums, so no expression is repeated per class. Without missing values this is the
+first rule whose conditions all hold.
+"""
 
 import sys
 
 from sqlglot import exp
 
-from ..sqlgen import _case, _number
+from ..c45 import grow as c45
+from ..sqlgen import (
+    _as,
+    _case,
+    _from,
+    _greatest_convention,
+    _number,
+    _select,
+    _var,
+    dialect_of,
+    first_best,
+)
+
+MARGIN = 1e-6  # the shares the reference ignores
 
 
 def zero_r(model, dialect):
@@ -28,3 +58,99 @@ def one_r(model, dialect):
              for b, c in zip(model.breakpoints, model.rule_classes)]
     known = exp.LTE(this=col.copy(), expression=_number(sys.float_info.max, double=True))
     return _case(pairs + [(known, label[model.rule_classes[-1]])], missing)
+
+
+def _condition_share(model, condition):
+    a, kind, threshold, value, branch, frac = condition
+    attribute = model.attributes[a]
+    col = exp.column(attribute.name, quoted=True)
+    if attribute.nominal:
+        values = attribute.values
+        if kind == c45.NOMINAL_SPLIT:
+            hit = exp.EQ(this=col.copy(), expression=exp.Literal.string(values[branch]))
+        else:
+            test = exp.EQ(this=col.copy(), expression=exp.Literal.string(values[value]))
+            hit = test if branch == 0 else exp.Not(this=test)
+        known = exp.In(this=col.copy(), expressions=[exp.Literal.string(v) for v in values])
+    else:
+        known = exp.LTE(this=col.copy(), expression=_number(sys.float_info.max, double=True))
+        op = exp.LTE if branch == 0 else exp.GT
+        hit = op(this=col.copy(), expression=_number(threshold, double=True))
+    # NULL, NaN or an unseen value: missing, the branch's share
+    return _case([(known, _case([(hit, exp.Literal.number(1))], exp.Literal.number(0)))],
+                 _number(frac, double=True))
+
+
+GROUP = 16  # rules per SELECT: few nested SELECTs, short expressions
+
+
+def part(model, dialect):
+    k = len(model.classes)
+    rules = model.rules
+    covers = []
+    for rule in rules:
+        share = exp.Literal.number(1)
+        for c in rule["conditions"]:
+            share = exp.Mul(this=share, expression=_condition_share(model, c))
+        covers.append(share)
+    query = _select([_as(c, f"_dm_c{i}") for i, c in enumerate(covers)]
+                    + [_as(_number(1.0, double=True), "_dm_left")]
+                    + [_as(_number(0.0, double=True), f"_dm_p{c}") for c in range(k)])
+    for start in range(0, len(rules), GROUP):
+        group = range(start, min(start + GROUP, len(rules)))
+        later = [_as(_var(f"_dm_c{j}"), f"_dm_c{j}") for j in range(group.stop, len(rules))]
+        sums = [_as(_var(f"_dm_p{c}"), f"_dm_p{c}") for c in range(k)]
+        left = _var("_dm_left")  # what the rules before the group left
+        takes = []
+        for i in group:
+            cover = _var(f"_dm_c{i}")
+            takes.append(_as(_case([(exp.and_(
+                exp.GT(this=left.copy(), expression=_number(MARGIN)),
+                exp.GT(this=cover.copy(), expression=_number(MARGIN))),
+                exp.Mul(this=left.copy(), expression=cover.copy()))],
+                exp.Literal.number(0)), f"_dm_t{i}"))
+            rest = _case([(exp.GT(this=cover.copy(), expression=_number(MARGIN)),
+                           exp.Sub(this=exp.Literal.number(1), expression=cover.copy()))],
+                         exp.Literal.number(1))
+            left = exp.Mul(this=left, expression=rest)  # a share past the rule's
+        query = _select(later + takes + [_as(left, "_dm_left")] + sums,
+                        _from(query, f"_dm_t{start}"))
+        sums = [_var(f"_dm_p{c}") for c in range(k)]
+        for i in group:  # each rule adds its share times its leaf's probabilities
+            leaf = rules[i]["leaf"]
+            total = sum(leaf)
+            for c in range(k):
+                p = leaf[c] / total if abs(total) >= MARGIN else 0.0
+                if p != 0.0:  # adding nothing changes no sum
+                    sums[c] = exp.Add(this=sums[c], expression=exp.Mul(
+                        this=_var(f"_dm_t{i}"), expression=_number(p, double=True)))
+        later = [_as(_var(f"_dm_c{j}"), f"_dm_c{j}") for j in range(group.stop, len(rules))]
+        query = _select(later + [_as(_var("_dm_left"), "_dm_left")]
+                        + [_as(x, f"_dm_p{c}") for c, x in enumerate(sums)],
+                        _from(query, f"_dm_r{start}"))
+    return first_best(query, k, lambda c: exp.Literal.string(model.classes[c]),
+                      _greatest_convention(dialect_of(dialect)))
+
+
+def _ridor_condition(model, a, nominal, value, split):
+    """A condition of a Ridor rule; a missing (NULL, NaN) value satisfies none."""
+    attribute = model.attributes[a]
+    col = exp.column(attribute.name, quoted=True)
+    if nominal:
+        return exp.EQ(this=col, expression=exp.Literal.string(attribute.values[int(value)]))
+    known = exp.LTE(this=col.copy(), expression=_number(sys.float_info.max, double=True))
+    diff = exp.Paren(this=exp.Sub(this=col, expression=_number(split, double=True)))
+    if abs(value) < MARGIN:  # the reference's tolerance, on the difference
+        return exp.and_(known, exp.LT(this=diff, expression=_number(MARGIN)))
+    return exp.and_(known, exp.GT(this=diff, expression=_number(MARGIN)))
+
+
+def ridor(model, dialect):
+    """Ridor's exceptions as nested CASEs: at each node the first rule that covers
+    the row hands it to its exception node, else the node's default class."""
+    def node(n):
+        default = exp.Literal.string(model.classes[n["default"]])
+        pairs = [(exp.and_(*[_ridor_condition(model, *c) for c in rule["antds"]]), node(sub))
+                 for rule, sub in zip(n["rules"] or [], n["excepts"] or [])]
+        return _case(pairs, default) if pairs else default
+    return node(model.root)

@@ -3,7 +3,8 @@ or ``predict_value`` (a number) gives::
 
     (SELECT <label of the first best> FROM
       (SELECT <sum over leaves of weight * probability> AS "_dm_p0", ... FROM
-        (SELECT <branch of node i, NULL when missing> AS "_dm_r<i>", ...) AS "_dm_row"))
+        (SELECT <the weight the row gives leaf j> AS "_dm_l<j>", ... FROM
+          (SELECT <branch of node i, NULL when missing> AS "_dm_r<i>", ...) AS "_dm_row")))
 
 The innermost FROM-less SELECT reads the outer row and gives, per split, the branch
 the row takes (NULL when the tested value is missing, NaN or unseen). A leaf's
@@ -57,37 +58,41 @@ def _factor(node, branch, prop, spread):
 def expression(model, dialect):
     nd = model.nodes
     width = 1 if model.classes is None else len(model.classes)
-    terms = [[] for _ in range(width)]
-    stack = [(0, [])]  # (node, factors of its path)
+    leaves = []  # (factors of the path, the probabilities it answers with)
+    stack = [(0, [])]
     while stack:
         i, path = stack.pop()
-        a = nd["attr"][i]
-        if a < 0:
-            for c in range(width):
-                terms[c].append(_product(path, nd["probs"][i][c]))
+        if nd["attr"][i] < 0:
+            leaves.append((path, nd["probs"][i]))
             continue
         for b, child in enumerate(nd["children"][i]):
             prop = nd["props"][i][b]
             if nd["attr"][child] < 0 and nd["probs"][child] is None:
-                edge = path + [_factor(i, b, prop, spread=False)]
-                for c in range(width):
-                    terms[c].append(_product(edge, nd["probs"][i][c]))
+                leaves.append((path + [_factor(i, b, prop, spread=False)], nd["probs"][i]))
             else:
                 stack.append((child, path + [_factor(i, b, prop, spread=True)]))
     splits = [i for i, a in enumerate(nd["attr"]) if a >= 0]
     row = _select([_as(_route(model.attributes[nd["attr"][i]], nd["cut"][i]), f"_dm_r{i}")
                    for i in splits] or [_as(exp.Literal.number(0), "_dm_none")])
-    sums = [_sum(t) for t in terms]
+    weights = _select([_as(_product(path), f"_dm_l{j}") for j, (path, _) in enumerate(leaves)],
+                      _from(row, "_dm_row"))
+    sums = []
+    for c in range(width):  # a zero probability adds nothing
+        terms = [exp.Mul(this=_var(f"_dm_l{j}"), expression=_number(probs[c], double=True))
+                 for j, (_, probs) in enumerate(leaves) if probs[c] != 0.0]
+        sums.append(_sum(terms) if terms else _number(0.0, double=True))
     if model.classes is None:
-        return exp.Subquery(this=_select([sums[0]], _from(row, "_dm_row")))
-    probs = _select([_as(s, f"_dm_p{c}") for c, s in enumerate(sums)], _from(row, "_dm_row"))
+        return exp.Subquery(this=_select([sums[0]], _from(weights, "_dm_leaf")))
+    probs = _select([_as(s, f"_dm_p{c}") for c, s in enumerate(sums)],
+                    _from(weights, "_dm_leaf"))
     ignore_nulls = _greatest_convention(dialect_of(dialect))
     return first_best(probs, width, lambda c: exp.Literal.string(model.classes[c]),
                       ignore_nulls)
 
 
-def _product(factors, value):
-    out = _number(value, double=True)
+def _product(factors):
+    """The weight a row gives a leaf: its path's factors multiplied in order."""
+    out = _number(1.0, double=True)
     for f in factors:
-        out = exp.Mul(this=f.copy(), expression=out)
+        out = exp.Mul(this=out, expression=f.copy())
     return out

@@ -2,7 +2,8 @@
 tests/golden/rules_trees.
 
 Reference: Weka 3.6.14 (``/usr/share/java/weka.jar``, java and javac on PATH).
-Run from the repository root: ``python tests/golden/make_rules_trees_golden.py``.
+Run from the repository root: ``python tests/golden/make_rules_trees_golden.py
+[config ...]`` (the configurations named, or all).
 
 For each configuration (``CONFIGS``: a Weka classifier with its options) and each
 data set it applies to (every ARFF file of ../shared/data/weka, copied to
@@ -13,11 +14,17 @@ tests/data; the class is the last attribute):
 - ``cli__<data>__<config>.txt``: the stdout of ``java <classifier> <options> -t
   <data>.arff``, which ends with the stratified ten-fold cross-validation (seed 1).
 
-REPTree runs with its defaults, with ``-P`` (no pruning) and with ``-L 3 -M 5``; on
-numeric targets (cpu, cpu.missing with missing attribute values, and
-cpu.missing-weighted with weights and missing targets) as regression trees.
+Ridor runs with its defaults (one shuffle: ``-S 1`` is its default), with ``-A``,
+with ``-M`` and with ``-F 4 -N 3 -S 3`` (its seed option ``-s`` is taken by the
+command line's own cross-validation seed, so it is left at 1). PART runs with its defaults, with
+``-R`` (reduced-error pruning), with ``-B -M 5`` (binary splits, 5 rows a leaf) and
+with ``-U`` (unpruned). REPTree runs with its defaults, with ``-P`` (no pruning) and
+with ``-L 3 -M 5``; on numeric targets (cpu, cpu.missing with missing attribute
+values, and cpu.missing-weighted with weights and missing targets) as regression
+trees.
 """
 
+import sys
 import tempfile
 from pathlib import Path
 
@@ -30,7 +37,17 @@ NOMINAL = ["weather.nominal", "weather.numeric", "contact-lenses", "labor", "iri
            "diabetes", "soybean", "breast-cancer", "supermarket"]
 NUMERIC = ["cpu", "cpu.missing", "cpu.missing-weighted"]
 REPTREE = "weka.classifiers.trees.REPTree"
+PART = "weka.classifiers.rules.PART"
+RIDOR = "weka.classifiers.rules.Ridor"
 CONFIGS = {  # config: (classifier, options, data sets)
+    "ridor": (RIDOR, [], NOMINAL),
+    "ridor_a": (RIDOR, ["-A"], NOMINAL),
+    "ridor_m": (RIDOR, ["-M"], NOMINAL),
+    "ridor_f4_n3_s3": (RIDOR, ["-F", "4", "-N", "3", "-S", "3"], NOMINAL),
+    "part": (PART, [], NOMINAL),
+    "part_r": (PART, ["-R"], NOMINAL),
+    "part_b_m5": (PART, ["-B", "-M", "5"], NOMINAL),
+    "part_u": (PART, ["-U"], NOMINAL),
     "rep_tree": (REPTREE, [], NOMINAL + NUMERIC),
     "rep_tree_unpruned": (REPTREE, ["-P"], NOMINAL + NUMERIC),
     "rep_tree_l3_m5": (REPTREE, ["-L", "3", "-M", "5"], NOMINAL + NUMERIC),
@@ -39,9 +56,12 @@ CONFIGS = {  # config: (classifier, options, data sets)
 
 def main():
     OUT.mkdir(exist_ok=True)
+    only = set(sys.argv[1:])  # configurations to make again (all when none named)
     with tempfile.TemporaryDirectory() as tmp:
         run = classifier_harness(tmp)
         for config, (cls, options, datasets) in CONFIGS.items():
+            if only and config not in only:
+                continue
             for data in datasets:
                 arff = DATA / f"{data}.arff"
                 (OUT / f"{data}__{config}.json").write_text(run(arff, cls, options))

@@ -1,0 +1,505 @@
+"""PART (the book's section 6.2, "Obtaining rules from partial decision trees"),
+built as the reference's PART builds it.
+
+Rules are read off partial C4.5 trees, one at a time. A partial tree chooses its
+splits as J48 does (``c45.grow.select_split``); a node expands its branches in
+order of increasing entropy, and stops at the first one that does not end as a
+leaf. When every expanded branch is a leaf, the node is pruned: replaced by a leaf
+when the pessimistic error of the leaf is at most that of the branches plus 0.1
+(``reduced_error_pruning``: when the held-out error is not larger; ``pruned :=
+false``: never). The rule is the path to the leaf covering the most weight; the
+rows it covers leave the data (a row missing a tested value, partly), and the
+next rule is grown on the rest. A row is scored by the first rules that cover it,
+each taking the share of the row the earlier ones left.
+"""
+
+import math
+
+import numpy as np
+
+from ..c45 import grow as c45
+from ..c45.model import _label as c45_label
+from ..dataset import Attribute
+from ..evaluation import stratify, test_cv, train_cv
+from ..javafmt import double_to_string, java_double
+from ..javautil import JavaRandom, randomize
+
+SMALL = 1e-6
+
+
+def _lf(x):
+    return 0.0 if x < SMALL else x * math.log(x) / math.log(2.0)
+
+
+class Data:
+    """A node's rows: positions into the learner's rows, weights, and per numeric
+    attribute the rows with a known value sorted by it (J48's sorted scan; made
+    from the learner's presorting at a tree's root, carried down below it)."""
+
+    def __init__(self, learner, pos, w, srt=None):
+        self.learner, self.pos, self.w, self.srt = learner, pos, w, srt
+
+    @property
+    def rows(self):
+        return self.learner.idx[self.pos]
+
+    def sorted(self):
+        if self.srt is None:
+            self.srt = self.learner.sorted(self.pos, self.w)
+        return self.srt
+
+
+class DecList:
+    """One node of a partial tree."""
+
+    def __init__(self):
+        self.split = None  # (attribute, kind, threshold, value, branches) or None
+        self.dist = None  # the split's distribution (branches, k), or (1, k) for a leaf
+        self.sons = None
+        self.leaf = False
+        self.index = 0
+        self.test = None  # held-out class weights per branch (reduced-error pruning)
+
+    # ---------------------------------------------------------------- scoring
+
+    def weight(self, sub_of, weights_of):
+        """The share of each row the rule covers: ``sub_of(node)`` gives each row's
+        branch at a node (-1 missing)."""
+        if self.leaf:
+            return 1.0
+        sub = sub_of(self)
+        frac = self.dist.sum(axis=1) / self.dist.sum()
+        below = self.sons[self.index].weight(sub_of, weights_of)
+        return np.where(sub == self.index, below,
+                        np.where(sub < 0, frac[self.index] * below, 0.0))
+
+    def path(self):
+        """The conditions down to the rule's leaf, and the leaf: [(node, branch)]."""
+        out, node = [], self
+        while not node.leaf:
+            out.append((node, node.index))
+            node = node.sons[node.index]
+        return out, node
+
+    def size(self):
+        """The (negated) weight of the leaf the branch chain ends in."""
+        node = self
+        while not node.leaf:
+            node = node.sons[node.index]
+        return -node.dist.sum()
+
+
+class Learner:
+    """What a PART fit keeps for all its partial trees."""
+
+    def __init__(self, columns, n_values, y, k, weights, options, rows):
+        self.options = options
+        self.k = k
+        self.n_values = np.asarray(n_values, np.int64)
+        n_all = len(y)
+        self.X = np.ascontiguousarray(np.vstack(columns)) if columns else \
+            np.empty((0, n_all))
+        self.y = np.ascontiguousarray(np.where(y < 0, 0, y), np.int64)
+        self.idx = rows  # the learner's rows (all with a class), in order
+        self.cf, self.z = c45.confidence_quantile(options["confidence"])
+        w = np.asarray(weights, np.float64)[rows]
+        self.weights = w
+        self.table = c45._table(w)
+        self.min_obj = float(options["min_leaf"])
+        self.binary = options["binary_splits"]
+        # thresholds move onto the values of all rows with a class; each numeric
+        # attribute's rows sorted once
+        position = np.full(n_all, -1, np.int64)
+        position[rows] = np.arange(len(rows))
+        self.orders, values, value_off = [], [], [0]
+        for c, nv in zip(self.X, self.n_values):
+            if nv == 0:
+                ranked = np.argsort(c)[:np.count_nonzero(~np.isnan(c))]
+                at = position[ranked]
+                values.append(c[ranked[at >= 0]])
+                self.orders.append(at[at >= 0])
+            else:
+                values.append(np.empty(0))
+                self.orders.append(np.empty(0, np.int64))
+            value_off.append(value_off[-1] + len(values[-1]))
+        self.values = np.concatenate(values) if values else np.empty(0)
+        self.value_off = np.asarray(value_off, np.int64)
+        self.n_all = float(len(rows))
+        self.branch_of = np.full(n_all, -1, np.int64)  # scratch: each row's branch
+        self.multi_valued = bool(len(self.n_values)) and all(
+            nv > 0 and not 0.3 * len(rows) - nv > SMALL for nv in self.n_values)
+
+    def sorted(self, pos, w):
+        """The J48 sorted entries of the rows at positions ``pos`` (weights ``w``)."""
+        weight = np.zeros(len(self.idx))
+        alive = np.zeros(len(self.idx), np.bool_)
+        weight[pos] = w
+        alive[pos] = True
+        parts, offsets = [], [0]
+        for order in self.orders:
+            keep = order[alive[order]]
+            parts.append(keep)
+            offsets.append(offsets[-1] + len(keep))
+        order = np.concatenate(parts) if parts else np.empty(0, np.int64)
+        rows = self.idx[order]
+        attribute = np.repeat(np.arange(len(self.orders)), np.diff(offsets))
+        return (rows, self.X[attribute, rows] if len(rows) else np.empty(0),
+                self.y[rows], weight[order], np.asarray(offsets, np.int64))
+
+    def select(self, data):
+        a, kind, threshold, value, per_class = c45.select_split(
+            self.X, self.y, data.rows, data.w, data.sorted(), self.n_values, self.k,
+            self.min_obj, True, self.binary, self.multi_valued, self.n_all, self.table,
+            self.values, self.value_off)
+        return (None if a < 0 else (a, kind, threshold, value,
+                                    self.n_values[a] if kind == c45.NOMINAL_SPLIT else 2),
+                per_class)
+
+    def branches(self, split, data):
+        """(each row's branch, the split distribution, each branch's Data)."""
+        a, kind, threshold, value, nb = split
+        rows = data.rows
+        sub, dist = c45.spread(self.X, self.y, a, kind, threshold, value, nb, rows,
+                               data.w, self.k)
+        frac = c45.fractions(dist)
+        branch_of = self.branch_of
+        branch_of[rows] = sub
+        below = c45._child_sorted(branch_of, frac, data.sorted(), nb, self.X.shape[0])
+        branch_of[rows] = -1
+        parts = []
+        for b in range(nb):
+            take = (sub == b) | ((sub < 0) & (frac[b] > SMALL))
+            parts.append(Data(self, data.pos[take],
+                              np.where(sub[take] == b, data.w[take],
+                                       data.w[take] * frac[b]), below[b]))
+        return sub, dist, parts
+
+    # ------------------------------------------------------------ a partial tree
+
+    def build(self, data, leaf, test=None):
+        node = DecList()
+        per_class = c45.class_weights(self.y, data.rows, data.w, self.k)
+        split = None
+        if not leaf:
+            split, per_class = self.select(data)
+        total = data.w.sum()
+        node.leaf_dist = per_class[None, :]
+        if test is not None:
+            test_dist = c45.class_weights(self.y, test.rows, test.w, self.k)
+        if split is None:
+            node.leaf, node.dist = True, per_class[None, :]
+            node.empty = abs(total) < SMALL
+            if test is not None:
+                node.test = test_dist[None, :]
+            return node
+        node.split = split
+        _, node.dist, parts = self.branches(split, data)
+        if test is not None:
+            test_parts, node.test = self.branches_of_test(node, test)
+        node.sons = [None] * split[4]
+        i = 0
+        while True:
+            i += 1
+            ind = self.choose_index(node)
+            if ind == -1:
+                for j in range(len(node.sons)):
+                    if node.sons[j] is None:
+                        node.sons[j] = self.build(parts[j], True,
+                                                  None if test is None else test_parts[j])
+                if i < 2:
+                    node.split, node.sons, node.leaf = None, None, True
+                    node.dist = node.leaf_dist
+                    node.empty = abs(total) < SMALL
+                    if test is not None:
+                        node.test = test_dist[None, :]
+                    return node
+                ind = 0
+                break
+            node.sons[ind] = self.build(parts[ind], False,
+                                        None if test is None else test_parts[ind])
+            if not (i < len(node.sons) and node.sons[ind].leaf):
+                break
+        if self.options["pruned"] and all(s is not None and s.leaf for s in node.sons):
+            self.prune_end(node)
+            if not node.leaf:
+                node.index = self.choose_last_index(node)
+        else:
+            node.index = self.choose_last_index(node)
+        return node
+
+    def branches_of_test(self, node, test):
+        """The held-out rows dealt to the branches as the split deals rows, and their
+        class weights per branch."""
+        a, kind, threshold, value, nb = node.split
+        sub = c45.subsets(self.X[a], test.rows, kind, threshold, value)
+        frac = node.dist.sum(axis=1) / node.dist.sum()
+        dist = np.zeros((nb, self.k))
+        parts = []
+        for b in range(nb):
+            take = (sub == b) | ((sub < 0) & (frac[b] > SMALL))
+            w = np.where(sub[take] == b, test.w[take], test.w[take] * frac[b])
+            parts.append(Data(self, test.pos[take], w))
+        for j in range(len(sub)):  # Distribution(test, model): missing ones spread
+            c = self.y[test.rows[j]]
+            if sub[j] >= 0:
+                dist[sub[j], c] += test.w[j]
+            else:
+                for b in range(nb):
+                    dist[b, c] += frac[b] * test.w[j]
+        return parts, dist
+
+    def choose_index(self, node):
+        """The unexpanded branch of least entropy (-1 when none holds ``min_leaf``)."""
+        best, at = np.finfo(np.float64).max, -1
+        for i, son in enumerate(node.sons):
+            if son is not None:
+                continue
+            per_bag = node.dist[i].sum()
+            if self.min_obj - per_bag > SMALL:
+                estimated = np.finfo(np.float64).max
+            else:
+                estimated = 0.0
+                for c in range(self.k):
+                    estimated -= _lf(node.dist[i, c])
+                estimated += _lf(per_bag)
+                estimated /= per_bag
+            if estimated < SMALL:  # smOrEq(estimated, 0)
+                return i
+            if best - estimated > SMALL:
+                best, at = estimated, i
+        return at
+
+    def choose_last_index(self, node):
+        """The expanded branch whose leaf covers the most weight."""
+        best, at = np.finfo(np.float64).max, 0
+        if node.leaf:
+            return 0
+        for i, son in enumerate(node.sons):
+            if son is not None and node.dist[i].sum() - self.min_obj > -SMALL:
+                estimated = son.size()
+                if best - estimated > SMALL:
+                    best, at = estimated, i
+        return at
+
+    def prune_end(self, node):
+        if self.options["reduced_error_pruning"]:
+            leaf_errors = self.test_errors_leaf(node)
+            tree_errors = self.test_errors_tree(node)
+            replace = leaf_errors - tree_errors < SMALL
+        else:
+            leaf_errors = self.errors_leaf(node)
+            tree_errors = self.errors_tree(node)
+            replace = leaf_errors - (tree_errors + 0.1) < SMALL
+        if replace:
+            flat = node.dist.sum(axis=0)
+            node.leaf, node.sons, node.split = True, None, None
+            node.dist = flat[None, :]
+            if node.test is not None:
+                node.test = node.test.sum(axis=0)[None, :]
+
+    def errors_leaf(self, node):
+        per_class = node.dist.sum(axis=0)
+        e = per_class.sum() - per_class[c45.max_class(per_class)]
+        return e + c45.add_errors(per_class.sum(), e, self.cf, self.z)
+
+    def errors_tree(self, node):
+        if node.leaf:
+            return self.errors_leaf(node)
+        return sum(self.errors_tree(s) for s in node.sons
+                   if not abs(s.dist.sum()) < SMALL)
+
+    def test_errors_leaf(self, node):
+        majority = c45.max_class(node.dist.sum(axis=0))
+        test = node.test.sum(axis=0)
+        return test.sum() - test[majority]
+
+    def test_errors_tree(self, node):
+        if node.leaf:
+            return self.test_errors_leaf(node)
+        majority = c45.max_class(node.dist.sum(axis=0))
+        error = 0.0
+        for i, s in enumerate(node.sons):
+            if abs(s.dist.sum()) < SMALL:
+                error += node.test[i].sum() - node.test[i, majority]
+            else:
+                error += self.test_errors_tree(s)
+        return error
+
+    # ------------------------------------------------------------ the decision list
+
+    def coverage(self, rule, data):
+        """The share of each row of ``data`` the rule covers."""
+        def sub_of(node):
+            a, kind, threshold, value, _ = node.split
+            return c45.subsets(self.X[a], data.rows, kind, threshold, value)
+        w = rule.weight(sub_of, None)
+        return np.broadcast_to(np.asarray(w, np.float64), data.w.shape)
+
+    def rules(self):
+        """The decision list: partial trees until no row is left."""
+        n = len(self.idx)
+        pos = np.arange(n)
+        w = np.asarray(self.weights, np.float64)
+        grow, prune = Data(self, pos, w), None
+        if self.options["reduced_error_pruning"]:
+            folds = self.options["folds"]
+            if folds > n:
+                raise ValueError(f"folds ({folds}) cannot exceed the number of rows with "
+                                 f"a class ({n})")
+            rng = JavaRandom(self.options["seed"])
+            order = stratify(randomize(pos, rng), self.y[self.idx], folds)
+            train = train_cv(order, folds, folds - 1, rng)
+            held = test_cv(order, folds, folds - 1)
+            grow, prune = Data(self, train, w[train]), Data(self, held, w[held])
+        out = []
+        while len(grow.pos) > 0:
+            rule = self.build(grow, False, prune)
+            out.append(rule)
+            grow = self._rest(rule, grow)
+            if prune is not None:
+                prune = self._rest(rule, prune)
+        return out
+
+    def _rest(self, rule, data):
+        covered = self.coverage(rule, data)
+        keep = 1.0 - covered > SMALL
+        return Data(self, data.pos[keep], data.w[keep] * (1.0 - covered[keep]))
+
+
+# ------------------------------------------------------------------ the model
+
+class PartModel:
+    learner = "part"
+
+    def __init__(self, attributes, target, rules, options, instances):
+        self.attributes = list(attributes)
+        self.target = target
+        self.classes = tuple(next(a for a in self.attributes if a.name == target).values)
+        self.rules = [{"conditions": [[int(c[0]), int(c[1]), float(c[2]), int(c[3]),
+                                       int(c[4]), float(c[5])] for c in r["conditions"]],
+                       "label": [float(x) for x in r["label"]],
+                       "leaf": [float(x) for x in r["leaf"]]} for r in rules]
+        self.options = dict(options)
+        self.instances = int(instances)
+        self.used = sorted({c[0] for r in self.rules for c in r["conditions"]})
+
+    def to_json(self):
+        return {"attributes": [a.to_json() for a in self.attributes], "target": self.target,
+                "rules": self.rules, "options": self.options, "instances": self.instances}
+
+    @classmethod
+    def from_json(cls, d):
+        return cls([Attribute.from_json(a) for a in d["attributes"]], d["target"],
+                   d["rules"], d["options"], d["instances"])
+
+    # ---------------------------------------------------------------- scoring
+
+    def _cover(self, rule, x):
+        """(the share of each row the rule covers, the product the reference carries
+        down to the leaf) for rows given as ``x[attribute]``."""
+        n = len(next(iter(x.values()))) if x else 0
+        share = np.ones(n)
+        for a, kind, threshold, value, branch, frac in rule["conditions"]:
+            v = x[a]
+            missing = np.isnan(v)
+            if kind == c45.NUMERIC_SPLIT:
+                at = np.where(v <= threshold, 0, 1)
+            elif kind == c45.NOMINAL_SPLIT:
+                at = np.nan_to_num(v).astype(np.int64)
+            else:
+                at = np.where(np.nan_to_num(v) == value, 0, 1)
+            share = np.where(missing, share * frac, np.where(at == branch, share, 0.0))
+        return share
+
+    def proba(self, columns, n):
+        x = {a: np.asarray(c, np.float64) for a, c in zip(self.used, columns)}
+        k = len(self.classes)
+        out = np.zeros((n, k))
+        left = np.ones(n)
+        for rule in self.rules:
+            active = left > SMALL
+            if not active.any():
+                break
+            cover = self._cover(rule, x) if x else np.ones(n)
+            hit = active & (cover > SMALL)
+            leaf = np.asarray(rule["leaf"])
+            total = leaf.sum()
+            probs = leaf / total if abs(total) >= SMALL else np.zeros(k)
+            out[hit] += (left[hit] * cover[hit])[:, None] * probs[None, :]
+            left = np.where(hit, left * (1.0 - cover), left)
+        return out
+
+    # ---------------------------------------------------------------- printing
+
+    def _test(self, a, kind, threshold, value, branch):
+        attr = self.attributes[a]
+        if kind == c45.NUMERIC_SPLIT:
+            t = java_double(threshold) if self.options["binary_splits"] else \
+                double_to_string(threshold, 6)
+            return f"{attr.name} {'<=' if branch == 0 else '>'} {t}"
+        if kind == c45.NOMINAL_SPLIT:
+            return f"{attr.name} = {attr.values[branch]}"
+        return f"{attr.name} {'=' if branch == 0 else '!='} {attr.values[value]}"
+
+    def _label(self, rule):
+        dist = np.asarray(rule["label"])[None, :]
+        return c45_label(dist, 0, self.classes)
+
+    def text(self):
+        out = ["PART decision list\n------------------\n\n"]
+        for rule in self.rules:
+            tests = [self._test(*c[:5]) for c in rule["conditions"]]
+            body = " AND\n".join(tests)
+            out.append(f"{body}: {self._label(rule)}\n\n" if tests
+                       else f": {self._label(rule)}\n\n")
+        out.append(f"Number of Rules  : \t{len(self.rules)}\n")
+        return "".join(out)
+
+    def rows(self):
+        out = []
+        for i, rule in enumerate(self.rules):
+            label = np.asarray(rule["label"])
+            cls = c45.max_class(label) if label.sum() > SMALL else 0
+            out.append({"rule": i, "conditions": [self._test(*c[:5])
+                                                  for c in rule["conditions"]],
+                        "class": self.classes[cls], "coverage": float(label.sum()),
+                        "errors": float(label.sum() - label[cls])})
+        return out
+
+
+def _rule(tree):
+    """A partial tree's rule: its conditions (attribute, kind, threshold, value,
+    branch, the branch's share of the split's weight), the distribution its label
+    shows and the leaf's class weights."""
+    path, leaf = tree.path()
+    conditions = []
+    for node, b in path:
+        a, kind, threshold, value, _ = node.split
+        per_bag = node.dist.sum(axis=1)
+        conditions.append([a, kind, threshold, value, b, per_bag[b] / node.dist.sum()])
+    label = path[-1][0].dist[path[-1][1]] if path else tree.dist[0]
+    return {"conditions": conditions, "label": label, "leaf": leaf.dist.sum(axis=0)}
+
+
+def fit(data, target, options, settings):
+    """The contract's fit for part."""
+    if not options["pruned"] and options["reduced_error_pruning"]:
+        raise ValueError("pruned := false and reduced_error_pruning := true cannot be "
+                         "combined (an unpruned list has no pruning to do)")
+    y = data.columns[target]
+    codes = np.where(np.isnan(y), -1, y).astype(np.int64)
+    others = [j for j in range(len(data.attributes)) if j != target]
+    columns = [data.columns[j] for j in others]
+    n_values = [len(data.attributes[j].values) if data.attributes[j].nominal else 0
+                for j in others]
+    rows = np.flatnonzero(codes >= 0).astype(np.int64)
+    learner = Learner(columns, n_values, codes, len(data.attributes[target].values),
+                      data.weights, options, rows)
+    rules = []
+    for tree in learner.rules():
+        rule = _rule(tree)
+        for c in rule["conditions"]:
+            c[0] = others[c[0]]  # attribute indices of the whole table
+        rules.append(rule)
+    return PartModel(data.attributes, data.attributes[target].name, rules, options,
+                     len(rows))

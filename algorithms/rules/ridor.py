@@ -1,0 +1,605 @@
+"""Ridor: ripple-down rules (the book's section 6.2, "rules with exceptions"),
+learned as the reference's Ridor learns them.
+
+A node predicts a default class and holds exceptions: rules for the rows of the
+other classes. For each class with enough weight (or only the majority class,
+``majority_class``) the rows are relabelled "default" or "other", and rules for
+"other" are grown one at a time by IREP: a rule is grown on two folds of the
+shuffled and stratified rows (each condition the one of highest information gain
+on the rows the rule still covers) and pruned on the third (trailing conditions
+dropped while they lower the accuracy); rules are added while their accuracy is at
+least 0.5. The class whose rules give the highest weighted accuracy becomes the
+node's default. The rows each exception covers then get a node of their own,
+recursively. A row takes the class of the deepest node it reaches through the
+first covering exception at each level.
+
+Every row order of the reference is kept (its shuffles, its unstable sorts, the
+order in which it merges the classes' rows), because the rules depend on it.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ..dataset import Attribute
+from ..javafmt import double_to_string, java_double
+from ..javautil import JavaRandom, _qsort, _randomize
+
+SMALL = 1e-6
+DBL_MAX = np.finfo(np.float64).max
+LOG2 = math.log(2.0)
+
+
+def _eq(a, b):
+    return abs(a - b) < SMALL
+
+
+def _sum(w):
+    """The weights summed in order, as the reference adds them."""
+    return float(_wsum(w, np.arange(len(w)), np.zeros(len(w), np.int64), -1))
+
+
+@njit(cache=True)
+def _log2_nb(x):
+    return math.log(x) / LOG2 if x > 0 else -np.inf
+
+
+@njit(cache=True)
+def _numeric_cut(x, label, w, min_weight, default_rate):
+    """The reference's search for the best cut of sorted values ``x``: (rows with a
+    value, end of the first bag, cut, side (0 at or below, 1 above), gain, accuracy,
+    accurate weight, covered weight); a first entry -1 when there is no cut."""
+    n = len(x)
+    total = n
+    weight_all = 0.0
+    for i in range(n):
+        weight_all += w[i]
+    min_split = 0.1 * weight_all / 2.0
+    if min_split - min_weight < SMALL:
+        min_split = min_weight
+    elif min_split - 25 > SMALL:
+        min_split = 25.0
+    first_cover = 0.0
+    second_cover = 0.0
+    first_accu = 0.0
+    second_accu = 0.0
+    for i in range(n):
+        if np.isnan(x[i]):
+            total = i
+            break
+        second_cover += w[i]
+        if label[i] == 0:
+            second_accu += w[i]
+    if 2 * min_split - second_cover > SMALL or total == 0:
+        return -1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    best_gain = 0.0
+    side = 0.0
+    cut = x[total - 1]
+    rate = np.nan
+    accu = np.nan
+    cover = np.nan
+    final = 1
+    prev = 0
+    for split in range(1, total):
+        if abs(x[split] - x[prev]) < SMALL:
+            continue
+        for i in range(prev, split):
+            first_cover += w[i]
+            second_cover -= w[i]
+            if label[i] == 0:
+                first_accu += w[i]
+                second_accu -= w[i]
+        if min_split - first_cover > SMALL or min_split - second_cover > SMALL:
+            prev = split
+            continue
+        first_rate = first_accu / first_cover if abs(first_cover) >= SMALL else 0.0
+        second_rate = second_accu / second_cover if abs(second_cover) >= SMALL else 0.0
+        first_gain = 0.0 if abs(first_rate) < SMALL else \
+            first_accu * (_log2_nb(first_rate) - _log2_nb(default_rate))
+        second_gain = 0.0 if abs(second_rate) < SMALL else \
+            second_accu * (_log2_nb(second_rate) - _log2_nb(default_rate))
+        if first_gain - second_gain > SMALL or \
+                (abs(first_gain - second_gain) < SMALL and first_rate - second_rate > -SMALL):
+            first, gain, r, a, c = True, first_gain, first_rate, first_accu, first_cover
+        else:
+            first, gain, r, a, c = False, second_gain, second_rate, second_accu, second_cover
+        if gain - best_gain > SMALL:
+            cut = (x[split] + x[prev]) / 2
+            side = 0.0 if first else 1.0
+            rate, accu, cover, best_gain = r, a, c, gain
+            final = split
+        prev = split
+    return float(total), float(final), cut, side, best_gain, rate, accu, cover
+
+
+@njit(cache=True)
+def _wsum(w, ids, label, want):
+    """The weights of the rows ``ids`` (of label ``want``, or all when -1), summed
+    in order, as the reference adds them."""
+    s = 0.0
+    for i in range(len(ids)):
+        if want < 0 or label[i] == want:
+            s += w[ids[i]]
+    return s
+
+
+@njit(cache=True)
+def _antd_hit(x, nominal, value, split):
+    """Whether value ``x`` satisfies a condition (a missing value never does)."""
+    if np.isnan(x):
+        return False
+    if nominal:
+        return abs(x - value) < SMALL
+    if abs(value) < SMALL:
+        return x - split < SMALL
+    return x - split > SMALL
+
+
+@njit(cache=True)
+def _stratify(order, label, folds):
+    """``Instances.stratify`` of the positions ``order`` by ``label``: group each
+    class behind its first row, then deal the rows round-robin into folds."""
+    rows = order.copy()
+    n = len(rows)
+    index = 1
+    while index < n:
+        c = label[rows[index - 1]]
+        for j in range(index, n):
+            if label[rows[j]] == c:
+                t = rows[index]
+                rows[index] = rows[j]
+                rows[j] = t
+                index += 1
+        index += 1
+    out = np.empty(n, np.int64)
+    p = 0
+    for k in range(folds):
+        for j in range(k, n, folds):
+            out[p] = rows[j]
+            p += 1
+    return out
+
+
+@njit(cache=True, inline="always")
+def _set_row(row, a, value, split, cover, accurate, rate):
+    row[0], row[1], row[2] = a, value, split
+    row[3], row[4], row[5] = cover, accurate, rate
+
+
+@njit(cache=True)
+def _grow(X, nominal, n_values, attrs, w, ids, label, min_weight, antds):
+    """Grow one rule on the rows ``ids`` (labels 0: other, 1: default): add the
+    condition of highest gain while one gains. ``antds`` rows are (attribute, value,
+    split, cover, accurate, rate); returns them, the rule's length, and the grow
+    weights (accurate, covered)."""
+    accu = _wsum(w, ids, label, 0)
+    cover = _wsum(w, ids, label, -1)
+    default_rate = accu / cover
+    n_attr = X.shape[0]
+    used = np.zeros(n_attr, np.bool_)  # tested by position among attrs, set by index
+    unused = n_attr
+    size = 0
+    while True:
+        best = -1
+        best_gain = 0.0
+        best_row = np.zeros(6)
+        best_ids = ids
+        best_label = label
+        wi = w[ids]
+        for counter in range(len(attrs)):
+            if used[counter]:
+                continue
+            a = attrs[counter]
+            x = X[a][ids]
+            if nominal[a]:
+                bags = n_values[a]
+                cov = np.zeros(bags)
+                acc = np.zeros(bags)
+                for i in range(len(x)):
+                    if not np.isnan(x[i]):
+                        v = int(x[i])
+                        cov[v] += wi[i]
+                        if label[i] == 0:
+                            acc[v] += wi[i]
+                gain = np.zeros(bags)
+                count = 0
+                for v in range(bags):
+                    if cov[v] - min_weight > -SMALL:
+                        if abs(cov[v]) >= SMALL:
+                            gain[v] = acc[v] * (_log2_nb(acc[v] / cov[v])
+                                                - _log2_nb(default_rate))
+                        count += 1
+                if count < 2:
+                    continue
+                v = 0
+                for u in range(1, bags):  # the first largest; a NaN never wins but at 0
+                    if gain[u] > gain[v]:
+                        v = u
+                if gain[v] - best_gain > SMALL:
+                    best, best_gain = a, gain[v]
+                    _set_row(best_row, a, v, np.nan, cov[v], acc[v],
+                             acc[v] / cov[v] if abs(cov[v]) >= SMALL else 0.0)
+            else:
+                keys = np.where(np.isnan(x), DBL_MAX, x)
+                order = np.arange(len(x))
+                if len(x) > 1:
+                    _qsort(keys, order, 0, len(x) - 1, np.empty(128, np.int64))
+                sl = label[order]
+                found = _numeric_cut(x[order], sl, wi[order], min_weight, default_rate)
+                if found[0] < 0:
+                    continue
+                total, final, cut, side, gain, rate, accurate, covered = found
+                if gain - best_gain > SMALL:
+                    best, best_gain = a, gain
+                    _set_row(best_row, a, side, cut, covered, accurate, rate)
+                    lo, hi = 0, int(final)
+                    if side != 0.0:
+                        lo, hi = int(final), int(total)
+                    best_ids = ids[order[lo:hi]]
+                    best_label = sl[lo:hi]
+        if best < 0:
+            return antds, size, accu, cover
+        if size == len(antds):
+            more = np.empty((2 * size, 6))
+            more[:size] = antds
+            antds = more
+        antds[size] = best_row
+        size += 1
+        if nominal[best]:
+            used[best] = True
+            unused -= 1
+            x = X[best][ids]
+            at = np.abs(x - best_row[1]) < 0.5  # equal codes; a missing value is not
+            ids, label = ids[at], label[at]
+        else:
+            ids, label = best_ids, best_label
+        default_rate = best_row[5]
+        if abs(_wsum(w, ids, label, -1)) < SMALL or abs(default_rate - 1.0) < SMALL \
+                or unused == 0:
+            return antds, size, accu, cover
+
+
+@njit(cache=True)
+def _prune(X, nominal, w, ids, label, antds, size, stats):
+    """Drop trailing conditions while they lower the accuracy on the pruning rows
+    ``ids``; the rule's statistics go to ``stats`` (worth, worth rate, pruning cover,
+    grow cover, grow accurate). Returns the kept length."""
+    total = _wsum(w, ids, label, -1)
+    if size == 0:
+        return 0
+    rate = np.zeros(size)
+    coverage = np.zeros(size)
+    worth = np.zeros(size)
+    live = np.ones(len(ids), np.bool_)
+    for k in range(size):
+        a = int(antds[k, 0])
+        for i in range(len(ids)):
+            if live[i]:
+                if _antd_hit(X[a][ids[i]], nominal[a], antds[k, 1], antds[k, 2]):
+                    coverage[k] += w[ids[i]]
+                    if label[i] == 0:
+                        worth[k] += w[ids[i]]
+                else:
+                    live[i] = False
+        if coverage[k] != 0:
+            rate[k] = worth[k] / coverage[k]
+    n = size
+    while n > 1 and rate[n - 2] - rate[n - 1] > SMALL:
+        n -= 1
+    default_accu = 0.0
+    default_rate = 0.0
+    if n == 1:
+        default_accu = _wsum(w, ids, label, 0)
+        default_rate = default_accu / total
+        if default_rate - rate[0] > SMALL:
+            n = 0
+    if n:
+        stats[0], stats[1], stats[2] = worth[n - 1], rate[n - 1], coverage[n - 1]
+        stats[3], stats[4] = antds[n - 1, 3], antds[n - 1, 4]
+    else:
+        stats[0], stats[1], stats[2] = default_accu, default_rate, total
+    return n
+
+
+@njit(cache=True)
+def _ruleset(X, nominal, n_values, attrs, w, ids, label, class_count, folds, shuffles,
+             init, state, all_data_error, min_weight):
+    """Rules for the rows labelled 0 (other) against 1, added while the best of
+    ``shuffles`` builds is at least half accurate. Returns (weighted accuracy,
+    generator state, rule lengths, their conditions, their statistics); a length
+    -1 means too few rows for the folds."""
+    lengths = np.empty(0, np.int64)
+    conds = np.empty((0, 6))
+    stats = np.empty((0, 5))
+    w_ac = 0.0
+    total = _wsum(w, ids, label, -1)
+    antds = np.empty((16, 6))
+    while class_count >= folds:
+        best_rate = -1.0
+        best_worth = -1.0
+        rule = np.zeros(5)
+        size = 0
+        for _ in range(shuffles):
+            if shuffles > 1:
+                order = np.arange(len(ids))
+                state = _randomize(order, state)
+                ids, label = ids[order], label[order]
+            n = len(ids)
+            if n < folds:
+                return w_ac, state, np.full(1, -1, np.int64), conds, stats
+            state = init  # each build starts the generator again from the seed
+            order = np.arange(n)
+            state = _randomize(order, state)
+            order = _stratify(order, label, folds)
+            first = (folds - 1) * (n // folds) + n % folds
+            grow = order[:first].copy()
+            state = _randomize(grow, state)
+            held = order[first:]
+            antds, size, accu, cover = _grow(X, nominal, n_values, attrs, w, ids[grow],
+                                             label[grow], min_weight, antds)
+            rule[3], rule[4] = cover, accu
+            size = _prune(X, nominal, w, ids[held], label[held], antds, size, rule)
+            if all_data_error:
+                rate = (rule[0] + rule[4]) / (rule[2] + rule[3])
+                worth = rule[0] + rule[4]
+            else:
+                rate, worth = rule[1], rule[0]
+            if rate - best_rate > SMALL or (abs(rate - best_rate) < SMALL
+                                            and worth - best_worth > SMALL):
+                best_rate, best_worth = rate, worth  # the reference keeps the last build
+        if 0.5 - best_rate > SMALL or size == 0:
+            break
+        hit = np.ones(len(ids), np.bool_)
+        for k in range(size):
+            a = int(antds[k, 0])
+            for i in range(len(ids)):
+                if hit[i] and not _antd_hit(X[a][ids[i]], nominal[a], antds[k, 1],
+                                            antds[k, 2]):
+                    hit[i] = False
+        cover = 0.0
+        class_count = 0.0
+        for i in range(len(ids)):
+            if hit[i]:
+                cover += w[ids[i]]
+            elif label[i] == 0:
+                class_count += w[ids[i]]
+        ids, label = ids[~hit], label[~hit]
+        w_ac += best_rate * (cover / total)
+        lengths = np.concatenate((lengths, np.full(1, size, np.int64)))
+        conds = np.concatenate((conds, antds[:size].copy()))
+        stats = np.concatenate((stats, rule.reshape(1, 5)))
+    rest = _wsum(w, ids, label, -1)
+    return w_ac + (rest - class_count) / total, state, lengths, conds, stats
+
+
+class Learner:
+    """The state one Ridor fit shares: the data, the options and the generator."""
+
+    def __init__(self, columns, nominal, n_values, target, weights, options):
+        self.columns = columns
+        self.X = np.vstack(columns)
+        self.nominal = np.asarray(nominal, np.bool_)
+        self.n_values = np.asarray(n_values, np.int64)
+        self.attrs = np.array([a for a in range(len(columns)) if a != target], np.int64)
+        self.w = weights
+        self.folds = options["folds"]
+        self.shuffles = options["shuffles"]
+        self.all_data_error = options["all_data_error"]
+        self.majority = options["majority_class"]
+        self.min_weight = options["min_weight"]
+        self.init = np.uint64(JavaRandom(options["seed"]).seed)
+        self.state = self.init  # java.util.Random, shared by every build and shuffle
+        self.error = 0.0
+
+    def ruleset(self, ids, label, class_count):
+        """(weighted accuracy, the rules) for the rows labelled 0 (other) / 1."""
+        rate, self.state, lengths, conds, stats = _ruleset(
+            self.X, self.nominal, self.n_values, self.attrs, self.w, ids, label,
+            float(class_count), self.folds, self.shuffles, self.init, np.uint64(self.state),
+            self.all_data_error, self.min_weight)
+        if len(lengths) and lengths[0] < 0:
+            raise ValueError(f"folds: a rule's rows are fewer than the {self.folds} folds "
+                             "of reduced-error pruning (heavy weights on few rows); "
+                             "lower folds")
+        rules, at = [], 0
+        for size, (worth, _, cover_prune, cover_grow, accu_grow) in zip(lengths, stats):
+            rules.append({"antds": [[int(c[0]), bool(self.nominal[int(c[0])]), float(c[1]),
+                                     None if self.nominal[int(c[0])] else float(c[2])]
+                                    for c in conds[at:at + size]],
+                          "cover_grow": float(cover_grow), "accu_grow": float(accu_grow),
+                          "cover_prune": float(cover_prune), "worth": float(worth)})
+            at += size
+        return rate, rules
+
+    def merged(self, by_class, i):
+        """The rows of class ``i`` (labelled 1) with the others' (0), merged in the
+        reference's order."""
+        ids, label = by_class[i], np.ones(len(by_class[i]), np.int64)
+        for k, other in enumerate(by_class):
+            if k == i:
+                continue
+            zeros = np.zeros(len(other), np.int64)
+            if len(ids) >= len(other):
+                ids, label = np.concatenate([ids, other]), np.concatenate([label, zeros])
+            else:
+                ids, label = np.concatenate([other, ids]), np.concatenate([zeros, label])
+        return ids, label
+
+    def find_rules(self, by_class, level):
+        node = {"level": level + 1, "default": 0, "rules": None, "excepts": None}
+        pure = [_sum(self.w[b]) for b in by_class]
+        if sum(p - self.folds > -SMALL for p in pure) <= 1:
+            node["default"] = int(np.argmax(pure))
+            return node
+        total = 0.0
+        for p in pure:
+            total += p
+        if self.majority:
+            default = int(np.argmax(pure))
+            node["default"] = default
+            ids, label = self.merged(by_class, default)
+            _, final = self.ruleset(ids, label, total - pure[default])
+            if not final:
+                return node
+        else:
+            best = pure[int(np.argmax(pure))] / total
+            final, default = None, -1
+            for i in range(len(by_class)):
+                if pure[i] >= self.folds:
+                    ids, label = self.merged(by_class, i)
+                    count = _sum(self.w[ids]) - pure[i]
+                    rate, rules = self.ruleset(ids, label, count)
+                    if rate - best > SMALL:
+                        final, best, default = rules, rate, i
+            if final is None:
+                node["default"] = int(np.argmax(pure))
+                return node
+            node["default"] = default
+        if node["level"] == 1:
+            self.error = total - pure[default]
+        uncovered = list(by_class)
+        uncovered[default] = uncovered[default][:0]
+        node["rules"] = final
+        node["excepts"] = []
+        for rule in final:
+            covered = [b[_covers(rule, self.columns, b)] for b in uncovered]
+            node["excepts"].append(self.find_rules(covered, node["level"]))
+        return node
+
+
+
+
+def _covers(rule, columns, rows):
+    """Which of the rows ``rows`` the rule covers."""
+    hit = np.ones(len(rows), np.bool_)
+    for a, nominal, value, split in rule["antds"]:
+        x = columns[a][rows]
+        known = ~np.isnan(x)
+        x = np.where(known, x, 0.0)
+        if nominal:
+            hit &= known & (np.abs(x - value) < SMALL)
+        elif _eq(value, 0):
+            hit &= known & (x - split < SMALL)
+        else:
+            hit &= known & (x - split > SMALL)
+    return hit
+
+
+class RidorModel:
+    learner = "ridor"
+
+    def __init__(self, attributes, target, root, cover, error, options, instances):
+        self.attributes = list(attributes)
+        self.target = target
+        self.classes = tuple(next(a for a in self.attributes if a.name == target).values)
+        self.root, self.cover, self.error = root, float(cover), float(error)
+        self.options = dict(options)
+        self.instances = int(instances)
+        used = set()
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            for r in node["rules"] or []:
+                used.update(a[0] for a in r["antds"])
+            stack.extend(node["excepts"] or [])
+        self.used = sorted(used)
+
+    def to_json(self):
+        return {"attributes": [a.to_json() for a in self.attributes], "target": self.target,
+                "root": self.root, "cover": self.cover, "error": self.error,
+                "options": self.options, "instances": self.instances}
+
+    @classmethod
+    def from_json(cls, d):
+        return cls([Attribute.from_json(a) for a in d["attributes"]], d["target"],
+                   d["root"], d["cover"], d["error"], d["options"], d["instances"])
+
+    def classify(self, x, n):
+        """The class of each row (``x``: the used columns by attribute index): the
+        default of the deepest node reached."""
+        out = np.empty(n, np.int64)
+        stack = [(self.root, np.arange(n))]
+        while stack:
+            node, rows = stack.pop()
+            left = np.ones(len(rows), np.bool_)
+            out[rows] = node["default"]
+            for rule, sub in zip(node["rules"] or [], node["excepts"] or []):
+                hit = _covers(rule, x, rows) & left
+                if hit.any():
+                    stack.append((sub, rows[hit]))
+                left &= ~hit
+        return out
+
+    def proba(self, columns, n):
+        x = {a: np.asarray(c, np.float64) for a, c in zip(self.used, columns)}
+        out = np.zeros((n, len(self.classes)))
+        out[np.arange(n), self.classify(x, n)] = 1.0
+        return out
+
+    def _antd_text(self, a, nominal, value, split):
+        attr = self.attributes[a]
+        if nominal:
+            return f"{attr.name} = {attr.values[int(value)]}"
+        return f"{attr.name}{' <= ' if _eq(value, 0) else ' > '}{double_to_string(split, 6)}"
+
+    def _rule_text(self, rule, cls):
+        antds = " and ".join(f"({self._antd_text(*a)})" for a in rule["antds"])
+        return (f"{antds} => {self.target} = {cls}  ({java_double(rule['cover_grow'])}/"
+                f"{java_double(rule['cover_grow'] - rule['accu_grow'])}) "
+                f"[{java_double(rule['cover_prune'])}/"
+                f"{java_double(rule['cover_prune'] - rule['worth'])}]")
+
+    def _node_text(self, node, out):
+        if node["level"] == 1:
+            out.append(f"{self.target} = {self.classes[node['default']]}  "
+                       f"({java_double(self.cover)}/{java_double(self.error)})\n")
+        for rule, sub in zip(node["rules"] or [], node["excepts"] or []):
+            out.append("         " * node["level"] + "  Except "
+                       + self._rule_text(rule, self.classes[sub["default"]]) + "\n")
+            self._node_text(sub, out)
+
+    def _size(self, node):
+        rules = node["rules"] or []
+        return len(rules) + sum(self._size(e) for e in node["excepts"] or [])
+
+    def text(self):
+        out = []
+        self._node_text(self.root, out)
+        return ("RIpple DOwn Rule Learner(Ridor) rules\n"
+                "--------------------------------------\n\n" + "".join(out)
+                + f"\nTotal number of rules (incl. the default rule): "
+                f"{self._size(self.root) + 1}")
+
+    def rows(self):
+        """The exception tree, depth first: one row per rule (the default rule
+        first), with its parent rule, its depth and the class it gives."""
+        out = [{"rule": 0, "parent": None, "depth": 0, "conditions": [],
+                "class": self.classes[self.root["default"]], "coverage": self.cover,
+                "errors": self.error}]
+
+        def visit(node, parent):
+            for rule, sub in zip(node["rules"] or [], node["excepts"] or []):
+                out.append({"rule": len(out), "parent": parent, "depth": node["level"],
+                            "conditions": [self._antd_text(*a) for a in rule["antds"]],
+                            "class": self.classes[sub["default"]],
+                            "coverage": rule["cover_grow"],
+                            "errors": rule["cover_grow"] - rule["accu_grow"]})
+                visit(sub, out[-1]["rule"])
+        visit(self.root, 0)
+        return out
+
+
+def fit(data, target, options, settings):
+    """The contract's fit for ridor."""
+    y = data.columns[target]
+    keep = np.flatnonzero(~np.isnan(y))
+    k = len(data.attributes[target].values)
+    learner = Learner(data.columns, [a.nominal for a in data.attributes],
+                      [len(a.values) for a in data.attributes], target, data.weights,
+                      options)
+    by_class = [keep[y[keep] == c] for c in range(k)]
+    root = learner.find_rules(by_class, 0)
+    cover = _sum(data.weights[keep])
+    return RidorModel(data.attributes, data.attributes[target].name, root,
+                      cover, learner.error, options, len(keep))
