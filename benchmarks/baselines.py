@@ -10,11 +10,11 @@ Needs Java with ``/usr/share/java/weka.jar``. The data is the C4.5 benchmark's
 so each reports its own peak memory (resident set; Weka's JVM runs with
 ``-Xmx16g``):
 
-- duckmine: for each learner, ``SELECT _dm_fit('<learner>', list(_dm_row ORDER BY
-  _dm_n), 'group', {options}, NULL, NULL) AS model FROM _dm_rows('agrawal')`` (the
-  rows in table order, as the table forms pass them) on an open connection, after
-  a warm-up fit on 2,000 rows; the printed model (``model_text``) is kept. Then
-  scoring: ``count(*) FILTER (WHERE predict(m.model, t) = t."group"::VARCHAR)``.
+- duckmine: for each learner, ``SELECT model FROM fit('<learner>', 'agrawal',
+  'group', options := {...})`` (the rows in table order, as Weka reads the file) on
+  an open connection, after a warm-up fit on 2,000 rows; the printed model
+  (``model_text``) is kept. Then scoring:
+  ``count(*) FILTER (WHERE predict(m.model, t) = t."group"::VARCHAR)``.
 - weka: ``<classifier> -t file.arff -no-cv`` in a fresh JVM; the fit time is the
   "Time taken to build model" it prints, the wall time covers the JVM start,
   reading the file, building and evaluating on the training data.
@@ -58,9 +58,8 @@ SCORE = (f"SELECT count(*) FILTER (WHERE predict(m.model, t) = t.\"{TARGET}\"::V
 
 def fit_sql(learner, source):
     options = LEARNERS[learner][0]
-    return (f"SELECT _dm_fit('{learner.split()[0]}', list(_dm_row ORDER BY _dm_n), "
-            f"'{TARGET}', {'{' + options + '}' if options else 'NULL'}, NULL, NULL) "
-            f"AS model FROM _dm_rows('{source}')")
+    return (f"SELECT model FROM fit('{learner.split()[0]}', '{source}', '{TARGET}'"
+            f"{', options := {' + options + '}' if options else ''})")
 
 
 def child_duckmine(n, repeat):

@@ -10,10 +10,10 @@ seed 1), written once per size as ARFF and loaded once into a DuckDB file with
 its own process, so each reports its own peak memory (resident set; for J48 the
 JVM's, run with ``-Xmx8g``):
 
-- duckmine: ``SELECT c45_fit(t, 'group') AS model FROM agrawal t`` on an open
-  connection, after a warm-up fit on 2,000 rows (the numba kernels come from the
-  disk cache, as in a warm session). Then, the model stored in a table, scoring:
-  ``count(*) FILTER (WHERE predict(m.model, t) = t."group"::VARCHAR)`` over the
+- duckmine: ``SELECT model FROM fit('c45', 'agrawal', 'group')`` (the rows in
+  table order) on an open connection, after a warm-up fit on 2,000 rows (the numba
+  kernels come from the disk cache, as in a warm session). Then, the model stored
+  in a table, scoring: ``count(*) FILTER (WHERE predict(m.model, t) = t."group"::VARCHAR)`` over the
   whole table, which gives the training accuracy.
 - weka: ``J48 -t file.arff -no-cv`` in a fresh JVM; the fit time is the "Time
   taken to build model" it prints (its own clock), the wall time covers the JVM
@@ -47,7 +47,7 @@ DATA = Path(__file__).resolve().parent / ".data"
 TOOLS = ("duckmine", "weka", "sklearn")
 WEKA_JAR = "/usr/share/java/weka.jar"
 TARGET = "group"  # the class attribute of Weka's Agrawal data
-FIT = f"SELECT c45_fit(t, '{TARGET}') AS model FROM agrawal t"
+FIT = f"SELECT model FROM fit('c45', 'agrawal', '{TARGET}')"
 SCORE = (f"SELECT count(*) FILTER (WHERE predict(m.model, t) = t.\"{TARGET}\"::VARCHAR) "
          "FROM agrawal t, (SELECT model FROM fitted) m")
 TARGETS = {"weka": 10.0, "sklearn": 1 / 3, "score_seconds": 2.0, "score_rows": 1_000_000}
@@ -164,8 +164,8 @@ def child_duckmine(n, repeat, breakdown):
 
     con = duckmine.connect(str(database(n)), read_only=True)
     runs, fit_peak, text, scores = fit_and_score(
-        con, f"SELECT c45_fit(t, '{TARGET}') AS model FROM (SELECT * FROM agrawal "
-        "LIMIT 2000) t", FIT, SCORE, "correct", repeat)
+        con, f"SELECT model FROM fit('c45', 'SELECT * FROM agrawal LIMIT 2000', "
+        f"'{TARGET}')", FIT, SCORE, "correct", repeat)
     out = {"fit": median(runs, "fit"), "runs": len(runs), "peak_mb": fit_peak,
            "score": median(scores, "fit"), "accuracy": scores[0]["correct"] / n,
            "score_peak_mb": peak_mb(), "tree": text}

@@ -195,11 +195,9 @@ def database(data, n):
 
 # -- SQL ---------------------------------------------------------------------------
 
-# The rows go to the learner in the table's order, as the table forms (em, kmeans)
-# pass them: an aggregate's list() of a large table scanned in parallel comes in a
-# different order each time, and random starts pick rows by position.
-ORDERED = ("SELECT _dm_fit('{learner}', list(_dm_row ORDER BY _dm_n), NULL, {{{options}}}, "
-           "NULL, NULL) AS model FROM _dm_rows('{source}')")
+# The rows go to the learner in the table's order, as the reference reads the file
+# (random starts pick rows by position).
+ORDERED = "SELECT model FROM fit('{learner}', '{source}', NULL, options := {{{options}}})"
 
 
 def em_sql(source, k, iterations):

@@ -81,10 +81,8 @@ NOMINAL = {"colour": (("red", 0.0), ("green", 1.5), ("blue", -1.0), ("yellow", 3
            "size": (("small", 0.0), ("medium", 2.0), ("large", -2.0))}
 TARGET = "y"
 MISSING = 0.05  # the share of attribute cells made missing
-# the rows in the table's order, as the m5p table form reads them (the aggregate's
-# list() of a large table scanned on several threads comes in another order each time)
-FIT = (f"SELECT _dm_fit('m5p', list(_dm_row ORDER BY _dm_n), '{TARGET}', NULL, NULL, "
-       "NULL) AS model FROM _dm_rows('friedman')")
+# the rows in the table's order, as M5P reads the file
+FIT = f"SELECT model FROM fit('m5p', 'friedman', '{TARGET}')"
 SCORE = (f"SELECT sqrt(avg((predict_value(m.model, t) - t.{TARGET}) ^ 2)) "
          "FROM friedman t, (SELECT model FROM fitted) m")
 TARGET_RATIO = 10.0  # duckmine's fit at least this many times faster than M5P's
@@ -205,8 +203,8 @@ def child_duckmine(n, repeat):
 
     con = duckmine.connect(str(database(n)), read_only=True)
     runs, fit_peak, text, scores = fit_and_score(
-        con, f"SELECT m5p_fit(t, '{TARGET}') AS model FROM (SELECT * FROM friedman "
-        "LIMIT 2000) t", FIT, SCORE, "rmse", repeat)
+        con, f"SELECT model FROM fit('m5p', 'SELECT * FROM friedman LIMIT 2000', "
+        f"'{TARGET}')", FIT, SCORE, "rmse", repeat)
     con.close()
     return {"fit": median(runs, "fit"), "runs": len(runs), "peak_mb": fit_peak,
             "score": median(scores, "fit"), "rmse": scores[0]["rmse"],

@@ -11,8 +11,9 @@ loaded once into a DuckDB file with ``duckmine.read_arff``, both cached under
 ``benchmarks/.data/``. Each tool runs in its own process and reports its own peak
 memory (resident set; Weka's JVM runs with ``-Xmx16g``):
 
-- duckmine: ``SELECT rep_tree_fit(t, 'group') AS model FROM agrawal t`` (and
-  ``part_fit``, ``ridor_fit``) on an open connection, after a warm-up fit on 2,000
+- duckmine: ``SELECT model FROM fit('rep_tree', 'agrawal', 'group')`` (and
+  ``part``, ``ridor``; the rows in table order, as Weka reads the file) on an open
+  connection, after a warm-up fit on 2,000
   rows; the printed model is kept. Then scoring:
   ``count(*) FILTER (WHERE predict(m.model, t) = t."group"::VARCHAR)``.
 - weka: ``REPTree -t file.arff -no-cv`` (``PART``, ``Ridor``); the fit time is the
@@ -41,11 +42,11 @@ from .em import java
 TOOLS = ("duckmine", "weka", "sklearn")
 TARGET = "group"
 LEARNERS = {  # name: (SQL fit, Weka class and options)
-    "rep_tree": (f"SELECT rep_tree_fit(t, '{TARGET}') AS model FROM {{source}} t",
+    "rep_tree": (f"SELECT model FROM fit('rep_tree', '{{source}}', '{TARGET}')",
                  ["weka.classifiers.trees.REPTree"]),
-    "part": (f"SELECT part_fit(t, '{TARGET}') AS model FROM {{source}} t",
+    "part": (f"SELECT model FROM fit('part', '{{source}}', '{TARGET}')",
              ["weka.classifiers.rules.PART"]),
-    "ridor": (f"SELECT ridor_fit(t, '{TARGET}') AS model FROM {{source}} t",
+    "ridor": (f"SELECT model FROM fit('ridor', '{{source}}', '{TARGET}')",
               ["weka.classifiers.rules.Ridor"]),
 }
 SCORE = (f"SELECT count(*) FILTER (WHERE predict(m.model, t) = t.\"{TARGET}\"::VARCHAR) "

@@ -1,9 +1,16 @@
 """DuckDB's SQL for every declared learner, written from its declaration:
 
 - ``name_fit(r, [target,] <options>, weight := NULL)``, an aggregate: one model
-  value per group of rows;
+  value per group of rows. A group has no order in SQL, and a parallel scan hands
+  its rows over in no fixed order, so the rows are sorted by their values first:
+  the model is a function of the group's rows, the same on every run and thread
+  count;
 - ``name(tbl, [target,] <options>, weight := NULL)``, a table: the model's
-  relation (where the learner declares one), the rows read in table order.
+  relation (where the learner declares one), the rows read in table order;
+- ``fit(learner, tbl, target, options := NULL, weight := NULL)``, a table of one
+  model value, the rows read in table order (as the table's file reads: the
+  reference's model on the same data, for learners whose shuffles and ties
+  depend on row order).
 
 A required option is a positional argument after the target; the others are
 named, with their declared defaults. The options travel to the one fit function
@@ -38,7 +45,7 @@ def _call(decl, rows):
 def macros(decl):
     """The CREATE MACRO statements of one learner."""
     out = [f"CREATE OR REPLACE TEMP MACRO {decl.name}_fit({_signature(decl, 'r')}) AS\n"
-           f"{_call(decl, 'list(r)')}"]
+           f"{_call(decl, 'list(r ORDER BY r)')}"]
     if decl.relation:
         columns = ", ".join(f'r."{name}"' for name, _ in decl.relation)
         order = (" ORDER BY " + ", ".join(f'r."{c}"' for c in decl.order_by)
@@ -57,8 +64,13 @@ def statements():
     return out
 
 
+# fit(learner, tbl, target, options := {...}) and
 # cross_validate(learner, tbl, target, folds, seed, options := {'name': value, ...})
 EVALUATION = [
+    "CREATE OR REPLACE TEMP MACRO fit(learner, tbl, target, options := NULL, "
+    "weight := NULL) AS TABLE\n"
+    "SELECT _dm_fit(learner, list(_dm_row ORDER BY _dm_n), target, options, weight, "
+    f"{SETTINGS}) AS model FROM _dm_rows(tbl)",
     "CREATE OR REPLACE TEMP MACRO _dm_evaluation(learner, tbl, target, folds, seed, "
     "options, weight) AS TABLE\n"
     "SELECT _dm_cross_validate(learner, list(_dm_row ORDER BY _dm_n), target, folds, seed, "

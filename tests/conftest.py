@@ -32,6 +32,20 @@ def table(name):
     return name.replace(".", "_").replace("-", "_")
 
 
+def fitted(learner, tbl, target=None, named="", weight=None):
+    """A subquery of one model, fitted by ``fit`` on the rows in table order (as the
+    reference reads the file); ``named``: options as for a table form ("k := 3"),
+    or a dict."""
+    from duckmine.algorithms.contract import literal
+
+    if isinstance(named, dict):
+        named = ", ".join(f"{k} := {literal(v)}" for k, v in named.items())
+    args = "".join(", " + a for a in (options_struct(named),
+                                      f"weight := '{weight}'" if weight else "") if a)
+    return (f"(SELECT model FROM fit('{learner}', '{tbl}', "
+            f"{literal(target) if target else 'NULL'}{args}))")
+
+
 def arff_tables(names):
     """A loaded connection with each named file of ``tests/data`` as a table."""
     c = duckmine.connect()

@@ -12,7 +12,7 @@ import pytest
 import duckmine
 from duckmine.algorithms.contract import literal
 
-from .conftest import table
+from .conftest import fitted, table
 from .test_cross_validate import assert_cv_is_wekas, weka_cv
 
 HERE = Path(__file__).parent
@@ -54,10 +54,9 @@ def load(db, name):
 def test_model_and_probabilities_are_the_references(db, data, config):
     golden = json.loads((GOLDEN / f"{data}__{config}.json").read_text())
     learner, given = CONFIGS[config]
-    options = "".join(f", {k} := {literal(v)}" for k, v in given.items())
     t, target, weight = load(db, data)
-    db.execute(f"""CREATE OR REPLACE TEMP TABLE m AS
-                   SELECT {learner}_fit(row_, '{target}'{options}{weight}) AS m FROM {t} row_""")
+    db.execute(f"CREATE OR REPLACE TEMP TABLE m AS SELECT model AS m FROM "
+               f"{fitted(learner, t, target, given, 'w' if weight else None)}")
     assert db.sql("SELECT model_text(m) FROM m").fetchall()[0][0] == golden["text"]
     numeric = len(golden["dist"][0]) == 1 and config == "zero_r" and \
         db.sql(f"SELECT typeof(\"{target}\") FROM {t} LIMIT 1").fetchall()[0][0] == "DOUBLE"

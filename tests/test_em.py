@@ -10,7 +10,7 @@ import pytest
 
 import duckmine
 
-from .conftest import DATA, fails, table
+from .conftest import DATA, fails, fitted, table
 
 HERE = Path(__file__).parent
 GOLDEN = HERE / "golden" / "em"
@@ -31,15 +31,17 @@ def model_part(text):
     return text[:text.index("=== Clustering stats")].rstrip("\n")
 
 
-FITS = {"k3": "em_fit(t, k := 3)", "auto": "em_fit(t)",
-        "kmeans3": "kmeans_fit(t, 3, init := 'random')"}
+FITS = {"k3": ("em", "k := 3"), "auto": ("em", ""),
+        "kmeans3": ("kmeans", "k := 3, init := 'random'")}
 
 
 @pytest.mark.parametrize("tag", FITS)
 @pytest.mark.parametrize("name", DATASETS)
 def test_model_text_is_wekas(db, name, tag):
     expected = model_part((GOLDEN / f"{name}__{tag}.txt").read_text())
-    got = db.sql(f"SELECT model_text({FITS[tag]}) FROM {table(name)} t").fetchall()[0][0]
+    learner, options = FITS[tag]
+    got = db.sql(f"SELECT model_text(model) FROM {fitted(learner, table(name), None, options)}")\
+        .fetchall()[0][0]
     assert got.rstrip("\n") == expected
 
 
@@ -58,7 +60,7 @@ def test_relation_and_scoring_agree_with_the_reference(db, name):
         np.testing.assert_allclose(sums, 1.0)
     scored = db.sql(f"""SELECT predict(m.model, t) AS c, predict_proba(m.model, t) AS p,
                                log_likelihood(m.model, t) AS ll
-                        FROM {t} t, (SELECT em_fit(t, k := 3) AS model FROM {t} t) m""").df()
+                        FROM {t} t, {fitted('em', t, None, 'k := 3')} m""").df()
     probs = np.array([[p[str(c)] for c in range(3)] for p in scored.p])
     np.testing.assert_allclose(probs.sum(axis=1), 1.0)
     assert list(scored.c) == [str(int(np.argmax(p))) for p in probs]

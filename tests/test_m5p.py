@@ -12,7 +12,7 @@ import pytest
 
 import duckmine
 
-from .conftest import DATA, fails, options_struct, table
+from .conftest import DATA, fails, fitted, options_struct, table
 
 HERE = Path(__file__).parent
 GOLDEN = HERE / "golden" / "m5p"
@@ -56,9 +56,8 @@ def target(db, name):
 
 def fit(db, run):
     fn, name, tag = parse(run)
-    w = ", weight := 'w'" if weighted(name) else ""
-    return (f"(SELECT {fn}(t, '{target(db, name)}'{OPTIONS[tag]}{w}) AS model "
-            f"FROM {table(name)} t)")
+    return fitted(fn.removesuffix("_fit"), table(name), target(db, name), OPTIONS[tag],
+                  "w" if weighted(name) else None)
 
 
 def printed_model(text):

@@ -15,7 +15,7 @@ import pytest
 import duckmine
 from duckmine.algorithms.contract import literal
 
-from .conftest import table
+from .conftest import fitted, table
 from .test_cross_validate import assert_cv_is_wekas
 
 HERE = Path(__file__).parent
@@ -66,11 +66,9 @@ def load(db, name):
 def test_model_and_probabilities_are_the_references(db, data, config):
     golden = json.loads((GOLDEN / f"{data}__{config}.json").read_text())
     learner, given = CONFIGS[config]
-    options = "".join(f", {k} := {literal(v)}" for k, v in given.items())
     t, target, weight, numeric = load(db, data)
-    db.execute(f"""CREATE OR REPLACE TEMP TABLE m AS
-                   SELECT {learner}_fit(row_, '{target}'{options}{weight}) AS m
-                   FROM {t} row_""")
+    db.execute(f"CREATE OR REPLACE TEMP TABLE m AS SELECT model AS m FROM "
+               f"{fitted(learner, t, target, given, 'w' if weight else None)}")
     assert db.sql("SELECT model_text(m) FROM m").fetchall()[0][0] == golden["text"]
     if numeric:
         got = [[v] for (v,) in db.sql(f"SELECT predict_value(m.m, row_) FROM {t} row_, m")
@@ -110,11 +108,9 @@ SQL_CASES = [c for c in CASES if c[1] in ("rep_tree", "part", "part_b_m5", "rido
 def test_model_to_sql_gives_what_scoring_gives(db, data, config):
     """In DuckDB and in SQLite, on every training row (missing values spread)."""
     learner, given = CONFIGS[config]
-    options = "".join(f", {k} := {literal(v)}" for k, v in given.items())
     t, target, weight, numeric = load(db, data)
-    db.execute(f"""CREATE OR REPLACE TEMP TABLE m AS
-                   SELECT {learner}_fit(row_, '{target}'{options}{weight}) AS m
-                   FROM {t} row_""")
+    db.execute(f"CREATE OR REPLACE TEMP TABLE m AS SELECT model AS m FROM "
+               f"{fitted(learner, t, target, given, 'w' if weight else None)}")
     score = "predict_value" if numeric else "predict"
     fetched = db.sql(f"SELECT {score}(m.m, row_), row_.* FROM {t} row_, m").fetchall()
     names = db.sql(f"SELECT * FROM {t} LIMIT 0").columns
@@ -138,8 +134,24 @@ def test_model_to_sql_gives_what_scoring_gives(db, data, config):
 
 
 def test_ridor_refuses_fewer_rows_than_folds_and_the_connection_lives(db):
+    """Heavy rows: a rule leaves two rows that still weigh more than three folds."""
     db.execute("""CREATE OR REPLACE TEMP TABLE heavy AS SELECT * FROM (VALUES
-                  ('a', 1.0, 'x', 5.0), ('b', 2.0, 'y', 5.0)) v(a, b, y, w)""")
+                  ('r', 0.0, 'z', 4.0), ('p', 0.0, 'z', 4.0), ('p', 2.0, 'z', 4.0),
+                  ('p', 1.0, 'x', 6.0), ('q', 0.0, 'z', 1.0)) v(a, b, y, w)""")
     with pytest.raises(duckdb.Error, match=r"ridor: folds: .*fewer than the 3 folds"):
-        db.sql("SELECT ridor_fit(heavy, 'y', weight := 'w') FROM heavy").fetchall()
+        db.sql(f"SELECT * FROM {fitted('ridor', 'heavy', 'y', {'min_weight': 0.5}, 'w')}")\
+            .fetchall()
+    assert db.sql("SELECT 1").fetchall() == [(1,)]
+
+
+@pytest.mark.parametrize("call", ["ridor_fit(t, 'y', folds := 9)",
+                                  "part_fit(t, 'y', folds := 9, reduced_error_pruning := true)",
+                                  "rep_tree_fit(t, 'y', folds := 9)"])
+def test_more_folds_than_rows_is_refused(db, call):
+    db.execute("""CREATE OR REPLACE TEMP TABLE t AS SELECT * FROM (VALUES
+                  ('a', 1.0, 'x'), ('b', 2.0, 'y'), ('a', 3.0, 'x'), ('b', 2.0, NULL))
+                  v(a, b, y)""")
+    with pytest.raises(duckdb.Error, match=r"folds \(9\) cannot exceed the number of "
+                                           r"rows with a class \(3\)"):
+        db.sql(f"SELECT {call} FROM t").fetchall()
     assert db.sql("SELECT 1").fetchall() == [(1,)]

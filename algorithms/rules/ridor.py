@@ -594,6 +594,9 @@ def fit(data, target, options, settings):
     """The contract's fit for ridor."""
     y = data.columns[target]
     keep = np.flatnonzero(~np.isnan(y))
+    if options["folds"] > len(keep):  # the reference would give the default rule alone
+        raise ValueError(f"folds ({options['folds']}) cannot exceed the number of rows "
+                         f"with a class ({len(keep)})")
     k = len(data.attributes[target].values)
     learner = Learner(data.columns, [a.nominal for a in data.attributes],
                       [len(a.values) for a in data.attributes], target, data.weights,
