@@ -16,8 +16,10 @@ each taking the share of the row the earlier ones left.
 import math
 
 import numpy as np
+from numba import njit
 
 from ..c45 import grow as c45
+from ..c45.grow import NOMINAL_SPLIT, NUMERIC_SPLIT
 from ..c45.model import _label as c45_label
 from ..dataset import Attribute
 from ..evaluation import stratify, test_cv, train_cv
@@ -122,6 +124,15 @@ class Learner:
                 values.append(np.empty(0))
                 self.orders.append(np.empty(0, np.int64))
             value_off.append(value_off[-1] + len(values[-1]))
+        self.order_off = np.cumsum([0] + [len(o) for o in self.orders]).astype(np.int64)
+        self.orders = np.concatenate(self.orders).astype(np.int64) if self.orders else \
+            np.empty(0, np.int64)
+        # the entries' values, rows and classes, kept next to the orders
+        attribute = np.repeat(np.arange(len(self.order_off) - 1), np.diff(self.order_off))
+        self.order_rows = rows[self.orders]
+        self.order_vals = self.X[attribute, self.order_rows] if len(self.orders) else \
+            np.empty(0)
+        self.order_cls = self.y[self.order_rows]
         self.values = np.concatenate(values) if values else np.empty(0)
         self.value_off = np.asarray(value_off, np.int64)
         self.n_all = float(len(rows))
@@ -135,16 +146,13 @@ class Learner:
         alive = np.zeros(len(self.idx), np.bool_)
         weight[pos] = w
         alive[pos] = True
-        parts, offsets = [], [0]
-        for order in self.orders:
-            keep = order[alive[order]]
-            parts.append(keep)
-            offsets.append(offsets[-1] + len(keep))
-        order = np.concatenate(parts) if parts else np.empty(0, np.int64)
-        rows = self.idx[order]
-        attribute = np.repeat(np.arange(len(self.orders)), np.diff(offsets))
-        return (rows, self.X[attribute, rows] if len(rows) else np.empty(0),
-                self.y[rows], weight[order], np.asarray(offsets, np.int64))
+        pos, rows, vals, clss, wts, offsets = _gather_sorted(
+            self.orders, self.order_off, alive, weight, self.order_rows, self.order_vals,
+            self.order_cls)
+        # a later tree grows on some of these rows only: keep no more of the orders
+        self.orders, self.order_off, self.order_rows = pos, offsets, rows
+        self.order_vals, self.order_cls = vals, clss
+        return rows, vals, clss, wts, offsets
 
     def select(self, data):
         a, kind, threshold, value, per_class = c45.select_split(
@@ -166,12 +174,8 @@ class Learner:
         branch_of[rows] = sub
         below = c45._child_sorted(branch_of, frac, data.sorted(), nb, self.X.shape[0])
         branch_of[rows] = -1
-        parts = []
-        for b in range(nb):
-            take = (sub == b) | ((sub < 0) & (frac[b] > SMALL))
-            parts.append(Data(self, data.pos[take],
-                              np.where(sub[take] == b, data.w[take],
-                                       data.w[take] * frac[b]), below[b]))
+        at, weights = c45._branch_data(sub, nb, data.w, frac)
+        parts = [Data(self, data.pos[p], wb, sb) for p, wb, sb in zip(at, weights, below)]
         return sub, dist, parts
 
     # ------------------------------------------------------------ a partial tree
@@ -366,6 +370,73 @@ class Learner:
         return Data(self, data.pos[keep], data.w[keep] * (1.0 - covered[keep]))
 
 
+@njit(cache=True)
+def _gather_sorted(orders, order_off, alive, weight, order_rows, order_vals, order_cls):
+    """The sorted entries (position, row, value, class, weight, offsets per
+    attribute) of the live positions, in presorted order."""
+    m = len(order_off) - 1
+    count = 0
+    for o in range(order_off[m]):
+        if alive[orders[o]]:
+            count += 1
+    pos = np.empty(count, np.int64)
+    rows = np.empty(count, np.int64)
+    vals = np.empty(count)
+    clss = np.empty(count, np.int64)
+    wts = np.empty(count)
+    offsets = np.zeros(m + 1, np.int64)
+    c = 0
+    for a in range(m):
+        for o in range(order_off[a], order_off[a + 1]):
+            p = orders[o]
+            if alive[p]:
+                pos[c] = p
+                rows[c] = order_rows[o]
+                vals[c] = order_vals[o]
+                clss[c] = order_cls[o]
+                wts[c] = weight[p]
+                c += 1
+        offsets[a + 1] = c
+    return pos, rows, vals, clss, wts, offsets
+
+
+@njit(cache=True)
+def _score(X, conds, ends, probs, n):
+    """Each row's class probabilities: the rules in order, each taking the share it
+    covers of what the rules before it left (a missing tested value: the branch's
+    share), until less than 1e-6 is left."""
+    out = np.zeros((n, probs.shape[1]))
+    for i in range(n):
+        left = 1.0
+        start = 0
+        for r in range(len(ends)):
+            if left <= SMALL:
+                break
+            cover = 1.0
+            for c in range(start, ends[r]):
+                v = X[int(conds[c, 0]), i]
+                if np.isnan(v):
+                    cover *= conds[c, 5]
+                    continue
+                kind = int(conds[c, 1])
+                if kind == NUMERIC_SPLIT:
+                    at = 0 if v <= conds[c, 2] else 1
+                elif kind == NOMINAL_SPLIT:
+                    at = int(v)
+                else:
+                    at = 0 if v == conds[c, 3] else 1
+                if at != int(conds[c, 4]):
+                    cover = 0.0
+                    break
+            start = ends[r]
+            if cover > SMALL:
+                share = left * cover
+                for j in range(probs.shape[1]):
+                    out[i, j] += share * probs[r, j]
+                left = left * (1.0 - cover)
+    return out
+
+
 # ------------------------------------------------------------------ the model
 
 class PartModel:
@@ -394,40 +465,21 @@ class PartModel:
 
     # ---------------------------------------------------------------- scoring
 
-    def _cover(self, rule, x):
-        """(the share of each row the rule covers, the product the reference carries
-        down to the leaf) for rows given as ``x[attribute]``."""
-        n = len(next(iter(x.values()))) if x else 0
-        share = np.ones(n)
-        for a, kind, threshold, value, branch, frac in rule["conditions"]:
-            v = x[a]
-            missing = np.isnan(v)
-            if kind == c45.NUMERIC_SPLIT:
-                at = np.where(v <= threshold, 0, 1)
-            elif kind == c45.NOMINAL_SPLIT:
-                at = np.nan_to_num(v).astype(np.int64)
-            else:
-                at = np.where(np.nan_to_num(v) == value, 0, 1)
-            share = np.where(missing, share * frac, np.where(at == branch, share, 0.0))
-        return share
-
     def proba(self, columns, n):
-        x = {a: np.asarray(c, np.float64) for a, c in zip(self.used, columns)}
         k = len(self.classes)
-        out = np.zeros((n, k))
-        left = np.ones(n)
-        for rule in self.rules:
-            active = left > SMALL
-            if not active.any():
-                break
-            cover = self._cover(rule, x) if x else np.ones(n)
-            hit = active & (cover > SMALL)
-            leaf = np.asarray(rule["leaf"])
+        where = {a: i for i, a in enumerate(self.used)}
+        X = np.vstack([np.asarray(c, np.float64) for c in columns]) if columns else \
+            np.empty((0, n))
+        conds = np.array([[where[c[0]], c[1], c[2], c[3], c[4], c[5]]
+                          for r in self.rules for c in r["conditions"]], np.float64)
+        ends = np.cumsum([len(r["conditions"]) for r in self.rules]).astype(np.int64)
+        probs = np.zeros((len(self.rules), k))
+        for i, r in enumerate(self.rules):
+            leaf = np.asarray(r["leaf"])
             total = leaf.sum()
-            probs = leaf / total if abs(total) >= SMALL else np.zeros(k)
-            out[hit] += (left[hit] * cover[hit])[:, None] * probs[None, :]
-            left = np.where(hit, left * (1.0 - cover), left)
-        return out
+            if abs(total) >= SMALL:
+                probs[i] = leaf / total
+        return _score(X, conds.reshape(-1, 6), ends, probs, n)
 
     # ---------------------------------------------------------------- printing
 

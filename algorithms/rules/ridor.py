@@ -168,11 +168,77 @@ def _set_row(row, a, value, split, cover, accurate, rate):
 
 
 @njit(cache=True)
+def _sorted_by(x):
+    """The positions of ``x`` in the reference's quicksort order (missing last)."""
+    keys = np.where(np.isnan(x), DBL_MAX, x)
+    order = np.arange(len(x))
+    if len(x) > 1:
+        _qsort(keys, order, 0, len(x) - 1, np.empty(128, np.int64))
+    return order
+
+
+@njit(cache=True)
+def _candidate(x, is_nominal, bags, wi, label, min_weight, default_rate, row):
+    """The best condition on one attribute (values ``x`` of the rows): its gain
+    (0 when it has none) with ``row`` = (value, split, cover, accurate, rate, end of
+    the first bag, rows with a value)."""
+    if is_nominal:
+        cov = np.zeros(bags)
+        acc = np.zeros(bags)
+        for i in range(len(x)):
+            if not np.isnan(x[i]):
+                v = int(x[i])
+                cov[v] += wi[i]
+                if label[i] == 0:
+                    acc[v] += wi[i]
+        gain = np.zeros(bags)
+        count = 0
+        for v in range(bags):
+            if cov[v] - min_weight > -SMALL:
+                if abs(cov[v]) >= SMALL:
+                    gain[v] = acc[v] * (_log2_nb(acc[v] / cov[v]) - _log2_nb(default_rate))
+                count += 1
+        if count < 2:
+            return 0.0
+        v = 0
+        for u in range(1, bags):  # the first largest; a NaN never wins but at 0
+            if gain[u] > gain[v]:
+                v = u
+        row[0], row[1], row[2], row[3] = v, np.nan, cov[v], acc[v]
+        row[4] = acc[v] / cov[v] if abs(cov[v]) >= SMALL else 0.0
+        return gain[v]
+    order = _sorted_by(x)
+    found = _numeric_cut(x[order], label[order], wi[order], min_weight, default_rate)
+    if found[0] < 0:
+        return 0.0
+    total, final, cut, side, gain, rate, accurate, covered = found
+    row[0], row[1], row[2], row[3], row[4] = side, cut, covered, accurate, rate
+    row[5], row[6] = final, total
+    return gain
+
+
+@njit(cache=True)
+def _candidates(X, nominal, n_values, attrs, used, ids, wi, label, min_weight,
+                default_rate):
+    """Every unused attribute's best condition. (Not in parallel: a kernel that
+    calls a parallel one runs several times slower on small data.)"""
+    m = len(attrs)
+    gains = np.zeros(m)
+    rows = np.zeros((m, 7))
+    for counter in range(m):
+        if not used[counter]:
+            a = attrs[counter]
+            gains[counter] = _candidate(X[a][ids], nominal[a], n_values[a], wi, label,
+                                        min_weight, default_rate, rows[counter])
+    return gains, rows
+
+
+@njit(cache=True)
 def _grow(X, nominal, n_values, attrs, w, ids, label, min_weight, antds):
     """Grow one rule on the rows ``ids`` (labels 0: other, 1: default): add the
-    condition of highest gain while one gains. ``antds`` rows are (attribute, value,
-    split, cover, accurate, rate); returns them, the rule's length, and the grow
-    weights (accurate, covered)."""
+    condition of highest gain while one gains (the first such attribute on a tie).
+    ``antds`` rows are (attribute, value, split, cover, accurate, rate); returns
+    them, the rule's length, and the grow weights (accurate, covered)."""
     accu = _wsum(w, ids, label, 0)
     cover = _wsum(w, ids, label, -1)
     default_rate = accu / cover
@@ -181,80 +247,36 @@ def _grow(X, nominal, n_values, attrs, w, ids, label, min_weight, antds):
     unused = n_attr
     size = 0
     while True:
-        best = -1
+        gains, rows = _candidates(X, nominal, n_values, attrs, used, ids, w[ids], label,
+                                  min_weight, default_rate)
+        pick = -1
         best_gain = 0.0
-        best_row = np.zeros(6)
-        best_ids = ids
-        best_label = label
-        wi = w[ids]
         for counter in range(len(attrs)):
-            if used[counter]:
-                continue
-            a = attrs[counter]
-            x = X[a][ids]
-            if nominal[a]:
-                bags = n_values[a]
-                cov = np.zeros(bags)
-                acc = np.zeros(bags)
-                for i in range(len(x)):
-                    if not np.isnan(x[i]):
-                        v = int(x[i])
-                        cov[v] += wi[i]
-                        if label[i] == 0:
-                            acc[v] += wi[i]
-                gain = np.zeros(bags)
-                count = 0
-                for v in range(bags):
-                    if cov[v] - min_weight > -SMALL:
-                        if abs(cov[v]) >= SMALL:
-                            gain[v] = acc[v] * (_log2_nb(acc[v] / cov[v])
-                                                - _log2_nb(default_rate))
-                        count += 1
-                if count < 2:
-                    continue
-                v = 0
-                for u in range(1, bags):  # the first largest; a NaN never wins but at 0
-                    if gain[u] > gain[v]:
-                        v = u
-                if gain[v] - best_gain > SMALL:
-                    best, best_gain = a, gain[v]
-                    _set_row(best_row, a, v, np.nan, cov[v], acc[v],
-                             acc[v] / cov[v] if abs(cov[v]) >= SMALL else 0.0)
-            else:
-                keys = np.where(np.isnan(x), DBL_MAX, x)
-                order = np.arange(len(x))
-                if len(x) > 1:
-                    _qsort(keys, order, 0, len(x) - 1, np.empty(128, np.int64))
-                sl = label[order]
-                found = _numeric_cut(x[order], sl, wi[order], min_weight, default_rate)
-                if found[0] < 0:
-                    continue
-                total, final, cut, side, gain, rate, accurate, covered = found
-                if gain - best_gain > SMALL:
-                    best, best_gain = a, gain
-                    _set_row(best_row, a, side, cut, covered, accurate, rate)
-                    lo, hi = 0, int(final)
-                    if side != 0.0:
-                        lo, hi = int(final), int(total)
-                    best_ids = ids[order[lo:hi]]
-                    best_label = sl[lo:hi]
-        if best < 0:
+            if not used[counter] and gains[counter] - best_gain > SMALL:
+                pick, best_gain = counter, gains[counter]
+        if pick < 0:
             return antds, size, accu, cover
+        best = attrs[pick]
         if size == len(antds):
             more = np.empty((2 * size, 6))
             more[:size] = antds
             antds = more
-        antds[size] = best_row
+        _set_row(antds[size], best, rows[pick, 0], rows[pick, 1], rows[pick, 2],
+                 rows[pick, 3], rows[pick, 4])
         size += 1
+        x = X[best][ids]
         if nominal[best]:
             used[best] = True
             unused -= 1
-            x = X[best][ids]
-            at = np.abs(x - best_row[1]) < 0.5  # equal codes; a missing value is not
+            at = np.abs(x - rows[pick, 0]) < 0.5  # equal codes; a missing value is not
             ids, label = ids[at], label[at]
-        else:
-            ids, label = best_ids, best_label
-        default_rate = best_row[5]
+        else:  # the bag's rows, in the sorted order
+            order = _sorted_by(x)
+            lo, hi = 0, int(rows[pick, 5])
+            if rows[pick, 0] != 0.0:
+                lo, hi = int(rows[pick, 5]), int(rows[pick, 6])
+            ids, label = ids[order[lo:hi]], label[order[lo:hi]]
+        default_rate = rows[pick, 4]
         if abs(_wsum(w, ids, label, -1)) < SMALL or abs(default_rate - 1.0) < SMALL \
                 or unused == 0:
             return antds, size, accu, cover
