@@ -1,7 +1,7 @@
 """Cross-validation and evaluation statistics that match Weka 3.6 exactly.
 
-Everything here is plain numpy over row indices: a learner is a pair of
-callables, ``fit(train_idx) -> model`` and ``predict(model, test_idx)``, and
+Everything here is numpy (and one numba kernel) over row indices: a learner is a
+pair of callables, ``fit(train_idx) -> model`` and ``predict(model, test_idx)``, and
 the rows are identified by their position in the data as read.
 
 Three pieces reproduce what ``weka.classifiers.Evaluation`` does for
@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import njit
 
 from . import contract
 from .dataset import Dataset
@@ -42,33 +43,6 @@ __all__ = [
 ]
 
 
-def _swap_partition(rows: np.ndarray, match: np.ndarray) -> np.ndarray:
-    """One scan of ``for j: if match[j]: swap(p, j); p += 1`` over ``rows``.
-
-    The matching rows end up first, in their order. The others behave like a
-    queue: each one is appended when the scan reaches it, and each match after
-    the first non-match moves the queue's head to its tail. Written as a stream
-    of appends, a move copies an earlier stream entry; pointer jumping resolves
-    the copies and the queue is the stream's tail.
-    """
-    hit = np.flatnonzero(match)
-    miss = np.flatnonzero(~match)
-    if len(miss) == 0 or len(hit) == 0:
-        return rows.copy()
-    moves = hit[hit > miss[0]]  # matches that find the queue non-empty
-    events = np.sort(np.concatenate([miss, moves]))  # the stream, in time order
-    is_move = match[events]
-    source = np.arange(len(events))
-    source[is_move] = np.arange(int(is_move.sum()))  # the r-th move copies entry r
-    while True:
-        jumped = source[source]
-        if np.array_equal(jumped, source):
-            break
-        source = jumped
-    queue = rows[events[source[len(moves):]]]
-    return np.concatenate([rows[hit], queue])
-
-
 def stratify(order: np.ndarray, y: np.ndarray, folds: int) -> np.ndarray:
     """``Instances.stratify`` for a nominal class: the grouping pass (take the
     row in front, swap the later rows of its class up behind it) and then the
@@ -76,18 +50,33 @@ def stratify(order: np.ndarray, y: np.ndarray, folds: int) -> np.ndarray:
     codes (any negative value) count as one class, as in Weka."""
     if folds <= 1:
         raise ValueError("Number of folds must be greater than 1")
-    rows = np.asarray(order, dtype=np.int64).copy()
-    codes = np.asarray(y)[rows]
-    codes = np.where(codes < 0, -1, codes)
-    start = 0
-    while start + 1 < len(rows):
-        tail = slice(start + 1, None)
-        match = codes[tail] == codes[start]
-        perm = _swap_partition(np.arange(len(rows) - start - 1), match)
-        rows[tail] = rows[tail][perm]
-        codes[tail] = codes[tail][perm]
-        start += 1 + int(match.sum())
-    return np.concatenate([rows[k::folds] for k in range(folds)])
+    codes = np.asarray(y)
+    codes = np.where(codes < 0, -1, codes).astype(np.int64)
+    return stratified(np.asarray(order, dtype=np.int64), codes, folds)
+
+
+@njit(cache=True)
+def stratified(order, codes, folds):
+    """The kernel of :func:`stratify`: ``codes`` by row, missing as -1."""
+    rows = order.copy()
+    n = len(rows)
+    index = 1
+    while index < n:
+        c = codes[rows[index - 1]]
+        for j in range(index, n):
+            if codes[rows[j]] == c:
+                t = rows[index]
+                rows[index] = rows[j]
+                rows[j] = t
+                index += 1
+        index += 1
+    out = np.empty(n, np.int64)
+    p = 0
+    for k in range(folds):
+        for j in range(k, n, folds):
+            out[p] = rows[j]
+            p += 1
+    return out
 
 
 def _fold_bounds(n: int, folds: int, fold: int) -> tuple[int, int]:

@@ -77,7 +77,11 @@ class ReplaceMissing(Filter):
         return self
 
     def apply(self, columns):
-        return [np.where(np.isnan(c), f, c) for c, f in zip(columns, self.fill)]
+        out = []
+        for c, f in zip(columns, self.fill):
+            missing = np.isnan(c)
+            out.append(np.where(missing, f, c) if missing.any() else c)  # no copy
+        return out
 
     def fill_in(self, X):
         """Fill the missing cells of the matrix ``X`` (a column per input) in place."""

@@ -23,6 +23,7 @@ import numpy as np
 from numba import njit
 
 from ..dataset import Attribute
+from ..evaluation import stratified
 from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, _qsort, _randomize
 
@@ -41,7 +42,7 @@ def _sum(w):
 
 
 @njit(cache=True)
-def _log2_nb(x):
+def _log2(x):
     return math.log(x) / LOG2 if x > 0 else -np.inf
 
 
@@ -96,9 +97,9 @@ def _numeric_cut(x, label, w, min_weight, default_rate):
         first_rate = first_accu / first_cover if abs(first_cover) >= SMALL else 0.0
         second_rate = second_accu / second_cover if abs(second_cover) >= SMALL else 0.0
         first_gain = 0.0 if abs(first_rate) < SMALL else \
-            first_accu * (_log2_nb(first_rate) - _log2_nb(default_rate))
+            first_accu * (_log2(first_rate) - _log2(default_rate))
         second_gain = 0.0 if abs(second_rate) < SMALL else \
-            second_accu * (_log2_nb(second_rate) - _log2_nb(default_rate))
+            second_accu * (_log2(second_rate) - _log2(default_rate))
         if first_gain - second_gain > SMALL or \
                 (abs(first_gain - second_gain) < SMALL and first_rate - second_rate > -SMALL):
             first, gain, r, a, c = True, first_gain, first_rate, first_accu, first_cover
@@ -136,31 +137,6 @@ def _antd_hit(x, nominal, value, split):
     return x - split > SMALL
 
 
-@njit(cache=True)
-def _stratify(order, label, folds):
-    """``Instances.stratify`` of the positions ``order`` by ``label``: group each
-    class behind its first row, then deal the rows round-robin into folds."""
-    rows = order.copy()
-    n = len(rows)
-    index = 1
-    while index < n:
-        c = label[rows[index - 1]]
-        for j in range(index, n):
-            if label[rows[j]] == c:
-                t = rows[index]
-                rows[index] = rows[j]
-                rows[j] = t
-                index += 1
-        index += 1
-    out = np.empty(n, np.int64)
-    p = 0
-    for k in range(folds):
-        for j in range(k, n, folds):
-            out[p] = rows[j]
-            p += 1
-    return out
-
-
 @njit(cache=True, inline="always")
 def _set_row(row, a, value, split, cover, accurate, rate):
     row[0], row[1], row[2] = a, value, split
@@ -196,7 +172,7 @@ def _candidate(x, is_nominal, bags, wi, label, min_weight, default_rate, row):
         for v in range(bags):
             if cov[v] - min_weight > -SMALL:
                 if abs(cov[v]) >= SMALL:
-                    gain[v] = acc[v] * (_log2_nb(acc[v] / cov[v]) - _log2_nb(default_rate))
+                    gain[v] = acc[v] * (_log2(acc[v] / cov[v]) - _log2(default_rate))
                 count += 1
         if count < 2:
             return 0.0
@@ -353,7 +329,7 @@ def _ruleset(X, nominal, n_values, attrs, w, ids, label, class_count, folds, shu
             state = init  # each build starts the generator again from the seed
             order = np.arange(n)
             state = _randomize(order, state)
-            order = _stratify(order, label, folds)
+            order = stratified(order, label, folds)
             first = (folds - 1) * (n // folds) + n % folds
             grow = order[:first].copy()
             state = _randomize(grow, state)
