@@ -159,3 +159,27 @@ def test_model_to_sql_gives_what_scoring_gives(con, table, learner, holes):
     expr = con.sql("SELECT model_to_sql(m, 'duckdb') FROM m").fetchall()[0][0]
     got = con.sql(f"SELECT {expr}, predict(m.m, t) FROM t, m").fetchall()
     assert [g for g, _ in got] == [p for _, p in got]
+
+
+@given(tables(numeric_target=False), st.booleans())
+@SETTINGS
+def test_ridor_presorted_rows_give_the_quicksorts_rules(table, all_data_error):
+    """With whole weights the presorted path and the reference's quicksort at every
+    step give the same rules."""
+    from duckmine.algorithms.rules import ridor
+
+    a, b, y, w, k = table
+    data = dataset(a, b, y, [2.0 if x == 2.0 else 1.0 for x in w], k, numeric_target=False)
+    decl = contract.learners()["ridor"]
+    options = decl.options("ridor", {"min_weight": 1.0, "all_data_error": all_data_error})
+    keep = np.flatnonzero(~np.isnan(data.columns[2]))
+    by_class = [keep[data.columns[2][keep] == c] for c in range(k)]
+    roots = []
+    for exact in (True, False):
+        learner = ridor.Learner(data.columns, [x.nominal for x in data.attributes],
+                                [len(x.values) for x in data.attributes], 2, data.weights,
+                                options)
+        assert learner.exact
+        learner.exact = exact
+        roots.append((learner.find_rules(by_class, 0), learner.error))
+    assert roots[0] == roots[1]

@@ -184,7 +184,15 @@ def _candidate(x, is_nominal, bags, wi, label, min_weight, default_rate, row):
         row[4] = acc[v] / cov[v] if abs(cov[v]) >= SMALL else 0.0
         return gain[v]
     order = _sorted_by(x)
-    found = _numeric_cut(x[order], label[order], wi[order], min_weight, default_rate)
+    return _numeric_candidate(x[order], label[order], wi[order], min_weight, default_rate,
+                              row)
+
+
+@njit(cache=True)
+def _numeric_candidate(xs, ls, ws, min_weight, default_rate, row):
+    """The best cut of a numeric attribute, its rows sorted by value (missing last);
+    as ``_candidate``."""
+    found = _numeric_cut(xs, ls, ws, min_weight, default_rate)
     if found[0] < 0:
         return 0.0
     total, final, cut, side, gain, rate, accurate, covered = found
@@ -194,27 +202,58 @@ def _candidate(x, is_nominal, bags, wi, label, min_weight, default_rate, row):
 
 
 @njit(cache=True)
-def _candidates(X, nominal, n_values, attrs, used, ids, wi, label, min_weight,
-                default_rate):
+def _marked(rows, mark):
+    """The rows of ``rows`` (a presorted list) that are marked, in its order."""
+    count = 0
+    for r in rows:
+        if mark[r]:
+            count += 1
+    out = np.empty(count, np.int64)
+    c = 0
+    for r in rows:
+        if mark[r]:
+            out[c] = r
+            c += 1
+    return out
+
+
+@njit(cache=True)
+def _candidates(X, nominal, n_values, attrs, used, ids, w, label, min_weight,
+                default_rate, presorted):
     """Every unused attribute's best condition. (Not in parallel: a kernel that
     calls a parallel one runs several times slower on small data.)"""
     m = len(attrs)
     gains = np.zeros(m)
     rows = np.zeros((m, 7))
+    exact, srt_rows, srt_off, mark, lab_row = presorted
+    wi = w[ids]
     for counter in range(m):
-        if not used[counter]:
-            a = attrs[counter]
+        if used[counter]:
+            continue
+        a = attrs[counter]
+        if exact and not nominal[a]:
+            rs = _marked(srt_rows[srt_off[counter]:srt_off[counter + 1]], mark)
+            gains[counter] = _numeric_candidate(X[a][rs], lab_row[rs], w[rs], min_weight,
+                                                default_rate, rows[counter])
+        else:
             gains[counter] = _candidate(X[a][ids], nominal[a], n_values[a], wi, label,
                                         min_weight, default_rate, rows[counter])
     return gains, rows
 
 
 @njit(cache=True)
-def _grow(X, nominal, n_values, attrs, w, ids, label, min_weight, antds):
+def _grow(X, nominal, n_values, attrs, w, ids, label, min_weight, antds, presorted):
     """Grow one rule on the rows ``ids`` (labels 0: other, 1: default): add the
     condition of highest gain while one gains (the first such attribute on a tie).
     ``antds`` rows are (attribute, value, split, cover, accurate, rate); returns
-    them, the rule's length, and the grow weights (accurate, covered)."""
+    them, the rule's length, and the grow weights (accurate, covered).
+
+    ``presorted`` = (exact, rows sorted per numeric attribute, their offsets, a
+    scratch mask, each row's label). With ``exact`` (whole weights, so that sums do
+    not depend on the order of equal values) a numeric attribute's rows come from
+    that presorted list instead of the reference's quicksort at every step: the
+    same cuts, the same sums."""
+    exact, srt_rows, srt_off, mark, lab_row = presorted
     accu = _wsum(w, ids, label, 0)
     cover = _wsum(w, ids, label, -1)
     default_rate = accu / cover
@@ -223,14 +262,18 @@ def _grow(X, nominal, n_values, attrs, w, ids, label, min_weight, antds):
     unused = n_attr
     size = 0
     while True:
-        gains, rows = _candidates(X, nominal, n_values, attrs, used, ids, w[ids], label,
-                                  min_weight, default_rate)
+        if exact:
+            mark[ids] = True
+        gains, rows = _candidates(X, nominal, n_values, attrs, used, ids, w, label,
+                                  min_weight, default_rate, presorted)
         pick = -1
         best_gain = 0.0
         for counter in range(len(attrs)):
             if not used[counter] and gains[counter] - best_gain > SMALL:
                 pick, best_gain = counter, gains[counter]
         if pick < 0:
+            if exact:
+                mark[ids] = False
             return antds, size, accu, cover
         best = attrs[pick]
         if size == len(antds):
@@ -241,16 +284,22 @@ def _grow(X, nominal, n_values, attrs, w, ids, label, min_weight, antds):
                  rows[pick, 3], rows[pick, 4])
         size += 1
         x = X[best][ids]
+        lo, hi = 0, int(rows[pick, 5])
+        if rows[pick, 0] != 0.0:
+            lo, hi = int(rows[pick, 5]), int(rows[pick, 6])
+        if exact:
+            sorted_rows = _marked(srt_rows[srt_off[pick]:srt_off[pick + 1]], mark)
+            mark[ids] = False
         if nominal[best]:
             used[best] = True
             unused -= 1
             at = np.abs(x - rows[pick, 0]) < 0.5  # equal codes; a missing value is not
             ids, label = ids[at], label[at]
+        elif exact:  # the bag's rows, in the presorted order
+            ids = sorted_rows[lo:hi]
+            label = lab_row[ids]
         else:  # the bag's rows, in the sorted order
             order = _sorted_by(x)
-            lo, hi = 0, int(rows[pick, 5])
-            if rows[pick, 0] != 0.0:
-                lo, hi = int(rows[pick, 5]), int(rows[pick, 6])
             ids, label = ids[order[lo:hi]], label[order[lo:hi]]
         default_rate = rows[pick, 4]
         if abs(_wsum(w, ids, label, -1)) < SMALL or abs(default_rate - 1.0) < SMALL \
@@ -302,7 +351,7 @@ def _prune(X, nominal, w, ids, label, antds, size, stats):
 
 @njit(cache=True)
 def _ruleset(X, nominal, n_values, attrs, w, ids, label, class_count, folds, shuffles,
-             init, state, all_data_error, min_weight):
+             init, state, all_data_error, min_weight, exact, srt_rows, srt_off):
     """Rules for the rows labelled 0 (other) against 1, added while the best of
     ``shuffles`` builds is at least half accurate. Returns (weighted accuracy,
     generator state, rule lengths, their conditions, their statistics); a length
@@ -313,6 +362,10 @@ def _ruleset(X, nominal, n_values, attrs, w, ids, label, class_count, folds, shu
     w_ac = 0.0
     total = _wsum(w, ids, label, -1)
     antds = np.empty((16, 6))
+    lab_row = np.zeros(X.shape[1], np.int64)
+    for i in range(len(ids)):
+        lab_row[ids[i]] = label[i]
+    presorted = (exact, srt_rows, srt_off, np.zeros(X.shape[1], np.bool_), lab_row)
     while class_count >= folds:
         best_rate = -1.0
         best_worth = -1.0
@@ -335,7 +388,7 @@ def _ruleset(X, nominal, n_values, attrs, w, ids, label, class_count, folds, shu
             state = _randomize(grow, state)
             held = order[first:]
             antds, size, accu, cover = _grow(X, nominal, n_values, attrs, w, ids[grow],
-                                             label[grow], min_weight, antds)
+                                             label[grow], min_weight, antds, presorted)
             rule[3], rule[4] = cover, accu
             size = _prune(X, nominal, w, ids[held], label[held], antds, size, rule)
             if all_data_error:
@@ -387,15 +440,21 @@ class Learner:
         self.majority = options["majority_class"]
         self.min_weight = options["min_weight"]
         self.init = np.uint64(JavaRandom(options["seed"]).seed)
+        # whole weights: sums do not depend on the order of equal values
+        self.exact = bool(np.all(weights == np.floor(weights)) and weights.sum() < 2.0**52)
         self.state = self.init  # java.util.Random, shared by every build and shuffle
         self.error = 0.0
 
     def ruleset(self, ids, label, class_count):
         """(weighted accuracy, the rules) for the rows labelled 0 (other) / 1."""
+        parts = [ids[np.argsort(self.X[a][ids], kind="stable")]  # missing last
+                 if self.exact and not self.nominal[a] else ids[:0] for a in self.attrs]
+        srt_off = np.cumsum([0] + [len(p) for p in parts]).astype(np.int64)
         rate, self.state, lengths, conds, stats = _ruleset(
             self.X, self.nominal, self.n_values, self.attrs, self.w, ids, label,
             float(class_count), self.folds, self.shuffles, self.init, np.uint64(self.state),
-            self.all_data_error, self.min_weight)
+            self.all_data_error, self.min_weight, self.exact,
+            np.concatenate(parts).astype(np.int64), srt_off)
         if len(lengths) and lengths[0] < 0:
             raise ValueError(f"folds: a rule's rows are fewer than the {self.folds} folds "
                              "of reduced-error pruning (heavy weights on few rows); "

@@ -7,7 +7,8 @@ Run from the repository root: ``python tests/golden/make_rules_trees_golden.py
 
 For each configuration (``CONFIGS``: a Weka classifier with its options) and each
 data set it applies to (every ARFF file of ../shared/data/weka, copied to
-tests/data; the class is the last attribute):
+tests/data, and iris.weighted, iris with instance weights that are not whole,
+written by ``weighted_iris``; the class is the last attribute):
 
 - ``<data>__<config>.json``: from ``weka.classifier_harness``: the options, the
   printed model (``toString()``) and ``distributionForInstance`` of every row;
@@ -34,7 +35,7 @@ HERE = Path(__file__).parent
 OUT = HERE / "rules_trees"
 DATA = HERE.parent / "data"
 NOMINAL = ["weather.nominal", "weather.numeric", "contact-lenses", "labor", "iris",
-           "diabetes", "soybean", "breast-cancer", "supermarket"]
+           "diabetes", "soybean", "breast-cancer", "supermarket", "iris.weighted"]
 NUMERIC = ["cpu", "cpu.missing", "cpu.missing-weighted"]
 REPTREE = "weka.classifiers.trees.REPTree"
 PART = "weka.classifiers.rules.PART"
@@ -54,8 +55,21 @@ CONFIGS = {  # config: (classifier, options, data sets)
 }
 
 
+def weighted_iris():
+    """tests/data/iris.weighted.arff: iris with instance weights 0.1 to 1.3 that are
+    not whole (so sums depend on the order rows are added in)."""
+    lines, row = [], 0
+    for line in (DATA / "iris.arff").read_text().splitlines():
+        if line and not line.startswith(("@", "%")):
+            line += f", {{{(row * 7 % 13 + 1) / 10}}}"
+            row += 1
+        lines.append(line)
+    (DATA / "iris.weighted.arff").write_text("\n".join(lines) + "\n")
+
+
 def main():
     OUT.mkdir(exist_ok=True)
+    weighted_iris()
     only = set(sys.argv[1:])  # configurations to make again (all when none named)
     with tempfile.TemporaryDirectory() as tmp:
         run = classifier_harness(tmp)
