@@ -359,9 +359,12 @@ FOLDS = contract.whole("folds", 10, "number of folds", low=2)
 SEED = contract.whole("seed", 1, "seed of the fold shuffle")
 
 
-def _check_folds(fn, folds, n, what):
+def check_folds(folds, n, what="rows with a class", fn=None):
+    """Refuse more folds than rows: cross-validation's, or a learner's own holdout
+    folds (REPTree, PART's reduced-error pruning, Ridor)."""
     if folds > n:
-        raise ValueError(f"{fn}: folds ({folds}) cannot exceed the number of {what} ({n})")
+        raise ValueError(f"{fn + ': ' if fn else ''}folds ({folds}) cannot exceed the "
+                         f"number of {what} ({n})")
 
 
 def _scoring_columns(data, model, rows):
@@ -388,7 +391,7 @@ def evaluate(decl, fn, data, target, options, folds=10, seed=1, settings=None):
                          "to cross-validate")
     t = decl.target_index(fn, data, target)
     y = data.columns[t]
-    _check_folds(fn, folds, data.n, "rows")  # as the reference: rows missing the class count
+    check_folds(folds, data.n, "rows", fn)  # as the reference: rows missing the class count
 
     def fit(train):
         return decl.fit_at(fn, data.select(train), t, options, settings)
@@ -417,7 +420,7 @@ def _cluster_cv(decl, fn, data, target, options, folds, seed, settings):
         data = Dataset([data.attributes[i] for i in keep], [data.columns[i] for i in keep],
                        data.weights)
     n = data.n
-    _check_folds(fn, folds, n, "rows")
+    check_folds(folds, n, "rows", fn)
     rng = JavaRandom(seed)
     # the command line shuffles the rows, then crossValidateModel shuffles them again
     order = randomize(randomize(np.arange(n), rng), rng)

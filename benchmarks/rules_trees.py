@@ -41,13 +41,10 @@ from .em import java
 
 TOOLS = ("duckmine", "weka", "sklearn")
 TARGET = "group"
-LEARNERS = {  # name: (SQL fit, Weka class and options)
-    "rep_tree": (f"SELECT model FROM fit('rep_tree', '{{source}}', '{TARGET}')",
-                 ["weka.classifiers.trees.REPTree"]),
-    "part": (f"SELECT model FROM fit('part', '{{source}}', '{TARGET}')",
-             ["weka.classifiers.rules.PART"]),
-    "ridor": (f"SELECT model FROM fit('ridor', '{{source}}', '{TARGET}')",
-              ["weka.classifiers.rules.Ridor"]),
+LEARNERS = {  # name: the Weka class (defaults on both sides)
+    "rep_tree": "weka.classifiers.trees.REPTree",
+    "part": "weka.classifiers.rules.PART",
+    "ridor": "weka.classifiers.rules.Ridor",
 }
 SCORE = (f"SELECT count(*) FILTER (WHERE predict(m.model, t) = t.\"{TARGET}\"::VARCHAR) "
          "AS correct FROM agrawal t, (SELECT model FROM fitted) m")
@@ -77,7 +74,8 @@ def child_duckmine(n, repeat):
     con.execute("SET enable_progress_bar = false")
     con.execute("CREATE TEMP VIEW warm AS SELECT * FROM agrawal LIMIT 2000")
     out = {}
-    for learner, (sql, _) in LEARNERS.items():
+    for learner in LEARNERS:
+        sql = f"SELECT model FROM fit('{learner}', '{{source}}', '{TARGET}')"
         con.execute(f"CREATE OR REPLACE TEMP TABLE fitted AS {sql.format(source='warm')}")
         con.execute(SCORE).fetchall()
 
@@ -108,9 +106,9 @@ def child_weka(n, repeat, timeout):
     deadline = time.perf_counter() + timeout
     path = str(arff(n))
     out = {}
-    for learner, (_, weka) in LEARNERS.items():
+    for learner, weka in LEARNERS.items():
         def fit(weka=weka):
-            done = java([weka[0], "-t", path, "-no-cv", *weka[1:]], deadline)
+            done = java([weka, "-t", path, "-no-cv"], deadline)
             if done is None:
                 raise TimeoutError
             text, wall, peak = done

@@ -32,16 +32,19 @@ def table(name):
     return name.replace(".", "_").replace("-", "_")
 
 
-def fitted(learner, tbl, target=None, named="", weight=None):
+def fitted(learner, tbl, target=None, options="", weight=None):
     """A subquery of one model, fitted by ``fit`` on the rows in table order (as the
-    reference reads the file); ``named``: options as for a table form ("k := 3"),
-    or a dict."""
+    reference reads the file); ``options`` a dict, or written as for a table form
+    ("k := 3")."""
     from duckmine.algorithms.contract import literal
 
-    if isinstance(named, dict):
-        named = ", ".join(f"{k} := {literal(v)}" for k, v in named.items())
-    args = "".join(", " + a for a in (options_struct(named),
-                                      f"weight := '{weight}'" if weight else "") if a)
+    if isinstance(options, dict):
+        options = "options := {" + ", ".join(
+            f"'{k}': {literal(v)}" for k, v in options.items()) + "}" if options else ""
+    else:
+        options = options_struct(options)
+    args = "".join(", " + a for a in (options, f"weight := '{weight}'" if weight else "")
+                   if a)
     return (f"(SELECT model FROM fit('{learner}', '{tbl}', "
             f"{literal(target) if target else 'NULL'}{args}))")
 

@@ -22,7 +22,7 @@ from ..c45 import grow as c45
 from ..c45.grow import NOMINAL_SPLIT, NUMERIC_SPLIT
 from ..c45.model import _label as c45_label
 from ..dataset import Attribute
-from ..evaluation import stratify, test_cv, train_cv
+from ..evaluation import check_folds, stratify, test_cv, train_cv
 from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, randomize
 
@@ -64,14 +64,14 @@ class DecList:
 
     # ---------------------------------------------------------------- scoring
 
-    def weight(self, sub_of, weights_of):
+    def weight(self, sub_of):
         """The share of each row the rule covers: ``sub_of(node)`` gives each row's
         branch at a node (-1 missing)."""
         if self.leaf:
             return 1.0
         sub = sub_of(self)
         frac = self.dist.sum(axis=1) / self.dist.sum()
-        below = self.sons[self.index].weight(sub_of, weights_of)
+        below = self.sons[self.index].weight(sub_of)
         return np.where(sub == self.index, below,
                         np.where(sub < 0, frac[self.index] * below, 0.0))
 
@@ -235,22 +235,13 @@ class Learner:
         """The held-out rows dealt to the branches as the split deals rows, and their
         class weights per branch."""
         a, kind, threshold, value, nb = node.split
-        sub = c45.subsets(self.X[a], test.rows, kind, threshold, value)
+        rows = test.rows
+        sub = c45.subsets(self.X[a], rows, kind, threshold, value)
         frac = node.dist.sum(axis=1) / node.dist.sum()
-        dist = np.zeros((nb, self.k))
-        parts = []
-        for b in range(nb):
-            take = (sub == b) | ((sub < 0) & (frac[b] > SMALL))
-            w = np.where(sub[take] == b, test.w[take], test.w[take] * frac[b])
-            parts.append(Data(self, test.pos[take], w))
-        for j in range(len(sub)):  # Distribution(test, model): missing ones spread
-            c = self.y[test.rows[j]]
-            if sub[j] >= 0:
-                dist[sub[j], c] += test.w[j]
-            else:
-                for b in range(nb):
-                    dist[b, c] += frac[b] * test.w[j]
-        return parts, dist
+        at, weights = c45._branch_data(sub, nb, test.w, frac)
+        parts = [Data(self, test.pos[p], wb) for p, wb in zip(at, weights)]
+        # Distribution(test, model): the missing ones spread as the training split's
+        return parts, c45.split_distribution(self.y, rows, test.w, sub, frac, self.k)
 
     def choose_index(self, node):
         """The unexpanded branch of least entropy (-1 when none holds ``min_leaf``)."""
@@ -336,20 +327,18 @@ class Learner:
         def sub_of(node):
             a, kind, threshold, value, _ = node.split
             return c45.subsets(self.X[a], data.rows, kind, threshold, value)
-        w = rule.weight(sub_of, None)
+        w = rule.weight(sub_of)
         return np.broadcast_to(np.asarray(w, np.float64), data.w.shape)
 
     def rules(self):
         """The decision list: partial trees until no row is left."""
         n = len(self.idx)
         pos = np.arange(n)
-        w = np.asarray(self.weights, np.float64)
+        w = self.weights
         grow, prune = Data(self, pos, w), None
         if self.options["reduced_error_pruning"]:
             folds = self.options["folds"]
-            if folds > n:
-                raise ValueError(f"folds ({folds}) cannot exceed the number of rows with "
-                                 f"a class ({n})")
+            check_folds(folds, n)
             rng = JavaRandom(self.options["seed"])
             order = stratify(randomize(pos, rng), self.y[self.idx], folds)
             train = train_cv(order, folds, folds - 1, rng)
@@ -466,20 +455,24 @@ class PartModel:
     # ---------------------------------------------------------------- scoring
 
     def proba(self, columns, n):
-        k = len(self.classes)
         where = {a: i for i, a in enumerate(self.used)}
         X = np.vstack([np.asarray(c, np.float64) for c in columns]) if columns else \
             np.empty((0, n))
         conds = np.array([[where[c[0]], c[1], c[2], c[3], c[4], c[5]]
                           for r in self.rules for c in r["conditions"]], np.float64)
         ends = np.cumsum([len(r["conditions"]) for r in self.rules]).astype(np.int64)
-        probs = np.zeros((len(self.rules), k))
+        return _score(X, conds.reshape(-1, 6), ends, self.leaf_probs(), n)
+
+    def leaf_probs(self):
+        """Each rule's class probabilities: its leaf's weights over their sum (none
+        for an empty leaf)."""
+        probs = np.zeros((len(self.rules), len(self.classes)))
         for i, r in enumerate(self.rules):
             leaf = np.asarray(r["leaf"])
             total = leaf.sum()
             if abs(total) >= SMALL:
                 probs[i] = leaf / total
-        return _score(X, conds.reshape(-1, 6), ends, probs, n)
+        return probs
 
     # ---------------------------------------------------------------- printing
 

@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit
 
 from ..dataset import Attribute
-from ..evaluation import stratified
+from ..evaluation import check_folds, stratified
 from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, _qsort, _randomize
 
@@ -404,10 +404,7 @@ def _ruleset(X, nominal, n_values, attrs, w, ids, label, class_count, folds, shu
         hit = np.ones(len(ids), np.bool_)
         for k in range(size):
             a = int(antds[k, 0])
-            for i in range(len(ids)):
-                if hit[i] and not _antd_hit(X[a][ids[i]], nominal[a], antds[k, 1],
-                                            antds[k, 2]):
-                    hit[i] = False
+            _hits(X[a][ids], nominal[a], antds[k, 1], antds[k, 2], hit)
         cover = 0.0
         class_count = 0.0
         for i in range(len(ids)):
@@ -531,16 +528,17 @@ def _covers(rule, columns, rows):
     """Which of the rows ``rows`` the rule covers."""
     hit = np.ones(len(rows), np.bool_)
     for a, nominal, value, split in rule["antds"]:
-        x = columns[a][rows]
-        known = ~np.isnan(x)
-        x = np.where(known, x, 0.0)
-        if nominal:
-            hit &= known & (np.abs(x - value) < SMALL)
-        elif _eq(value, 0):
-            hit &= known & (x - split < SMALL)
-        else:
-            hit &= known & (x - split > SMALL)
+        _hits(np.asarray(columns[a][rows], np.float64), nominal, value,
+              np.nan if split is None else split, hit)
     return hit
+
+
+@njit(cache=True)
+def _hits(x, nominal, value, split, hit):
+    """Clear ``hit`` where the value in ``x`` fails the condition."""
+    for i in range(len(x)):
+        if hit[i] and not _antd_hit(x[i], nominal, value, split):
+            hit[i] = False
 
 
 class RidorModel:
@@ -651,9 +649,7 @@ def fit(data, target, options, settings):
     """The contract's fit for ridor."""
     y = data.columns[target]
     keep = np.flatnonzero(~np.isnan(y))
-    if options["folds"] > len(keep):  # the reference would give the default rule alone
-        raise ValueError(f"folds ({options['folds']}) cannot exceed the number of rows "
-                         f"with a class ({len(keep)})")
+    check_folds(options["folds"], len(keep))  # the reference: the default rule alone
     k = len(data.attributes[target].values)
     learner = Learner(data.columns, [a.nominal for a in data.attributes],
                       [len(a.values) for a in data.attributes], target, data.weights,

@@ -96,10 +96,15 @@ def part(model, dialect):
     query = _select([_as(c, f"_dm_c{i}") for i, c in enumerate(covers)]
                     + [_as(_number(1.0, double=True), "_dm_left")]
                     + [_as(_number(0.0, double=True), f"_dm_p{c}") for c in range(k)])
+    probs = model.leaf_probs()
+
+    def carried(names):  # columns handed on as they are
+        return [_as(_var(name), name) for name in names]
+
     for start in range(0, len(rules), GROUP):
         group = range(start, min(start + GROUP, len(rules)))
-        later = [_as(_var(f"_dm_c{j}"), f"_dm_c{j}") for j in range(group.stop, len(rules))]
-        sums = [_as(_var(f"_dm_p{c}"), f"_dm_p{c}") for c in range(k)]
+        later = carried(f"_dm_c{j}" for j in range(group.stop, len(rules)))
+        sums = carried(f"_dm_p{c}" for c in range(k))
         left = _var("_dm_left")  # what the rules before the group left
         takes = []
         for i in group:
@@ -117,15 +122,12 @@ def part(model, dialect):
                         _from(query, f"_dm_t{start}"))
         sums = [_var(f"_dm_p{c}") for c in range(k)]
         for i in group:  # each rule adds its share times its leaf's probabilities
-            leaf = rules[i]["leaf"]
-            total = sum(leaf)
             for c in range(k):
-                p = leaf[c] / total if abs(total) >= MARGIN else 0.0
-                if p != 0.0:  # adding nothing changes no sum
+                if probs[i, c] != 0.0:  # adding nothing changes no sum
                     sums[c] = exp.Add(this=sums[c], expression=exp.Mul(
-                        this=_var(f"_dm_t{i}"), expression=_number(p, double=True)))
-        later = [_as(_var(f"_dm_c{j}"), f"_dm_c{j}") for j in range(group.stop, len(rules))]
-        query = _select(later + [_as(_var("_dm_left"), "_dm_left")]
+                        this=_var(f"_dm_t{i}"), expression=_number(probs[i, c],
+                                                                   double=True)))
+        query = _select(later + carried(["_dm_left"])
                         + [_as(x, f"_dm_p{c}") for c, x in enumerate(sums)],
                         _from(query, f"_dm_r{start}"))
     return first_best(query, k, lambda c: exp.Literal.string(model.classes[c]),

@@ -30,7 +30,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ..evaluation import randomize, stratify, test_cv, train_cv
+from ..evaluation import check_folds, randomize, stratify, test_cv, train_cv
 from ..javautil import JavaRandom, weka_order
 
 LOG2 = math.log(2.0)
@@ -571,9 +571,7 @@ def build(columns, nominal, n_values, y, w, target, k, options):
     if k > 0:
         rows = stratify(rows, np.where(np.isnan(y), -1, y).astype(np.int64), folds)
     if options["pruned"]:
-        if folds > len(rows):
-            raise ValueError(f"folds ({folds}) cannot exceed the number of rows with a "
-                             f"class ({len(rows)})")
+        check_folds(folds, len(rows))
         train, held_rows = train_cv(rows, folds, 0, rng), test_cv(rows, folds, 0)
     else:
         train, held_rows = rows, rows[:0]
