@@ -95,6 +95,34 @@ def weka_order(values):
 
 
 @njit(cache=True)
+def sorted_by(x):
+    """The positions of ``x`` in the order ``Instances.sort`` leaves rows in: the
+    reference's quicksort, missing values (NaN) last."""
+    keys = np.where(np.isnan(x), np.finfo(np.float64).max, x)
+    order = np.arange(len(x))
+    if len(x) > 1:
+        _qsort(keys, order, 0, len(x) - 1, np.empty(128, np.int64))
+    return order
+
+
+@njit(cache=True)
+def marked(rows, mark):
+    """The rows of ``rows`` (a presorted list) that are marked, in its order: a
+    subset's sorted order without sorting it again."""
+    count = 0
+    for r in rows:
+        if mark[r]:
+            count += 1
+    out = np.empty(count, np.int64)
+    c = 0
+    for r in rows:
+        if mark[r]:
+            out[c] = r
+            c += 1
+    return out
+
+
+@njit(cache=True)
 def _qsort(v, idx, lo, hi, stack):
     """The reference's median-of-three quicksort of ``v[lo..hi]`` (inclusive),
     moving ``idx`` along. Sub-ranges are independent, so the larger one waits on

@@ -12,6 +12,20 @@ class ModelError(ValueError):
     pass
 
 
+def body(model, **fields):
+    """A fitted model's JSON: the attributes and target it was fitted on, its own
+    ``fields``, its options and how many rows it saw."""
+    return {"attributes": [a.to_json() for a in model.attributes], "target": model.target,
+            **fields, "options": model.options, "instances": model.instances}
+
+
+def attributes_of(d):
+    """The attributes of a model's JSON (``body``)."""
+    from .dataset import Attribute
+
+    return [Attribute.from_json(a) for a in d["attributes"]]
+
+
 def dumps(model):
     """(body text, format version, id) of a model; the id is a digest of the rest."""
     version = contract.learners()[model.learner].version

@@ -2,9 +2,10 @@
 Python peer, on Agrawal data (function 2, 5% label noise).
 
     python -m duckmine.benchmarks.rules_trees [--sizes 200000,1000000] [--repeat 3]
-        [--tools duckmine weka sklearn] [--timeout 1800]
+        [--tools duckmine weka peer] [--timeout 1800]
 
-Needs Java with ``/usr/share/java/weka.jar`` and scikit-learn (the ``bench`` extra).
+Needs Java with ``/usr/share/java/weka.jar``, scikit-learn and wittgenstein (the
+``bench`` extra).
 The data: Weka's Agrawal generator (``-F 2 -P 0.05 -S 1``: 6 numeric and 3
 nominal attributes, a two-valued class ``group``), written once per size as ARFF and
 loaded once into a DuckDB file with ``duckmine.read_arff``, both cached under
@@ -12,21 +13,30 @@ loaded once into a DuckDB file with ``duckmine.read_arff``, both cached under
 memory (resident set; Weka's JVM runs with ``-Xmx16g``):
 
 - duckmine: ``SELECT model FROM fit('rep_tree', 'agrawal', 'group')`` (and
-  ``part``, ``ridor``; the rows in table order, as Weka reads the file) on an open
-  connection, after a warm-up fit on 2,000
-  rows; the printed model is kept. Then scoring:
+  ``cart``, ``part``, ``ripper``, ``ridor``; the rows in table order, as Weka reads
+  the file) on an open connection, after a warm-up fit on 2,000 rows; the printed
+  model is kept. Then scoring:
   ``count(*) FILTER (WHERE predict(m.model, t) = t."group"::VARCHAR)``.
-- weka: ``REPTree -t file.arff -no-cv`` (``PART``, ``Ridor``); the fit time is the
-  "Time taken to build model" it prints (its own clock), the wall time covers the
-  JVM start, reading the file, building and evaluating on the training data.
-- sklearn: ``DecisionTreeClassifier(criterion='entropy', min_samples_leaf=2)`` on the
-  same table fetched from DuckDB (nominal columns as integer codes); only ``fit`` is
-  timed. It grows binary, unpruned trees, so its tree is not compared. It has no
-  PART or Ridor.
+- weka: ``REPTree -t file.arff -no-cv`` (``SimpleCart``, ``PART``, ``JRip``,
+  ``Ridor``); the fit time is the "Time taken to build model" it prints (its own
+  clock), the wall time covers the JVM start, reading the file, building and
+  evaluating on the training data.
+- peer, on the same table fetched from DuckDB; only ``fit`` is timed:
+  - rep_tree: scikit-learn's ``DecisionTreeClassifier(criterion='entropy',
+    min_samples_leaf=2)`` (nominal columns as integer codes). It grows binary,
+    unpruned trees, so its tree is not compared.
+  - cart: scikit-learn's ``DecisionTreeClassifier(min_samples_leaf=2)`` (Gini) with
+    ``ccp_alpha`` chosen by 5-fold cross-validation (``GridSearchCV``) among 20
+    alphas spread over the full tree's pruning path (quantiles), then refitted: what
+    SimpleCart does, with a coarser grid of alphas. Its tree is not compared.
+  - ripper: wittgenstein's ``RIPPER(random_state=1)`` (a pandas DataFrame, the
+    rarer class positive). It bins numeric columns, so its rules are not compared.
+  - PART and Ridor have no Python peer.
 
 Each measurement is repeated ``--repeat`` times (once when a run takes over 30 s)
 and the median is shown. duckmine's printed model must be Weka's, line for line.
-Targets: 10x Weka's build time at 200,000 rows; no slower than scikit-learn.
+Targets: 10x Weka's build time at 200,000 rows; no slower than scikit-learn's tree;
+50x wittgenstein's RIPPER.
 """
 
 import argparse
@@ -39,11 +49,13 @@ from .c45 import WEKA_JAR, arff_database, data_dir, median, peak_mb, repeated, t
 from .child import run_child, tool_options
 from .em import java
 
-TOOLS = ("duckmine", "weka", "sklearn")
+TOOLS = ("duckmine", "weka", "peer")
 TARGET = "group"
 LEARNERS = {  # name: the Weka class (defaults on both sides)
     "rep_tree": "weka.classifiers.trees.REPTree",
+    "cart": "weka.classifiers.trees.SimpleCart",
     "part": "weka.classifiers.rules.PART",
+    "ripper": "weka.classifiers.rules.JRip",
     "ridor": "weka.classifiers.rules.Ridor",
 }
 SCORE = (f"SELECT count(*) FILTER (WHERE predict(m.model, t) = t.\"{TARGET}\"::VARCHAR) "
@@ -127,29 +139,51 @@ def child_weka(n, repeat, timeout):
     return out
 
 
-def child_sklearn(n, repeat):
+def child_peer(n, repeat, timeout):
     import duckdb
     import numpy as np
+    import wittgenstein
+    from sklearn.model_selection import GridSearchCV
     from sklearn.tree import DecisionTreeClassifier
 
-    start = time.perf_counter()
+    deadline = time.perf_counter() + timeout
     con = duckdb.connect(str(database(n)), read_only=True)
     table = con.sql("SELECT * FROM agrawal").fetchnumpy()
     cols = [c for c in table if c != TARGET]
     X = np.column_stack([np.asarray(table[c].codes if hasattr(table[c], "codes")
                                     else table[c], np.float64) for c in cols])
     y = np.asarray(table[TARGET].codes if hasattr(table[TARGET], "codes") else table[TARGET])
-    load = time.perf_counter() - start
+    frame = con.sql("SELECT * FROM agrawal").df()
+    for c in frame.columns:
+        if str(frame[c].dtype) == "category":
+            frame[c] = frame[c].astype(str)
+    rarer = frame[TARGET].value_counts().idxmin()
+    def cart():
+        tree = DecisionTreeClassifier(min_samples_leaf=2, random_state=1)
+        path = tree.cost_complexity_pruning_path(X, y).ccp_alphas
+        alphas = np.unique(np.quantile(path, np.linspace(0, 1, 20)))
+        GridSearchCV(tree, {"ccp_alpha": alphas}, cv=5).fit(X, y)
 
-    def fit():
-        start = time.perf_counter()
-        DecisionTreeClassifier(criterion="entropy", min_samples_leaf=2,
-                               random_state=1).fit(X, y)
-        return {"fit": time.perf_counter() - start}
+    fits = {
+        "rep_tree": lambda: DecisionTreeClassifier(criterion="entropy", min_samples_leaf=2,
+                                                   random_state=1).fit(X, y),
+        "cart": cart,
+        "ripper": lambda: wittgenstein.RIPPER(random_state=1).fit(
+            frame, class_feat=TARGET, pos_class=rarer),
+    }
+    out = {}
+    for learner, run in fits.items():
+        if time.perf_counter() > deadline:
+            break
 
-    runs = repeated(fit, repeat)
-    return {"rep_tree": {"fit": median(runs, "fit"), "runs": len(runs),
-                         "peak_mb": peak_mb(), "load": load}}
+        def fit(run=run):
+            start = time.perf_counter()
+            run()
+            return {"fit": time.perf_counter() - start}
+
+        runs = repeated(fit, repeat)
+        out[learner] = {"fit": median(runs, "fit"), "runs": len(runs), "peak_mb": peak_mb()}
+    return out
 
 
 def main():
@@ -162,7 +196,7 @@ def main():
         n, repeat, timeout = int(n), int(repeat), float(timeout)
         result = {"duckmine": lambda: child_duckmine(n, repeat),
                   "weka": lambda: child_weka(n, repeat, timeout),
-                  "sklearn": lambda: child_sklearn(n, repeat)}[tool]()
+                  "peer": lambda: child_peer(n, repeat, timeout)}[tool]()
         print(json.dumps(result))
         return
     for n in (int(s) for s in args.sizes.split(",")):
@@ -172,19 +206,19 @@ def main():
                    for tool in args.tools}
         print(f"\n{n:,} rows")
         print(f"{'learner':<12}{'duckmine s':>11}{'MB':>7}{'score s':>9}{'weka s':>9}"
-              f"{'weka MB':>9}{'sklearn s':>10}{'sk MB':>7}{'vs weka':>9}{'vs sk':>7}"
+              f"{'weka MB':>9}{'peer s':>10}{'peer MB':>8}{'vs weka':>9}{'vs peer':>8}"
               "  same model  accuracy")
         for learner in LEARNERS:
             m = (results.get("duckmine") or {}).get(learner)
             w = (results.get("weka") or {}).get(learner)
-            s = (results.get("sklearn") or {}).get(learner)
+            s = (results.get("peer") or {}).get(learner)
             cells = [f"{learner:<12}"]
             cells.append(f"{m['fit']:>11.3f}{m['peak_mb']:>7.0f}{m['score']:>9.3f}" if m
                          else f"{'-':>27}")
             cells.append(f"{w['fit']:>9.2f}{w['peak_mb']:>9.0f}" if w else f"{'-':>18}")
-            cells.append(f"{s['fit']:>10.3f}{s['peak_mb']:>7.0f}" if s else f"{'-':>17}")
+            cells.append(f"{s['fit']:>10.3f}{s['peak_mb']:>8.0f}" if s else f"{'-':>18}")
             cells.append(f"{w['fit'] / m['fit']:>8.1f}x" if m and w else f"{'-':>9}")
-            cells.append(f"{s['fit'] / m['fit']:>6.2f}x" if m and s else f"{'-':>7}")
+            cells.append(f"{s['fit'] / m['fit']:>7.2f}x" if m and s else f"{'-':>8}")
             same = "yes" if m and w and tree_lines(m["text"]) == tree_lines(w["text"]) else \
                 ("NO" if m and w else "-")
             cells.append(f"  {same:<10}  {m['accuracy']:.4f}" if m else "")

@@ -68,6 +68,10 @@ DEMO = [
      "SELECT 'part' AS learner, rule, conditions, class, round(coverage, 2) AS coverage "
      "FROM part('labor', 'class') UNION ALL SELECT 'ridor', rule, conditions, class, "
      "coverage FROM ridor('labor', 'class')"),
+    ("RIPPER's rule list and CART's pruned tree on the labor data",
+     "SELECT 'ripper' AS learner, rule AS step, array_to_string(conditions, ' and ') "
+     "AS test, class FROM ripper('labor', 'class') UNION ALL "
+     "SELECT 'cart', node, test, class FROM cart('labor', 'class') WHERE is_leaf"),
     ("REPTree on the CPU data: a regression tree pruned on a held-out fold, "
      "cross-validated",
      "SELECT round(correlation, 4) AS correlation, round(root_relative_squared_error, 4) "

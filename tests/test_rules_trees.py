@@ -26,6 +26,15 @@ CONFIGS = {  # golden config: (learner, options)
     "ridor_a": ("ridor", {"all_data_error": True}),
     "ridor_m": ("ridor", {"majority_class": True}),
     "ridor_f4_n3_s3": ("ridor", {"folds": 4, "min_weight": 3.0, "shuffles": 3}),
+    "ripper": ("ripper", {}),
+    "ripper_p": ("ripper", {"pruned": False}),
+    "ripper_e": ("ripper", {"check_error_rate": False}),
+    "ripper_f4_n3_o1_s7": ("ripper", {"folds": 4, "min_weight": 3.0, "optimizations": 1,
+                                      "seed": 7}),
+    "cart": ("cart", {}),
+    "cart_u": ("cart", {"pruned": False}),
+    "cart_a_n10": ("cart", {"one_se_rule": True, "folds": 10}),
+    "cart_h_c05": ("cart", {"heuristic": False, "train_fraction": 0.5}),
     "part": ("part", {}),
     "part_r": ("part", {"reduced_error_pruning": True}),
     "part_b_m5": ("part", {"binary_splits": True, "min_leaf": 5}),
@@ -101,7 +110,8 @@ def test_cross_validation_is_the_references(db, run):
         assert got[key] == pytest.approx(want, abs=0.51e-4), key
 
 
-SQL_CASES = [c for c in CASES if c[1] in ("rep_tree", "part", "part_b_m5", "ridor", "ridor_a")]
+SQL_CASES = [c for c in CASES if c[1] in ("rep_tree", "part", "part_b_m5", "ridor", "ridor_a",
+                                          "ripper", "ripper_p", "cart", "cart_u")]
 
 
 @pytest.mark.parametrize("data,config", SQL_CASES)
@@ -145,6 +155,7 @@ def test_ridor_refuses_fewer_rows_than_folds_and_the_connection_lives(db):
 
 
 @pytest.mark.parametrize("call", ["ridor_fit(t, 'y', folds := 9)",
+                                  "ripper_fit(t, 'y', folds := 9)",
                                   "part_fit(t, 'y', folds := 9, reduced_error_pruning := true)",
                                   "rep_tree_fit(t, 'y', folds := 9)"])
 def test_more_folds_than_rows_is_refused(db, call):
@@ -155,3 +166,17 @@ def test_more_folds_than_rows_is_refused(db, call):
                                            r"rows with a class \(3\)"):
         db.sql(f"SELECT {call} FROM t").fetchall()
     assert db.sql("SELECT 1").fetchall() == [(1,)]
+
+
+def test_cart_refuses_more_folds_than_its_pruning_rows(db):
+    """The pruning cross-validation reads train_fraction of the rows, less one."""
+    db.execute("""CREATE OR REPLACE TEMP TABLE t AS SELECT * FROM (VALUES
+                  ('a', 1.0, 'x'), ('b', 2.0, 'y'), ('a', 3.0, 'x'), ('b', 2.0, 'y'),
+                  ('a', 5.0, 'x'), ('b', 2.5, NULL)) v(a, b, y)""")
+    with pytest.raises(duckdb.Error, match=r"cart: folds \(5\) cannot exceed the number of "
+                                           r"rows .*\(4\)"):
+        db.sql("SELECT cart_fit(t, 'y') FROM t").fetchall()
+    with pytest.raises(duckdb.Error, match=r"cart: .*train_fraction.*\(0, 1\]"):
+        db.sql("SELECT cart_fit(t, 'y', train_fraction := 1.5) FROM t").fetchall()
+    assert db.sql("SELECT cart_fit(t, 'y', folds := 4) IS NOT NULL FROM t").fetchall() == \
+        [(True,)]

@@ -3,8 +3,11 @@ brute force: every node of an unpruned REPTree holds exactly the rows its path's
 tests select, with their class weights (nominal target) or their weight, mean and
 sum of squared errors (numeric target); each PART rule holds the class weights of
 the rows its conditions select among those the rules before it left; Ridor's
-default rule holds the weight of every other class; and the SQL of a PART or Ridor
-model gives what scoring gives, missing values included."""
+default rule holds the weight of every other class; each RIPPER rule's coverage,
+errors and class distribution are those of the rows it is the first rule to cover;
+every node of a CART tree, pruned or not, holds the class weights of the rows its
+path selects; and the SQL of a PART, Ridor, RIPPER or CART model gives what scoring
+gives, missing values included."""
 
 import numpy as np
 import pytest
@@ -141,7 +144,7 @@ def con():
     c.close()
 
 
-@given(tables(numeric_target=False), st.sampled_from(["part", "ridor"]),
+@given(tables(numeric_target=False), st.sampled_from(["part", "ridor", "ripper", "cart"]),
        st.lists(st.sampled_from([None, "nan", "null_a"]), min_size=1, max_size=6))
 @settings(max_examples=40, deadline=None)
 def test_model_to_sql_gives_what_scoring_gives(con, table, learner, holes):
@@ -150,7 +153,8 @@ def test_model_to_sql_gives_what_scoring_gives(con, table, learner, holes):
     con.execute("CREATE OR REPLACE TEMP TABLE t (a VARCHAR, b DOUBLE, y VARCHAR)")
     con.executemany("INSERT INTO t VALUES (?, ?, ?)",
                     [("pqr"[i], j, f"c{c}") for i, j, c in zip(a, b, y)])
-    options = ", min_weight := 1.0" if learner == "ridor" else ", min_leaf := 1"
+    options = {"ridor": ", min_weight := 1.0", "ripper": ", min_weight := 1.0",
+               "cart": ", min_leaf := 1, folds := 2"}.get(learner, ", min_leaf := 1")
     con.execute(f"CREATE OR REPLACE TEMP TABLE m AS SELECT {learner}_fit(t, 'y'{options}) "
                 "AS m FROM t")
     scored = [("z", 1.5)] + [("p", None) if h is None else ("q", float(h))
@@ -183,3 +187,94 @@ def test_ridor_presorted_rows_give_the_quicksorts_rules(table, all_data_error):
         learner.exact = exact
         roots.append((learner.find_rules(by_class, 0), learner.error))
     assert roots[0] == roots[1]
+
+
+def covers(rule, data):
+    """Which rows (none missing) meet every condition of a RIPPER rule."""
+    hit = np.ones(data.n, np.bool_)
+    for a, value, split in rule["antds"]:
+        x = data.columns[a]
+        if data.attributes[a].nominal:
+            hit &= x == value
+        else:
+            hit &= x <= split if value == 0 else x >= split
+    return hit
+
+
+@given(tables(numeric_target=False), st.booleans(), st.integers(0, 2))
+@SETTINGS
+def test_ripper_rules_hold_the_rows_they_cover_first(table, pruned, optimizations):
+    a, b, y, w, k = table
+    data = dataset(*table, numeric_target=False)
+    model = fit(data, "ripper", pruned=pruned, optimizations=optimizations, folds=2,
+                min_weight=1.0)
+    y, w = np.array(y), np.array(w)
+    left = np.ones(data.n, np.bool_)
+    for rule in model.rules:
+        mask = left & covers(rule, data)
+        dist = np.bincount(y[mask], w[mask], minlength=k)
+        assert rule["cover"] == pytest.approx(w[mask].sum(), abs=1e-9)
+        assert rule["errors"] == pytest.approx(w[mask & (y != rule["class"])].sum(), abs=1e-9)
+        np.testing.assert_allclose(rule["dist"], dist, atol=1e-9)
+        left &= ~mask
+    assert not left.any() and not model.rules[-1]["antds"]  # the default takes the rest
+    proba = model.proba([data.columns[u] for u in model.used], data.n)
+    taken = np.zeros(data.n, np.bool_)
+    for rule, probs in zip(model.rules, model.probs()):
+        mask = ~taken & covers(rule, data)
+        np.testing.assert_allclose(proba[mask], np.tile(probs, (mask.sum(), 1)))
+        taken |= mask
+
+
+@given(tables(numeric_target=False), st.booleans())
+@SETTINGS
+def test_ripper_presorted_rows_give_the_quicksorts_rules(table, pruned):
+    """With whole weights the presorted path and the reference's quicksort at every
+    step give the same rules."""
+    from duckmine.algorithms.rules import ripper
+
+    a, b, y, w, k = table
+    data = dataset(a, b, y, [2.0 if x == 2.0 else 1.0 for x in w], k, numeric_target=False)
+    decl = contract.learners()["ripper"]
+    options = decl.options("ripper", {"min_weight": 1.0, "folds": 2, "pruned": pruned})
+    models = []
+    real = ripper.Fit.__init__
+    for exact in (True, False):
+        def init(self, *args, exact=exact):
+            real(self, *args)
+            assert self.presorted[0]
+            self.presorted = (exact,) + self.presorted[1:]
+        ripper.Fit.__init__ = init
+        try:
+            models.append(decl.train("ripper", data, "y", options).rules)
+        finally:
+            ripper.Fit.__init__ = real
+    assert models[0] == models[1]
+
+
+def cart_node_rows(model, data):
+    """Per node of a CART model, the mask of training rows its path selects."""
+    masks = {0: np.ones(data.n, np.bool_)}
+    for i, node in enumerate(model.nodes):
+        if node["attr"] < 0:
+            continue
+        x = data.columns[node["attr"]]
+        if node["lefts"] is not None:
+            left = np.asarray(node["lefts"])[x.astype(np.int64)]
+        else:
+            left = x < node["cut"]
+        masks[node["children"][0]] = masks[i] & left
+        masks[node["children"][1]] = masks[i] & ~left
+    return masks
+
+
+@given(tables(numeric_target=False), st.booleans(), st.booleans())
+@SETTINGS
+def test_cart_nodes_hold_their_rows_class_weights(table, pruned, heuristic):
+    a, b, y, w, k = table
+    data = dataset(*table, numeric_target=False)
+    model = fit(data, "cart", pruned=pruned, heuristic=heuristic, min_leaf=1, folds=2)
+    y, w = np.array(y), np.array(w)
+    for i, mask in cart_node_rows(model, data).items():
+        want = np.bincount(y[mask], w[mask], minlength=k)
+        np.testing.assert_allclose(model.nodes[i]["dist"], want, atol=1e-9)

@@ -1,5 +1,6 @@
 """Classification rules: the book's baselines ZeroR and 1R (Weka's ZeroR and OneR),
-PART's rules from partial decision trees, and Ridor's rules with exceptions."""
+PART's rules from partial decision trees, RIPPER's rule sets (Weka's JRip) and
+Ridor's rules with exceptions."""
 
 from ..contract import Learner, flag, number, whole
 
@@ -68,5 +69,27 @@ LEARNERS = (
         relation=(("rule", "INTEGER"), ("parent", "INTEGER"), ("depth", "INTEGER"),
                   ("conditions", "VARCHAR[]"), ("class", "VARCHAR"), ("coverage", "DOUBLE"),
                   ("errors", "DOUBLE")),
+        order_by=("rule",)),
+    Learner(
+        name="ripper", kind="classifier", package=__name__,
+        doc="RIPPER: per class, from the rarest, rules grown and pruned by IREP, kept "
+            "by description length and optimised, as Weka's JRip",
+        params=(
+            whole("folds", 3, "folds of IREP; one is held out for pruning (JRip -F)",
+                  low=2),
+            number("min_weight", 2.0, "least positive weight a condition must cover (-N)",
+                   low=0),
+            whole("optimizations", 2, "optimisation passes over each rule set (-O)",
+                  low=0, high=100),
+            whole("seed", 1, "seed of the shuffles (-S)", low=-2**31, high=2**31 - 1),
+            flag("check_error_rate", True, "stop at a rule whose error is at least one "
+                 "half (false: -E)"),
+            flag("pruned", True, "prune by IREP and optimise (false: -P, rules grown on "
+                 "all the rows)"),
+        ),
+        fit="ripper:fit", model="ripper:RipperModel", to_sql="sql:ripper",
+        capabilities=("predict", "predict_proba", "model_text", "model_to_sql"),
+        relation=(("rule", "INTEGER"), ("conditions", "VARCHAR[]"), ("class", "VARCHAR"),
+                  ("coverage", "DOUBLE"), ("errors", "DOUBLE")),
         order_by=("rule",)),
 )

@@ -21,10 +21,10 @@ from numba import njit
 from ..c45 import grow as c45
 from ..c45.grow import NOMINAL_SPLIT, NUMERIC_SPLIT
 from ..c45.model import _label as c45_label
-from ..dataset import Attribute
 from ..evaluation import check_folds, stratify, test_cv, train_cv
 from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, randomize
+from ..models import attributes_of, body
 
 SMALL = 1e-6
 
@@ -444,12 +444,11 @@ class PartModel:
         self.used = sorted({c[0] for r in self.rules for c in r["conditions"]})
 
     def to_json(self):
-        return {"attributes": [a.to_json() for a in self.attributes], "target": self.target,
-                "rules": self.rules, "options": self.options, "instances": self.instances}
+        return body(self, rules=self.rules)
 
     @classmethod
     def from_json(cls, d):
-        return cls([Attribute.from_json(a) for a in d["attributes"]], d["target"],
+        return cls(attributes_of(d), d["target"],
                    d["rules"], d["options"], d["instances"])
 
     # ---------------------------------------------------------------- scoring

@@ -22,13 +22,12 @@ import math
 import numpy as np
 from numba import njit
 
-from ..dataset import Attribute
 from ..evaluation import check_folds, stratified
 from ..javafmt import double_to_string, java_double
-from ..javautil import JavaRandom, _qsort, _randomize
+from ..javautil import JavaRandom, _randomize, marked, sorted_by
+from ..models import attributes_of, body
 
 SMALL = 1e-6
-DBL_MAX = np.finfo(np.float64).max
 LOG2 = math.log(2.0)
 
 
@@ -144,16 +143,6 @@ def _set_row(row, a, value, split, cover, accurate, rate):
 
 
 @njit(cache=True)
-def _sorted_by(x):
-    """The positions of ``x`` in the reference's quicksort order (missing last)."""
-    keys = np.where(np.isnan(x), DBL_MAX, x)
-    order = np.arange(len(x))
-    if len(x) > 1:
-        _qsort(keys, order, 0, len(x) - 1, np.empty(128, np.int64))
-    return order
-
-
-@njit(cache=True)
 def _candidate(x, is_nominal, bags, wi, label, min_weight, default_rate, row):
     """The best condition on one attribute (values ``x`` of the rows): its gain
     (0 when it has none) with ``row`` = (value, split, cover, accurate, rate, end of
@@ -183,7 +172,7 @@ def _candidate(x, is_nominal, bags, wi, label, min_weight, default_rate, row):
         row[0], row[1], row[2], row[3] = v, np.nan, cov[v], acc[v]
         row[4] = acc[v] / cov[v] if abs(cov[v]) >= SMALL else 0.0
         return gain[v]
-    order = _sorted_by(x)
+    order = sorted_by(x)
     return _numeric_candidate(x[order], label[order], wi[order], min_weight, default_rate,
                               row)
 
@@ -202,22 +191,6 @@ def _numeric_candidate(xs, ls, ws, min_weight, default_rate, row):
 
 
 @njit(cache=True)
-def _marked(rows, mark):
-    """The rows of ``rows`` (a presorted list) that are marked, in its order."""
-    count = 0
-    for r in rows:
-        if mark[r]:
-            count += 1
-    out = np.empty(count, np.int64)
-    c = 0
-    for r in rows:
-        if mark[r]:
-            out[c] = r
-            c += 1
-    return out
-
-
-@njit(cache=True)
 def _candidates(X, nominal, n_values, attrs, used, ids, w, label, min_weight,
                 default_rate, presorted):
     """Every unused attribute's best condition. (Not in parallel: a kernel that
@@ -232,7 +205,7 @@ def _candidates(X, nominal, n_values, attrs, used, ids, w, label, min_weight,
             continue
         a = attrs[counter]
         if exact and not nominal[a]:
-            rs = _marked(srt_rows[srt_off[counter]:srt_off[counter + 1]], mark)
+            rs = marked(srt_rows[srt_off[counter]:srt_off[counter + 1]], mark)
             gains[counter] = _numeric_candidate(X[a][rs], lab_row[rs], w[rs], min_weight,
                                                 default_rate, rows[counter])
         else:
@@ -288,7 +261,7 @@ def _grow(X, nominal, n_values, attrs, w, ids, label, min_weight, antds, presort
         if rows[pick, 0] != 0.0:
             lo, hi = int(rows[pick, 5]), int(rows[pick, 6])
         if exact:
-            sorted_rows = _marked(srt_rows[srt_off[pick]:srt_off[pick + 1]], mark)
+            sorted_rows = marked(srt_rows[srt_off[pick]:srt_off[pick + 1]], mark)
             mark[ids] = False
         if nominal[best]:
             used[best] = True
@@ -299,7 +272,7 @@ def _grow(X, nominal, n_values, attrs, w, ids, label, min_weight, antds, presort
             ids = sorted_rows[lo:hi]
             label = lab_row[ids]
         else:  # the bag's rows, in the sorted order
-            order = _sorted_by(x)
+            order = sorted_by(x)
             ids, label = ids[order[lo:hi]], label[order[lo:hi]]
         default_rate = rows[pick, 4]
         if abs(_wsum(w, ids, label, -1)) < SMALL or abs(default_rate - 1.0) < SMALL \
@@ -561,13 +534,11 @@ class RidorModel:
         self.used = sorted(used)
 
     def to_json(self):
-        return {"attributes": [a.to_json() for a in self.attributes], "target": self.target,
-                "root": self.root, "cover": self.cover, "error": self.error,
-                "options": self.options, "instances": self.instances}
+        return body(self, root=self.root, cover=self.cover, error=self.error)
 
     @classmethod
     def from_json(cls, d):
-        return cls([Attribute.from_json(a) for a in d["attributes"]], d["target"],
+        return cls(attributes_of(d), d["target"],
                    d["root"], d["cover"], d["error"], d["options"], d["instances"])
 
     def classify(self, x, n):

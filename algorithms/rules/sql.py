@@ -21,6 +21,7 @@ first rule whose conditions all hold.
 
 import sys
 
+import numpy as np
 from sqlglot import exp
 
 from ..c45 import grow as c45
@@ -132,6 +133,29 @@ def part(model, dialect):
                         _from(query, f"_dm_r{start}"))
     return first_best(query, k, lambda c: exp.Literal.string(model.classes[c]),
                       _greatest_convention(dialect_of(dialect)))
+
+
+def _ripper_condition(model, a, value, split):
+    """A condition of a RIPPER rule; a missing (NULL, NaN) or unseen value
+    satisfies none."""
+    attribute = model.attributes[a]
+    col = exp.column(attribute.name, quoted=True)
+    if attribute.nominal:
+        return exp.EQ(this=col, expression=exp.Literal.string(attribute.values[int(value)]))
+    known = exp.LTE(this=col.copy(), expression=_number(sys.float_info.max, double=True))
+    op = exp.LTE if value == 0 else exp.GTE
+    return exp.and_(known, op(this=col, expression=_number(split, double=True)))
+
+
+def ripper(model, dialect):
+    """The decision list as one CASE: the class of the first rule that covers the
+    row (the most probable of its distribution), else the default rule's."""
+    probs = model.probs()
+    label = [exp.Literal.string(model.classes[int(np.argmax(p))]) for p in probs]
+    pairs = [(exp.and_(*[_ripper_condition(model, *a) for a in rule["antds"]])
+              if rule["antds"] else exp.true(), label[i])
+             for i, rule in enumerate(model.rules[:-1])]
+    return _case(pairs, label[-1]) if pairs else label[-1]
 
 
 def _ridor_condition(model, a, nominal, value, split):

@@ -4,8 +4,8 @@ by a numba kernel, printed as the reference prints them, listed as rows."""
 import numpy as np
 from numba import njit
 
-from ..dataset import Attribute
 from ..javafmt import double_to_string
+from ..models import attributes_of, body
 from . import reptree
 
 
@@ -53,12 +53,11 @@ class RepTreeModel:
         return cls(attributes, target, nodes, options, instances)
 
     def to_json(self):
-        return {"attributes": [a.to_json() for a in self.attributes], "target": self.target,
-                "nodes": self.nodes, "options": self.options, "instances": self.instances}
+        return body(self, nodes=self.nodes)
 
     @classmethod
     def from_json(cls, d):
-        return cls([Attribute.from_json(a) for a in d["attributes"]], d["target"], d["nodes"],
+        return cls(attributes_of(d), d["target"], d["nodes"],
                    d["options"], d["instances"])
 
     # -------------------------------------------------------------- scoring

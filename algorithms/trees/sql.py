@@ -1,4 +1,4 @@
-"""model_to_sql for REPTree: one scalar expression giving what ``predict`` (a class)
+"""model_to_sql for REPTree and CART: one scalar expression giving what ``predict`` (a class)
 or ``predict_value`` (a number) gives::
 
     (SELECT <label of the first best> FROM
@@ -15,6 +15,7 @@ spread path and answers with its parent's probabilities on a known one.
 """
 
 import sys
+from types import SimpleNamespace
 
 from sqlglot import exp
 
@@ -32,13 +33,15 @@ from ..sqlgen import (
 )
 
 
-def _route(attribute, cut):
-    """The branch a row takes at a split on ``attribute``; NULL when missing."""
+def _route(attribute, cut, lefts=None):
+    """The branch a row takes at a split on ``attribute`` (a nominal value's own
+    branch, or with ``lefts`` 0 for the values that go left and 1 for the others);
+    NULL when missing."""
     col = exp.column(attribute.name, quoted=True)
     if attribute.nominal:
-        return exp.Case(this=col, ifs=[exp.If(this=exp.Literal.string(v),
-                                              true=exp.Literal.number(b))
-                                       for b, v in enumerate(attribute.values)])
+        return exp.Case(this=col, ifs=[exp.If(this=exp.Literal.string(v), true=exp.Literal.number(
+            b if lefts is None else (0 if lefts[b] else 1)))
+            for b, v in enumerate(attribute.values)])
     known = exp.LTE(this=col.copy(), expression=_number(sys.float_info.max, double=True))
     below = exp.LT(this=col.copy(), expression=_number(cut, double=True))
     return _case([(below, exp.Literal.number(0)), (known, exp.Literal.number(1))],
@@ -72,8 +75,10 @@ def expression(model, dialect):
             else:
                 stack.append((child, path + [_factor(i, b, prop, spread=True)]))
     splits = [i for i, a in enumerate(nd["attr"]) if a >= 0]
-    row = _select([_as(_route(model.attributes[nd["attr"][i]], nd["cut"][i]), f"_dm_r{i}")
-                   for i in splits] or [_as(exp.Literal.number(0), "_dm_none")])
+    lefts = nd.get("lefts") or [None] * len(nd["attr"])
+    row = _select([_as(_route(model.attributes[nd["attr"][i]], nd["cut"][i], lefts[i]),
+                       f"_dm_r{i}") for i in splits]
+                  or [_as(exp.Literal.number(0), "_dm_none")])
     weights = _select([_as(_product(path), f"_dm_l{j}") for j, (path, _) in enumerate(leaves)],
                       _from(row, "_dm_row"))
     sums = []
@@ -88,6 +93,15 @@ def expression(model, dialect):
     ignore_nulls = _greatest_convention(dialect_of(dialect))
     return first_best(probs, width, lambda c: exp.Literal.string(model.classes[c]),
                       ignore_nulls)
+
+
+def cart(model, dialect):
+    """CART's binary tree, in the form ``expression`` reads."""
+    nodes = {key: [n[key] for n in model.nodes]
+             for key in ("attr", "cut", "props", "children", "probs", "lefts")}
+    nodes["children"] = [c or [] for c in nodes["children"]]
+    return expression(SimpleNamespace(nodes=nodes, attributes=model.attributes,
+                                      classes=model.classes), dialect)
 
 
 def _product(factors):

@@ -17,12 +17,16 @@ written by ``weighted_iris``; the class is the last attribute):
 
 Ridor runs with its defaults (one shuffle: ``-S 1`` is its default), with ``-A``,
 with ``-M`` and with ``-F 4 -N 3 -S 3`` (its seed option ``-s`` is taken by the
-command line's own cross-validation seed, so it is left at 1). PART runs with its defaults, with
-``-R`` (reduced-error pruning), with ``-B -M 5`` (binary splits, 5 rows a leaf) and
-with ``-U`` (unpruned). REPTree runs with its defaults, with ``-P`` (no pruning) and
-with ``-L 3 -M 5``; on numeric targets (cpu, cpu.missing with missing attribute
-values, and cpu.missing-weighted with weights and missing targets) as regression
-trees.
+command line's own cross-validation seed, so it is left at 1). JRip (``ripper``)
+runs with its defaults, with ``-P`` (no pruning), with ``-E`` (no error-rate check)
+and with ``-F 4 -N 3 -O 1 -S 7``. SimpleCart (``cart``) runs with its defaults, with
+``-U`` (unpruned), with ``-A -N 10`` (the one-SE rule, ten pruning folds) and with
+``-H -C 0.5`` (no heuristic nominal ordering, half the data). PART runs with its
+defaults, with ``-R`` (reduced-error pruning), with ``-B -M 5`` (binary splits, 5
+rows a leaf) and with ``-U`` (unpruned). REPTree runs with its defaults, with
+``-P`` (no pruning) and with ``-L 3 -M 5``; on numeric targets (cpu, cpu.missing
+with missing attribute values, and cpu.missing-weighted with weights and missing
+targets) as regression trees.
 """
 
 import sys
@@ -40,11 +44,21 @@ NUMERIC = ["cpu", "cpu.missing", "cpu.missing-weighted"]
 REPTREE = "weka.classifiers.trees.REPTree"
 PART = "weka.classifiers.rules.PART"
 RIDOR = "weka.classifiers.rules.Ridor"
+JRIP = "weka.classifiers.rules.JRip"
+CART = "weka.classifiers.trees.SimpleCart"
 CONFIGS = {  # config: (classifier, options, data sets)
     "ridor": (RIDOR, [], NOMINAL),
     "ridor_a": (RIDOR, ["-A"], NOMINAL),
     "ridor_m": (RIDOR, ["-M"], NOMINAL),
     "ridor_f4_n3_s3": (RIDOR, ["-F", "4", "-N", "3", "-S", "3"], NOMINAL),
+    "ripper": (JRIP, [], NOMINAL),
+    "ripper_p": (JRIP, ["-P"], NOMINAL),
+    "ripper_e": (JRIP, ["-E"], NOMINAL),
+    "ripper_f4_n3_o1_s7": (JRIP, ["-F", "4", "-N", "3", "-O", "1", "-S", "7"], NOMINAL),
+    "cart": (CART, [], NOMINAL),
+    "cart_u": (CART, ["-U"], NOMINAL),
+    "cart_a_n10": (CART, ["-A", "-N", "10"], NOMINAL),
+    "cart_h_c05": (CART, ["-H", "-C", "0.5"], NOMINAL),
     "part": (PART, [], NOMINAL),
     "part_r": (PART, ["-R"], NOMINAL),
     "part_b_m5": (PART, ["-B", "-M", "5"], NOMINAL),

@@ -1,0 +1,858 @@
+"""CART (the book's section 6.1: binary splits chosen by the Gini index, minimal
+cost-complexity pruning chosen by cross-validation), grown as the reference's
+SimpleCart grows it.
+
+A node splits on the attribute of the largest Gini gain: a numeric attribute at the
+midpoint between two adjacent values, a nominal one into two subsets of its values
+(two classes: the values ordered by their share of the first class, then the best
+cut of that order; more classes: every subset, or with ``heuristic`` and more than
+four values the order of the values along the first principal component of their
+class probabilities). A row with a missing value goes down both branches, weighted
+by their shares. The tree grows while a node holds twice ``min_leaf`` weight and
+each branch at least ``min_leaf`` rows.
+
+Pruning: trees grown on ``folds`` folds of the (shuffled, stratified) rows are
+pruned back weakest link first, each step's complexity alpha and held-out error
+recorded; the tree grown on every row is pruned to the alpha (between two of its
+own steps) of least cross-validated error, or with ``one_se_rule`` to the most
+pruned within one standard error of it.
+"""
+
+import math
+import sys
+
+import numpy as np
+from numba import njit, prange
+
+from ..eigen import symmetric_eigen
+from ..evaluation import check_folds, stratify, test_cv, train_cv
+from ..javafmt import java_double
+from ..javautil import JavaRandom, randomize, weka_order
+from ..models import attributes_of, body
+from .cost_complexity import Tree, predicted
+from .reptree import _sum
+
+DBL_MAX = sys.float_info.max
+PARALLEL_ENTRIES = 40_000  # a node's sorted rows (all attributes) worth two threads
+
+
+# ---------------------------------------------------------------- kernels
+
+@njit(cache=True)
+def _gini(dist, total):
+    if total == 0:
+        return 0.0
+    val = 0.0
+    for d in dist:
+        val += (d / total) * (d / total)
+    return 1 - val
+
+
+@njit(cache=True)
+def _gini_gain(parent, child):
+    total = _sum(parent)
+    if total == 0:
+        return 0.0
+    left = _sum(child[0])
+    right = _sum(child[1])
+    return (_gini(parent, total) - left / total * _gini(child[0], left)
+            - right / total * _gini(child[1], right))
+
+
+@njit(cache=True)
+def _shares(dist, even):
+    """The two sides' shares of the class weights ``dist`` (``even``: halves when
+    there is no weight, as for a nominal split; else zeros)."""
+    props = np.zeros(2)
+    props[0] = _sum(dist[0])
+    props[1] = _sum(dist[1])
+    total = _sum(props)
+    if even and not total > 0:
+        props[0] = props[1] = 0.5
+    elif total != 0:
+        props[0] /= total
+        props[1] /= total
+    return props
+
+
+@njit(cache=True)
+def _spread_missing(dist, y, wts, start):
+    """Add the rows from ``start`` on (those missing the attribute) to both sides
+    of ``dist``, weighted by the sides' shares."""
+    props = _shares(dist, False)
+    for i in range(start, len(wts)):
+        for j in range(2):
+            dist[j, y[i]] += props[j] * wts[i]
+
+
+@njit(cache=True)
+def _gain_given(parent_total, parent_gini, child):
+    """``_gini_gain`` with the parent's total weight and Gini index known."""
+    if parent_total == 0:
+        return 0.0
+    left = _sum(child[0])
+    right = _sum(child[1])
+    return (parent_gini - left / parent_total * _gini(child[0], left)
+            - right / parent_total * _gini(child[1], right))
+
+
+@njit(cache=True)
+def _numeric_split(x, y, wts, k):
+    """The best cut of one numeric attribute at a node: (gain, cut, class weights
+    per side). ``x``, ``y``, ``wts``: the node's values (sorted, missing last),
+    classes and weights; the gain is -DBL_MAX when no two values differ."""
+    n = len(x)
+    parent = np.zeros(k)
+    sides = np.zeros((2, k))  # left, right
+    start = 0
+    for j in range(n):
+        if not np.isnan(x[j]):
+            start += 1
+            sides[1, y[j]] += wts[j]
+        parent[y[j]] += wts[j]
+    dist = np.zeros((2, k))
+    dist[1] = sides[1]
+    parent_total = _sum(parent)
+    parent_gini = _gini(parent, parent_total)
+    temp = np.empty((2, k))
+    best = -DBL_MAX
+    cut = np.nan
+    current = x[0]
+    for i in range(n):
+        if np.isnan(x[i]):
+            break
+        if x[i] > current:
+            if start < n:  # rows missing the value go to both sides
+                temp[:] = sides
+                _spread_missing(temp, y, wts, start)
+                gain = _gain_given(parent_total, parent_gini, temp)
+            else:
+                gain = _gain_given(parent_total, parent_gini, sides)
+            if gain > best:
+                best = gain
+                cut = (x[i] + current) / 2.0
+                dist[:] = temp if start < n else sides
+        current = x[i]
+        sides[0, y[i]] += wts[i]
+        sides[1, y[i]] -= wts[i]
+    return best, cut, dist
+
+
+@njit(cache=True)
+def _subset_split(codes, y, wts, k, lefts):
+    """The best of the candidate value subsets ``lefts`` (one row per candidate,
+    True for a value that goes left) of a nominal attribute at a node: (gain,
+    candidate, class weights per side). ``codes``: the node's values (missing
+    last)."""
+    n = len(codes)
+    parent = np.zeros(k)
+    start = 0
+    for i in range(n):
+        if not np.isnan(codes[i]):
+            start += 1
+        parent[y[i]] += wts[i]
+    best = -DBL_MAX
+    pick = -1
+    dist = np.zeros((2, k))
+    for c in range(lefts.shape[0]):
+        temp = np.zeros((2, k))
+        for i in range(start):
+            side = 0 if lefts[c, int(codes[i])] else 1
+            temp[side, y[i]] += wts[i]
+        _spread_missing(temp, y, wts, start)
+        gain = _gini_gain(parent, temp)
+        if gain > best:
+            best = gain
+            pick = c
+            dist = temp
+    return best, pick, dist
+
+
+@njit(cache=True)
+def _nominal_best(codes, y, wts, w_own, k, n_values, heuristic, out_lefts, out_order):
+    """The best binary split of a nominal attribute at a node, as ``nominal_split``
+    finds it for two classes, or by every subset: (gain, class weights per side,
+    shares of the sides, how many values go left). The left values go to
+    ``out_lefts`` and, in the order the split's text names them, to
+    ``out_order``. A gain of NaN asks for the principal-component ordering, which
+    is left to Python."""
+    n = len(codes)
+    freq = np.zeros(n_values, np.int64)
+    for i in range(n):
+        if not np.isnan(codes[i]):
+            freq[int(codes[i])] += 1
+    non_empty = np.flatnonzero(freq != 0)
+    m = len(non_empty)
+    dist = np.zeros((2, k))
+    props = np.zeros(2)
+    if m <= 1:
+        return 0.0, dist, props, 0
+    if k == 2:
+        vd = _value_class_weights(codes, y, w_own, n_values)
+        p0 = np.zeros(m)
+        for j in range(m):
+            total = vd[non_empty[j], 0] + vd[non_empty[j], 1]
+            p0[j] = 0.0 if total == 0 else vd[non_empty[j], 0] / total
+        order = np.empty(m, np.int64)
+        for t in range(m):  # repeated first minimum
+            pick = 0
+            for j in range(1, m):
+                if p0[j] < p0[pick]:
+                    pick = j
+            order[t] = non_empty[pick]
+            p0[pick] = DBL_MAX
+        lefts = np.zeros((m - 1, n_values), np.bool_)
+        for c in range(m - 1):
+            for t in range(c + 1):
+                lefts[c, order[t]] = True
+    elif not heuristic or m <= 4:
+        count = 1 << (m - 1)
+        lefts = np.zeros((count, n_values), np.bool_)
+        for c in range(count):
+            bits = c
+            for j in range(m - 1, -1, -1):
+                if bits % 2 == 1:
+                    lefts[c, non_empty[j]] = True
+                bits //= 2
+    else:
+        return np.nan, dist, props, 0
+    gain, pick, dist = _subset_split(codes, y, wts, k, lefts)
+    props = _shares(dist, True)
+    size = 0
+    if pick >= 0:
+        if k == 2:
+            for t in range(pick + 1):
+                out_order[size] = order[t]
+                size += 1
+        else:
+            for j in range(m - 1, -1, -1):
+                if lefts[pick, non_empty[j]]:
+                    out_order[size] = non_empty[j]
+                    size += 1
+    if props[0] >= props[1]:  # values no row has go to the heavier side
+        for v in range(n_values):
+            if freq[v] == 0:
+                out_order[size] = v
+                size += 1
+    out_lefts[:] = False
+    for t in range(size):
+        out_lefts[out_order[t]] = True
+    return gain, dist, props, size
+
+
+@njit(cache=True)
+def _attribute_best(a, X, y, w, nominal, textual, n_values, heuristic, idx_all, w_all,
+                    off, k, gains, cuts, dists, props, lefts, orders, sizes):
+    """Attribute ``a``'s best split at a node, into its rows of the outputs of
+    ``_node_best``."""
+    idx = idx_all[off[a]:off[a + 1]]
+    wts = w_all[off[a]:off[a + 1]]
+    if textual[a]:
+        gains[a] = np.nan
+        return
+    x = X[a][idx]
+    yy = y[idx]
+    if nominal[a]:
+        gain, d, p, size = _nominal_best(x, yy, wts, w[idx], k, n_values[a], heuristic,
+                                         lefts[a, :n_values[a]], orders[a])
+        sizes[a] = size
+    else:
+        gain, cut, d = _numeric_split(x, yy, wts, k)
+        cuts[a] = cut
+        p = _shares(d, False)
+    gains[a] = gain
+    dists[a] = d
+    props[a] = p
+
+
+@njit(cache=True)
+def _outputs(n_values, k):
+    n_attr = len(n_values)
+    width = max(1, n_values.max()) if n_attr else 1
+    return (np.zeros(n_attr), np.full(n_attr, np.nan), np.zeros((n_attr, 2, k)),
+            np.zeros((n_attr, 2)), np.zeros((n_attr, width), np.bool_),
+            np.zeros((n_attr, width), np.int64), np.zeros(n_attr, np.int64))
+
+
+@njit(cache=True)
+def _node_best(X, y, w, nominal, textual, n_values, attrs, heuristic, idx_all, w_all, off,
+               k):
+    """Every attribute's best split at a node (its sorted rows ``idx_all[off[a]:
+    off[a + 1]]``, weighted ``w_all``): gains (0 for the target, NaN where Python
+    must find the split), cuts, class weights per side, side shares, left value
+    masks and their order in the split's text."""
+    gains, cuts, dists, props, lefts, orders, sizes = _outputs(n_values, k)
+    for j in range(len(attrs)):
+        _attribute_best(attrs[j], X, y, w, nominal, textual, n_values, heuristic, idx_all,
+                        w_all, off, k, gains, cuts, dists, props, lefts, orders, sizes)
+    return gains, cuts, dists, props, lefts, orders, sizes
+
+
+@njit(cache=True, parallel=True)
+def _node_best_parallel(X, y, w, nominal, textual, n_values, attrs, heuristic, idx_all,
+                        w_all, off, k):
+    """``_node_best`` with the attributes shared between the cores (for a large
+    node: starting the threads costs more than a small one's work)."""
+    gains, cuts, dists, props, lefts, orders, sizes = _outputs(n_values, k)
+    for j in prange(len(attrs)):
+        _attribute_best(attrs[j], X, y, w, nominal, textual, n_values, heuristic, idx_all,
+                        w_all, off, k, gains, cuts, dists, props, lefts, orders, sizes)
+    return gains, cuts, dists, props, lefts, orders, sizes
+
+
+@njit(cache=True)
+def _split_all(idx_all, w_all, off, attrs, x, numeric, cut, lefts, props):
+    """Every attribute's sorted rows dealt to the two children (``_split_list``),
+    in the same layout."""
+    n_attr = len(off) - 1
+    parts = []
+    sizes = np.zeros((2, n_attr), np.int64)
+    for a in attrs:
+        i0, w0, i1, w1 = _split_list(idx_all[off[a]:off[a + 1]], w_all[off[a]:off[a + 1]],
+                                     x, numeric, cut, lefts, props)
+        sizes[0, a], sizes[1, a] = len(i0), len(i1)
+        parts.append((i0, w0, i1, w1))
+    out = []
+    for side in range(2):
+        o = np.zeros(n_attr + 1, np.int64)
+        for a in range(n_attr):
+            o[a + 1] = o[a] + sizes[side, a]
+        ii = np.empty(o[n_attr], np.int64)
+        ww = np.empty(o[n_attr])
+        for j in range(len(attrs)):
+            a = attrs[j]
+            if side == 0:
+                ii[o[a]:o[a + 1]] = parts[j][0]
+                ww[o[a]:o[a + 1]] = parts[j][1]
+            else:
+                ii[o[a]:o[a + 1]] = parts[j][2]
+                ww[o[a]:o[a + 1]] = parts[j][3]
+        out.append((ii, ww, o))
+    return out[0], out[1]
+
+
+@njit(cache=True)
+def _value_class_weights(codes, y, w, n_values):
+    """Class weights (two classes) of each value, the rows' own weights summed in
+    order, up to the first missing value."""
+    out = np.zeros((n_values, 2))
+    for i in range(len(codes)):
+        if np.isnan(codes[i]):
+            break
+        out[int(codes[i]), y[i]] += w[i]
+    return out
+
+
+@njit(cache=True)
+def _split_list(idx, wts, x, numeric, cut, lefts, props):
+    """An attribute's sorted rows (and weights) dealt to the two children by the
+    split attribute's values ``x`` (by row); a missing value goes to both,
+    weighted by ``props``."""
+    n = len(idx)
+    out_idx = np.empty((2, n), np.int64)
+    out_w = np.empty((2, n))
+    num = np.zeros(2, np.int64)
+    for j in range(n):
+        v = x[idx[j]]
+        if np.isnan(v):
+            for s in range(2):
+                if props[s] > 0:
+                    out_idx[s, num[s]] = idx[j]
+                    out_w[s, num[s]] = props[s] * wts[j]
+                    num[s] += 1
+        else:
+            if numeric:
+                s = 0 if v < cut else 1
+            else:
+                s = 0 if lefts[int(v)] else 1
+            out_idx[s, num[s]] = idx[j]
+            out_w[s, num[s]] = wts[j]
+            num[s] += 1
+    return (out_idx[0, :num[0]].copy(), out_w[0, :num[0]].copy(),
+            out_idx[1, :num[1]].copy(), out_w[1, :num[1]].copy())
+
+
+@njit(cache=True)
+def _incorrect(y, wts, pred):
+    """The weight of the rows whose class is not ``pred`` (none when -1: the
+    reference leaves a row with no positive probability unclassified)."""
+    s = 0.0
+    if pred < 0:
+        return s
+    for i in range(len(y)):
+        if y[i] != pred:
+            s += wts[i]
+    return s
+
+
+def _max_index(values):
+    best, pick = values[0], 0
+    for i in range(1, len(values)):
+        if values[i] > best:
+            best, pick = values[i], i
+    return pick
+
+
+def _min_order(values):
+    """The order in which repeated ``Utils.minIndex`` picks ``values``."""
+    values = list(values)
+    out = []
+    for _ in values:
+        best, pick = values[0], 0
+        for i in range(1, len(values)):
+            if values[i] < best:
+                best, pick = values[i], i
+        out.append(pick)
+        values[pick] = DBL_MAX
+    return out
+
+
+# ---------------------------------------------------------------- the tree
+
+class Node:
+    """A grown node: a leaf (``attr`` None) or a binary split, with its class
+    weights, probabilities, and the training errors it makes as a leaf."""
+
+    __slots__ = ("attr", "is_leaf", "cut", "split", "lefts", "props", "dist", "probs",
+                 "children", "model_errors")
+
+    def __init__(self):
+        self.attr = None
+        self.is_leaf = False
+        self.cut = math.nan
+        self.split = ""
+        self.lefts = None
+        self.props = None
+        self.dist = None
+        self.probs = None
+        self.children = None
+        self.model_errors = 0.0
+
+    def make_leaf(self):
+        self.attr = None
+        self.is_leaf = True
+
+
+class Grower:
+    """Grows one tree on the rows ``rows`` (in their order: the reference's data
+    set for this tree)."""
+
+    def __init__(self, fit, rows):
+        self.f = fit
+        self.rows = rows
+        self.pca_cache = {}
+
+    def sorted_info(self):
+        """Every attribute's rows in the order the reference sorts them (a nominal
+        attribute's in data order, missing last), one after another, with their
+        weights and offsets by attribute; the class weights and their total."""
+        f, rows = self.f, self.rows
+        parts = []
+        for a in range(f.n_attributes):
+            if a == f.target:
+                parts.append(rows[:0])
+                continue
+            x = f.X[a, rows]
+            if f.nominal[a]:
+                missing = np.isnan(x)
+                parts.append(np.concatenate([rows[~missing], rows[missing]]))
+            else:
+                parts.append(rows[weka_order(np.where(np.isnan(x), DBL_MAX, x))])
+        idx = np.concatenate(parts).astype(np.int64)
+        off = np.cumsum([0] + [len(p) for p in parts]).astype(np.int64)
+        dist = np.zeros(f.k)
+        total = 0.0
+        for r in rows:
+            dist[f.y[r]] += f.w[r]
+            total += f.w[r]
+        return (idx, f.w[idx].astype(np.float64), off), dist, total
+
+    def grow(self):
+        lists, dist, total = self.sorted_info()
+        root = Node()
+        work = [(root, lists, dist, total)]
+        while work:  # depth first, without recursion
+            node, lists, dist, total = work.pop()
+            for child in reversed(self.make_node(node, lists, dist, total)):
+                work.append(child)
+        return root
+
+    def make_node(self, node, lists, dist, total):
+        """Fill ``node`` from its rows: a leaf, or a split whose two children (with
+        their rows, class weights and total weight) are returned to be grown."""
+        f = self.f
+        if total == 0:
+            node.dist = np.zeros(f.k)
+            return []
+        node.is_leaf = True
+        node.dist = dist.copy()
+        node.probs = dist.copy()
+        s = _sum(node.probs)
+        if s != 0:
+            node.probs = node.probs / s
+        idx_all, w_all, off = lists
+        best = _node_best_parallel if len(idx_all) >= PARALLEL_ENTRIES else _node_best
+        gains, cuts, dists, props, lefts, orders, sizes = best(
+            f.X, f.y, f.w, f.nominal_mask, f.textual, f.n_values, f.attr_array, f.heuristic,
+            idx_all, w_all, off, f.k)
+        texts = {}
+        for a in np.flatnonzero(np.isnan(gains)):  # the principal-component order
+            lo, hi = off[a], off[a + 1]
+            gain, text, mask, d = self.nominal_split(a, idx_all[lo:hi], f.X[a][idx_all[lo:hi]],
+                                                     f.y[idx_all[lo:hi]], w_all[lo:hi])
+            gains[a] = gain
+            if d is not None:
+                texts[a], dists[a], props[a] = text, d, _shares(d, True)
+                lefts[a, :len(mask)] = mask
+        att = _max_index(gains)
+        lo, hi = off[att], off[att + 1]
+        # its errors as a leaf, on its rows as the chosen attribute lists them
+        node.model_errors = _incorrect(f.y[idx_all[lo:hi]], w_all[lo:hi],
+                                       predicted(node.probs))
+        if att == f.target or gains[att] == 0:
+            node.make_leaf()
+            return []
+        if total < 2 * f.min_leaf or props[att, 0] == 0 or props[att, 1] == 0:
+            node.make_leaf()
+            return []
+        numeric = not f.nominal[att]
+        left, right = _split_all(idx_all, w_all, off, f.attr_array, f.X[att], numeric,
+                                 cuts[att], lefts[att], props[att])
+        if left[2][att + 1] - left[2][att] < f.min_leaf or \
+                right[2][att + 1] - right[2][att] < f.min_leaf:
+            node.make_leaf()
+            return []
+        node.is_leaf = False
+        node.attr = att
+        node.cut, node.props = cuts[att], props[att].copy()
+        if not numeric:
+            names = f.values[att]
+            node.lefts = lefts[att, :len(names)].copy()
+            node.split = texts.get(att) or "|".join(f"({names[v]})"
+                                                    for v in orders[att, :sizes[att]])
+        node.children = [Node(), Node()]
+        d = dists[att]
+        return [(node.children[i], sides, d[i].copy(), _sum(d[i]))
+                for i, sides in enumerate((left, right))]
+
+    def nominal_split(self, a, idx, x, y, wts):
+        """(gain, split string, value mask of the left side, class weights per
+        side) of nominal attribute ``a`` at a node."""
+        f = self.f
+        names = f.values[a]
+        known = x[~np.isnan(x)].astype(np.int64)
+        freq = np.bincount(known, minlength=len(names))
+        non_empty = [j for j in range(len(names)) if freq[j] != 0]
+        empty = [j for j in range(len(names)) if freq[j] == 0]
+        if len(non_empty) <= 1:
+            return 0.0, "", None, None
+        strings = []
+        if f.k == 2:
+            vd = _value_class_weights(x, y, f.w[idx], len(names))
+            p0 = [0.0 if _sum(vd[j]) == 0 else vd[j][0] / _sum(vd[j]) for j in non_empty]
+            order = [non_empty[i] for i in _min_order(p0)]
+            strings = _prefixes(names, order)
+        elif not f.heuristic or len(non_empty) <= 4:
+            for i in range(2 ** (len(non_empty) - 1)):
+                text, bits = "", i
+                for j in range(len(non_empty) - 1, -1, -1):
+                    if bits % 2 == 1:
+                        part = f"({names[non_empty[j]]})"
+                        text = part if text == "" else text + "|" + part
+                    bits //= 2
+                strings.append(text)
+        else:
+            order = self.principal_order(a, non_empty)
+            strings = _prefixes(names, order)
+        lefts = np.array([[f"({v})" in s for v in names] for s in strings], np.bool_)
+        gain, pick, d = _subset_split(x, y, wts, f.k, lefts)
+        split = strings[pick] if pick >= 0 else ""
+        props = _shares(d, True)
+        for j in empty:  # values no row has go to the heavier side
+            if props[0] >= props[1]:
+                split = f"({names[j]})" if split == "" else split + f"|({names[j]})"
+        return gain, split, np.array([f"({v})" in split for v in names], np.bool_), d
+
+    def principal_order(self, a, non_empty):
+        """The values ``non_empty`` ordered by their scores on the first principal
+        component of the class probabilities of the values (counted on the whole
+        data set of this tree, as the reference counts them)."""
+        key = (a, tuple(non_empty))
+        if key in self.pca_cache:
+            return self.pca_cache[key]
+        f = self.f
+        names = f.values[a]
+        n, k = len(non_empty), f.k
+        lowered = [names[j].lower() for j in non_empty]
+        slot = []
+        for v in names:  # the first non-empty value equal ignoring case, else the first
+            low = v.lower()
+            slot.append(next((i for i, u in enumerate(lowered) if u == low), 0))
+        x = f.X[a, self.rows]
+        codes = np.where(np.isnan(x), 0, x).astype(np.int64)  # the reference reads 0
+        counts = np.zeros((n, k))
+        per_value = np.zeros(n)
+        mean = np.zeros(k)
+        pairs = np.zeros((len(names), k), np.int64)
+        np.add.at(pairs, (codes, f.y[self.rows]), 1)
+        for v in range(len(names)):
+            counts[slot[v]] += pairs[v]
+            per_value[slot[v]] += pairs[v].sum()
+        for c in range(k):
+            mean[c] = pairs[:, c].sum()
+        p = [[0.0 if per_value[i] == 0 else counts[i][j] / per_value[i] for j in range(k)]
+             for i in range(n)]
+        mean = [m / len(self.rows) for m in mean]
+        cov = [[0.0] * k for _ in range(k)]
+        for i1 in range(k):
+            for i2 in range(k):
+                element = 0.0
+                for j in range(n):
+                    element += (p[j][i2] - mean[i2]) * (p[j][i1] - mean[i1])
+                cov[i1][i2] = element
+        values, vectors = symmetric_eigen(cov)
+        top = _max_index(values)
+        component = [vectors[i][top] for i in range(k)]
+        scores = []
+        for i in range(n):
+            s = 0.0
+            for j in range(k):
+                s += component[j] * p[i][j]
+            scores.append(s)
+        order = [non_empty[i] for i in _min_order(scores)]
+        self.pca_cache[key] = order
+        return order
+
+
+def _prefixes(names, order):
+    """The split strings of the cuts of ``order``: its first 1, 2, ... values."""
+    out, text = [], ""
+    for j in order[:-1]:
+        text = f"({names[j]})" if text == "" else text + f"|({names[j]})"
+        out.append(text)
+    return out
+
+
+class Fit:
+    """What one SimpleCart fit shares: the data and the options."""
+
+    def __init__(self, data, target, y, options):
+        self.X = np.vstack(data.columns)
+        self.nominal = [a.nominal for a in data.attributes]
+        self.values = [a.values for a in data.attributes]
+        self.target = target
+        self.attrs = [a for a in range(len(data.columns)) if a != target]
+        self.n_attributes = len(data.columns)
+        self.w = data.weights
+        self.y = y
+        self.k = len(data.attributes[target].values)
+        self.min_leaf = float(options["min_leaf"])
+        self.heuristic = options["heuristic"]
+        self.nominal_mask = np.array(self.nominal, np.bool_)
+        self.n_values = np.array([len(v) for v in self.values], np.int64)
+        self.attr_array = np.array(self.attrs, np.int64)
+        # the reference tests a value by text ("(v)" within the split's text): where
+        # a value holds '(', ')' or '|' that is not a test of membership, so Python
+        # does it as the reference does
+        self.textual = np.array([self.nominal[a] and any(set("()|") & set(v)
+                                                         for v in self.values[a])
+                                 for a in range(len(self.values))], np.bool_)
+
+    def tree(self, rows):
+        return Tree(Grower(self, rows).grow(), self, rows)
+
+
+def fit(data, target, options, settings):
+    """The contract's fit for cart."""
+    labels = data.columns[target]
+    rows = np.flatnonzero(~np.isnan(labels)).astype(np.int64)
+    y = np.where(np.isnan(labels), 0, labels).astype(np.int64)
+    f = Fit(data, target, y, options)
+    if len(rows) == 0:
+        raise ValueError("no row has a class")
+    if not options["pruned"]:
+        return CartModel.of(data.attributes, data.attributes[target].name, f.tree(rows),
+                            options, len(rows))
+    folds = options["folds"]
+    rng = JavaRandom(options["seed"])
+    order = randomize(rows, rng)
+    order = order[:int(len(order) * options["train_fraction"]) - 1]
+    check_folds(folds, len(order), "rows of the pruning cross-validation "
+                "(train_fraction of the rows with a class, less one, as in the reference)")
+    order = stratify(order, y, folds)
+    cv_alphas, cv_errors = [], []
+    for i in range(folds):
+        train, test = train_cv(order, folds, i), test_cv(order, folds, i)
+        alphas, errors, _ = f.tree(train).sequence(f, test)
+        cv_alphas.append(alphas)
+        cv_errors.append(errors)
+    tree = f.tree(rows)
+    tree_alphas, _, iterations = tree.sequence(f)
+    tree_errors = []
+    for i in range(iterations + 1):
+        alpha = math.sqrt(tree_alphas[i] * tree_alphas[i + 1])
+        error = 0.0
+        for alphas, errors in zip(cv_alphas, cv_errors):
+            j = 0
+            while alphas[j] <= alpha:
+                j += 1
+            error += errors[j - 1]
+        tree_errors.append(error / folds)
+    best, best_error = -1, DBL_MAX
+    for i in range(iterations, -1, -1):
+        if tree_errors[i] < best_error:
+            best, best_error = i, tree_errors[i]
+    if options["one_se_rule"]:
+        one_se = math.sqrt(best_error * (1 - best_error) / len(rows))
+        for i in range(iterations, -1, -1):
+            if tree_errors[i] <= best_error + one_se:
+                best = i
+                break
+    tree.unprune()
+    tree.prune_to(math.sqrt(tree_alphas[best] * tree_alphas[best + 1]))
+    return CartModel.of(data.attributes, data.attributes[target].name, tree, options,
+                        len(rows))
+
+
+# ---------------------------------------------------------------- the model
+
+class CartModel:
+    learner = "cart"
+
+    def __init__(self, attributes, target, nodes, options, instances):
+        self.attributes = list(attributes)
+        self.target = target
+        self.classes = tuple(next(a for a in self.attributes if a.name == target).values)
+        self.nodes = nodes  # depth first: attr (-1 leaf), cut, split, props, children,
+        self.options = dict(options)  # probs, dist, cls
+        self.instances = int(instances)
+        self.used = sorted({n["attr"] for n in nodes if n["attr"] >= 0})
+
+    @classmethod
+    def of(cls, attributes, target, tree, options, instances):
+        """The model of a pruned ``Tree``: the nodes still reachable, depth first."""
+        nodes = []
+
+        def count(i):  # (nodes, leaves) of the subtree, as the reference counts them
+            if tree.is_leaf[i]:
+                return 1, 1
+            a, b = count(tree.left[i]), count(tree.right[i])
+            return 1 + a[0] + b[0], a[1] + b[1]
+
+        def visit(i):
+            at = len(nodes)
+            node = tree.nodes[i]
+            inner = not tree.is_leaf[i] and not tree.attr_none[i]
+            nominal = inner and np.isnan(tree.cut[i])
+            nodes.append({
+                "attr": int(tree.attr[i]) if inner else -1,
+                "cut": float(tree.cut[i]) if inner and not nominal else None,
+                "split": node.split if inner else "",
+                "lefts": [bool(v) for v in node.lefts] if nominal else None,
+                "props": [float(p) for p in tree.props[i]] if inner else None,
+                "probs": None if node.probs is None else [float(p) for p in node.probs],
+                "dist": [float(d) for d in node.dist],
+                "cls": _max_index(node.probs) if node.probs is not None else -1,
+                "children": None,
+                # a node cut back for good, then grown back without its test, prints
+                # as a leaf yet counts its subtree, as in the reference
+                "size": None if inner else list(count(i))})
+            if inner:
+                nodes[at]["children"] = [visit(tree.left[i]), visit(tree.right[i])]
+            return at
+        visit(0)
+        return cls(attributes, target, nodes, options, instances)
+
+    def to_json(self):
+        return body(self, nodes=self.nodes)
+
+    @classmethod
+    def from_json(cls, d):
+        return cls(attributes_of(d), d["target"],
+                   d["nodes"], d["options"], d["instances"])
+
+    def proba(self, columns, n):
+        x = {a: np.asarray(c, np.float64) for a, c in zip(self.used, columns)}
+        return self._dist(0, x, np.arange(n))
+
+    def _dist(self, at, x, rows):
+        node = self.nodes[at]
+        k = len(self.classes)
+        out = np.zeros((len(rows), k))
+        if node["attr"] < 0:
+            out[:] = node["probs"] if node["probs"] is not None else 0.0
+            return out
+        v = x[node["attr"]][rows]
+        missing = np.isnan(v)
+        if missing.any():
+            sub = rows[missing]
+            acc = np.zeros((len(sub), k))
+            for p, child in zip(node["props"], node["children"]):
+                acc = acc + p * self._dist(child, x, sub)
+            out[missing] = acc
+        known = ~missing
+        if node["lefts"] is not None:
+            lefts = np.asarray(node["lefts"], np.bool_)
+            go_left = np.zeros(len(rows), np.bool_)
+            go_left[known] = lefts[v[known].astype(np.int64)]
+        else:
+            go_left = known & (np.where(known, v, 0.0) < node["cut"])
+        for side, child in ((go_left, node["children"][0]),
+                            (known & ~go_left, node["children"][1])):
+            if side.any():
+                out[side] = self._dist(child, x, rows[side])
+        return out
+
+    def _leaf_text(self, node):
+        if node["probs"] is None:  # no training weight reached it
+            return ": null"
+        dist = node["dist"]
+        best = _max_index(dist)
+        correct = int(dist[best] * 100) / 100.0
+        wrong = int((_sum(np.asarray(dist)) - dist[best]) * 100) / 100.0
+        return f": {self.classes[node['cls']]}({java_double(correct)}/{java_double(wrong)})"
+
+    def _test(self, node, side):
+        name = self.attributes[node["attr"]].name
+        if node["lefts"] is None:
+            return f"{name} {'<' if side == 0 else '>='} {java_double(node['cut'])}"
+        return f"{name}{'=' if side == 0 else '!='}{node['split']}"
+
+    def _text(self, at, level, out):
+        node = self.nodes[at]
+        if node["attr"] < 0:
+            out.append(self._leaf_text(node))
+            return
+        for side in range(2):
+            out.append("\n" + "|  " * level + self._test(node, side))
+            self._text(node["children"][side], level + 1, out)
+
+    def text(self):
+        out = []
+        self._text(0, 0, out)
+        size = sum(n["size"][0] if n["attr"] < 0 else 1 for n in self.nodes)
+        leaves = sum(n["size"][1] for n in self.nodes if n["attr"] < 0)
+        return (f"CART Decision Tree\n{''.join(out)}\n\nNumber of Leaf Nodes: {leaves}\n\n"
+                f"Size of the Tree: {size}")
+
+    def rows(self):
+        """One row per node, depth first, with its parent, the test that leads to
+        it, and (at a leaf) its class and weights."""
+        out = []
+
+        def visit(at, parent, depth, test):
+            node = self.nodes[at]
+            leaf = node["attr"] < 0
+            dist = node["dist"]
+            best = _max_index(dist)
+            out.append({"node": at, "parent": parent, "depth": depth, "test": test,
+                        "is_leaf": leaf,
+                        "class": self.classes[node["cls"]] if leaf and node["cls"] >= 0
+                        else None,
+                        "weight": float(_sum(np.asarray(dist))),
+                        "errors": float(_sum(np.asarray(dist)) - dist[best])})
+            if not leaf:
+                for side in range(2):
+                    visit(node["children"][side], at, depth + 1, self._test(node, side))
+        visit(0, None, 0, None)
+        return out
