@@ -25,7 +25,7 @@ from numba import njit, prange
 
 from ..evaluation import check_folds
 from ..javafmt import double_to_string, java_double
-from ..javautil import JavaRandom, marked, randomize, sorted_by, weka_order
+from ..javautil import JavaRandom, randomize, sorted_by, weka_order
 from ..models import attributes_of, body
 from .description_length import RuleStats, check_stop, data_dl
 
@@ -332,11 +332,11 @@ def _grow(X, nominal, n_values, attrs, n_attributes, w, y, cls, min_no, ids, ant
     reference sorts the rows it is handed in place).
 
     ``presorted`` = (exact, every row sorted per numeric attribute, offsets by
-    attribute, a scratch mask). With ``exact`` (whole weights, whose sums do not
-    depend on the order they are added in) a numeric attribute's rows are taken from
-    its presorted list instead of the reference's quicksort at every step: the same
-    cuts and sums, and the sorted orders reach no shuffle (only sums)."""
-    exact, srt_rows, srt_off, mark, srt_x, srt_w, srt_y = presorted
+    attribute, a scratch mask, and the sorted rows' values, weights and classes).
+    With ``exact`` (whole weights, whose sums do not depend on the order they are
+    added in) a numeric attribute's rows are taken from its presorted list instead
+    of the reference's quicksort at every step: the same cuts and sums, and the
+    sorted orders reach no shuffle (only sums)."""
     total, default_accu = _weights(w, y, cls, ids)
     if not total > SMALL:
         return antds, size, ids
@@ -348,7 +348,10 @@ def _grow(X, nominal, n_values, attrs, n_attributes, w, y, cls, min_no, ids, ant
         if nominal[a]:
             used[a] = True
             unused -= 1
-    cur = ids.copy()
+    exact, srt_rows, srt_off, mark, srt_x, srt_w, srt_y = presorted
+    # with whole weights the order of the rows does not matter: in storage order
+    # the scans below read memory in sequence
+    cur = np.sort(ids) if exact else ids.copy()
     handed = ids
     first = True
     out = np.zeros(6)
@@ -390,9 +393,7 @@ def _grow(X, nominal, n_values, attrs, n_attributes, w, y, cls, min_no, ids, ant
                 if gains[j] > best_gain:
                     best_gain, best = gains[j], a
                     pick[:] = outs[j, :4]
-                    lo = srt_off[a]
-                    bag = np.sort(marked(srt_rows[lo + int(outs[j, 4]):lo + int(outs[j, 5])],
-                                          mark))
+                    bag = cur[:0]  # taken below, once the best is known
                 j += 1
                 continue
             if exact:  # few rows: any sort will do
@@ -410,6 +411,11 @@ def _grow(X, nominal, n_values, attrs, n_attributes, w, y, cls, min_no, ids, ant
                     bag = by_a[int(out[4]):int(out[5])].copy()
         if sweep:
             mark[cur] = False
+            if best >= 0 and not nominal[best]:  # the rows the condition holds for
+                keep = np.zeros(len(cur), np.bool_)
+                for i in range(len(cur)):
+                    keep[i] = _antd_covers(X[best, cur[i]], False, pick[0], pick[1])
+                bag = cur[keep]
         if first:
             handed, first = cur, False
         if best < 0 or pick[3] - min_no < -SMALL:
