@@ -2,9 +2,12 @@
 declared ones and one relation per learner), the macro files of ``sql/`` and the
 macros written from the learners' declarations (``wiring``)."""
 
+import threading
 from importlib import import_module, resources
 
 import duckdb
+
+_LOCK = threading.Lock()
 
 # importing a module declares its UDFs
 UDF_MODULES = ("adtree", "itemsets", "learners", "models", "transactions")
@@ -28,26 +31,37 @@ def _udfs():
 
 
 def register(con, udfs):
-    """Create (or re-create) the UDFs on ``con``. Existing ones are looked up rather
-    than probed with a failing call, which would leave a Python error behind in the
-    client."""
+    """Create the UDFs that ``con``'s database does not have yet. A DuckDB
+    database keeps Python UDFs in its shared catalog: one registration serves every
+    connection and cursor of the database in this process (and outlives the
+    connection that made it), while another connection can neither create the same
+    name again nor remove it. Existing ones are looked up rather than probed with a
+    failing call, which would leave a Python error behind in the client."""
     present = {name for (name,) in con.execute(
         "SELECT DISTINCT function_name FROM duckdb_functions() "
         "WHERE function_name LIKE '\\_dm\\_%' ESCAPE '\\' "
         "AND function_type NOT LIKE '%macro%'").fetchall()}
-    for u in udfs:
-        if u.name in present:
-            con.remove_function(u.name)
-        con.create_function(u.name, u.fn, None if u.params is None else list(u.params),
-                            u.returns, type="arrow", null_handling="special",
-                            side_effects=u.side_effects)
+    with _LOCK:  # two connections loading at once must not both create one name
+        for u in udfs:
+            if u.name in present:
+                continue
+            try:
+                con.create_function(u.name, u.fn,
+                                    None if u.params is None else list(u.params),
+                                    u.returns, type="arrow", null_handling="special",
+                                    side_effects=u.side_effects)
+            except duckdb.CatalogException as err:
+                if "already exists" not in str(err):  # (made meanwhile elsewhere)
+                    raise
 
 
 def load(con):
-    """Register duckmine's UDFs and (temporary) macros on ``con``.
+    """Register duckmine's UDFs and (temporary) macros on ``con``: a connection or a
+    cursor, any number of times, from any thread.
 
-    Safe to call again; the macros are TEMP so a file-backed database never stores
-    definitions that need this package to run.
+    The macros are TEMP, so a file-backed database never stores definitions that
+    need this package to run; being temporary they belong to ``con`` alone, so each
+    connection or cursor that runs duckmine's functions is loaded once.
     """
     from . import wiring
 
