@@ -2,6 +2,8 @@
 mining function on it; ``sql`` runs a query on a loaded connection."""
 
 import argparse
+import csv
+import json
 import os
 import sys
 import time
@@ -178,18 +180,43 @@ def demo(db):
         con.close()
 
 
-def run_sql(query, db):
+def run_sql(query, db, create=False, output="table", max_rows=100):
+    """Run ``query`` on a loaded connection and print its result: as a table (at
+    most ``max_rows`` rows), as CSV or JSON lines, or ``raw`` (each value as it is,
+    tab separated, so that ``model_text`` and ``model_to_sql`` print as text)."""
     if db is None and os.path.exists(DEMO_DB):
         db = DEMO_DB
+    if db is not None and db != ":memory:" and not os.path.exists(db) and not create:
+        raise FileNotFoundError(f"no database file {db!r} (give --create to make a new "
+                                "one)")
     con = connect(db)
     try:
-        con.sql(query).show(max_width=200, max_rows=100)
+        rel = con.sql(query)
+        if rel is None:  # a statement without a result
+            return
+        if output == "table":
+            rel.show(max_width=200, max_rows=max_rows)
+            return
+        names, rows = rel.columns, rel.fetchall()
+        if output == "csv":
+            writer = csv.writer(sys.stdout, lineterminator="\n")
+            writer.writerow(names)
+            writer.writerows(rows)
+        elif output == "json":
+            for row in rows:
+                print(json.dumps(dict(zip(names, row)), default=str))
+        else:
+            for row in rows:
+                print("\t".join("" if v is None else str(v) for v in row))
     finally:
         con.close()
 
 
 def main(argv=None):
+    from .. import __version__
+
     parser = argparse.ArgumentParser(prog="duckmine", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"duckmine {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("demo", help="build the sample database and mine it")
     p.add_argument("--db", default=DEMO_DB, help=f"database file (default {DEMO_DB})")
@@ -197,12 +224,18 @@ def main(argv=None):
     p.add_argument("query")
     p.add_argument("--db", default=None,
                    help=f"database file (default {DEMO_DB} if present, else in memory)")
+    p.add_argument("--create", action="store_true",
+                   help="make the --db file when it does not exist (else refused)")
+    p.add_argument("--format", default="table", choices=("table", "csv", "json", "raw"),
+                   help="how to print the result (raw: values as they are, tab separated)")
+    p.add_argument("--max-rows", type=int, default=100,
+                   help="rows a table shows at most (default 100)")
     args = parser.parse_args(argv)
     try:
         if args.command == "demo":
             demo(args.db)
         else:
-            run_sql(args.query, args.db)
+            run_sql(args.query, args.db, args.create, args.format, args.max_rows)
     except Exception as err:  # a readable message, not a traceback
         print(f"duckmine: {type(err).__name__}: {err}", file=sys.stderr)
         return 1

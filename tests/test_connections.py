@@ -1,8 +1,12 @@
 """duckmine on many connections: ``load`` on a cursor, again on the same connection,
 on a second connection to one database file and on a plain ``duckdb.connect``; and
 four threads, each with its own cursor, fitting and scoring at once with the results
-of a sequential run."""
+of a sequential run; and models stored just before the process is killed still score
+once the file is opened again."""
 
+import signal
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -66,4 +70,27 @@ def test_four_threads_with_their_own_cursors_give_the_sequential_results():
     with ThreadPoolExecutor(4) as pool:
         threaded = list(pool.map(worker, JOBS * 2))
     assert threaded == sequential * 2
+    con.close()
+
+
+def test_models_stored_just_before_a_kill_score_after_reopening(tmp_path):
+    """The process is killed (SIGKILL) right after the CREATE TABLE commits."""
+    path = tmp_path / "models.duckdb"
+    script = f"""
+import os, signal, duckmine
+con = duckmine.connect({str(path)!r})
+duckmine.read_arff(con, {str(DATA / 'labor.arff')!r}, 'labor')
+con.execute("CREATE TABLE models AS SELECT 'labor' AS name, c45_fit(t, 'class') AS model "
+            "FROM labor t")
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True)
+    assert done.returncode == -signal.SIGKILL
+    con = duckmine.connect(str(path))
+    got = con.sql("SELECT count(*) FILTER (WHERE predict(m.model, l) = l.class::VARCHAR), "
+                  "count(*) FROM labor l, models m").fetchall()
+    want = con.sql("SELECT count(*) FILTER (WHERE predict(m.model, l) = l.class::VARCHAR) "
+                   "FROM labor l, (SELECT c45_fit(t, 'class') AS model FROM labor t) m"
+                   ).fetchall()[0][0]
+    assert got == [(want, 57)]
     con.close()

@@ -3,6 +3,7 @@
 import re
 
 import duckdb
+import pytest
 
 import duckmine
 from duckmine.extension import cli
@@ -56,3 +57,29 @@ def test_demo_and_sql_commands(tmp_path, capsys):
     assert "8" in capsys.readouterr().out
     assert cli.main(["sql", "SELECT * FROM fp_growth('nope', 1)", "--db", db]) == 1
     assert "nope" in capsys.readouterr().err
+    # model_text as real text, and the other formats
+    assert cli.main(["sql", "SELECT model_text(c45_fit(w, 'play')) FROM weather w",
+                     "--db", db, "--format", "raw"]) == 0
+    assert capsys.readouterr().out.startswith("J48 pruned tree\n------------------\n")
+    assert cli.main(["sql", "SELECT 1 AS a, 'x,y' AS b", "--db", db, "--format", "csv"]) == 0
+    assert capsys.readouterr().out == 'a,b\n1,"x,y"\n'
+    assert cli.main(["sql", "SELECT 1 AS a", "--db", db, "--format", "json"]) == 0
+    assert capsys.readouterr().out == '{"a": 1}\n'
+    assert cli.main(["sql", "SELECT * FROM range(300)", "--db", db, "--max-rows", "5"]) == 0
+    assert "300 rows" in capsys.readouterr().out
+
+
+def test_sql_command_refuses_a_database_file_that_is_not_there(tmp_path, capsys):
+    missing = str(tmp_path / "typo.duckdb")
+    assert cli.main(["sql", "SELECT 1", "--db", missing]) == 1
+    assert "--create" in capsys.readouterr().err
+    assert not (tmp_path / "typo.duckdb").exists()
+    assert cli.main(["sql", "SELECT 1", "--db", missing, "--create"]) == 0
+    assert (tmp_path / "typo.duckdb").exists()
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as done:
+        cli.main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == f"duckmine {duckmine.__version__}"
