@@ -38,15 +38,64 @@ def digest(name, version, body):
                            digest_size=16).hexdigest()
 
 
+MAX_VALUES = 1_000_000  # values of one nominal attribute in a model, far past any fit
+
+
+def corrupt(what):
+    return ModelError(f"the model value is corrupt: {what}")
+
+
+def check_head(d):
+    """What every model's JSON shares, checked before the model is built from it:
+    its attributes (distinct names; nominal ones with distinct text values), the
+    options and the row count."""
+    if not isinstance(d, dict):
+        raise corrupt("its body is not an object")
+    attributes = d.get("attributes")
+    if attributes is None:
+        return
+    if not isinstance(attributes, list) or not attributes:
+        raise corrupt("its attributes are not a list")
+    seen = set()
+    for a in attributes:
+        if not isinstance(a, dict) or not isinstance(a.get("name"), str) \
+                or a.get("kind") not in ("numeric", "nominal"):
+            raise corrupt(f"attribute {str(a)[:60]} is not a name and a kind")
+        if a["name"] in seen:
+            raise corrupt(f"attribute {a['name']!r} appears twice")
+        seen.add(a["name"])
+        if a["kind"] == "nominal":
+            values = a.get("values")
+            if not isinstance(values, list) or not all(isinstance(v, str) for v in values) \
+                    or len(set(values)) != len(values) or len(values) > MAX_VALUES:
+                raise corrupt(f"attribute {a['name']!r} does not hold distinct text values "
+                              f"(at most {MAX_VALUES:,})")
+    if not isinstance(d.get("options", {}), dict):
+        raise corrupt("its options are not an object")
+    instances = d.get("instances", 0)
+    if isinstance(instances, bool) or not isinstance(instances, int) or instances < 0:
+        raise corrupt(f"its row count {str(instances)[:30]} is not a whole number >= 0")
+
+
 def loads(name, version, body, model_id):
-    """The model of a stored value, checked against its id and format version."""
+    """The model of a stored value, checked against its id and format version, and
+    its body against the shape every model shares and (where the model class
+    defines ``validate``) its own structure, so that a forged or damaged body gets
+    an error rather than a crash or a wrong answer."""
     decl = contract.learners().get(name) if isinstance(name, str) else None
     if decl is not None and version != decl.version:
         raise ModelError(f"{name} model format version {version} is not supported (this "
                          f"version reads {decl.version}); refit the model")
     if decl is None or body is None or model_id != digest(name, version, body):
-        raise ModelError("the model value is corrupt (its body does not match its id)")
+        raise corrupt("its body does not match its id")
     try:
-        return decl.model_class().from_json(json.loads(body))
-    except (ValueError, KeyError, TypeError, IndexError) as err:
-        raise ModelError(f"the model value is corrupt ({err})") from None
+        d = json.loads(body)
+        check_head(d)
+        model = decl.model_class().from_json(d)
+        if hasattr(model, "validate"):
+            model.validate()
+        return model
+    except ModelError:
+        raise
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError) as err:
+        raise corrupt(str(err) or type(err).__name__) from None

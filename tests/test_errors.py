@@ -1,5 +1,9 @@
 """Bad input gets an error that names the problem; the connection keeps working."""
 
+import json
+import re
+
+import duckdb
 import pytest
 
 from .conftest import fails
@@ -142,3 +146,44 @@ def test_bad_model_values(con):
     fails(con, "SELECT predict(m.model, {'temperature': 'hot'}) FROM m",
           "the row has no column 'outlook'")
     fails(con, "SELECT * FROM c45_rules('weather', 'nope')", "target column 'nope'")
+
+
+def test_forged_c45_bodies_are_refused_by_what_is_wrong(con):
+    """Bodies edited and given a matching id: the error says what does not fit,
+    instead of the scoring kernel reading out of bounds."""
+    from duckmine.algorithms import models
+    from duckmine.udfs.models import MODEL_SQL
+
+    v = con.sql("SELECT c45_fit(t, 'play') FROM weather t").fetchall()[0][0]
+
+    def forged(edit):
+        d = json.loads(v["body"])
+        edit(d)
+        body = json.dumps(d)
+        return dict(v, body=body, id=models.digest("c45", v["version"], body))
+
+    def more_values(d):
+        d["attributes"][0]["values"] += [f"v{i}" for i in range(100_000)]
+
+    def far_attribute(d):
+        d["tree"]["attr"] = [a if a < 0 else 10**6 for a in d["tree"]["attr"]]
+
+    def far_parent(d):
+        d["tree"]["parent"] = [p if p < 0 else 10**6 for p in d["tree"]["parent"]]
+
+    def huge_weights(d):
+        d["tree"]["dist"] = [[[1e308, -1.0]] for _ in d["tree"]["dist"]]
+
+    def twice(d):
+        d["attributes"].append(d["attributes"][0])
+
+    for edit, what in ((more_values, "node 0's test does not fit attribute 'outlook'"),
+                       (far_attribute, "node 0 tests attribute 1000000"),
+                       (far_parent, "hangs below node 1000000"),
+                       (huge_weights, "finite class weights"),
+                       (twice, "attribute 'outlook' appears twice")):
+        with pytest.raises(duckdb.Error, match="predict: the model value is corrupt: .*"
+                                               + re.escape(what)):
+            con.execute(f"SELECT predict($m::{MODEL_SQL}, t) FROM weather t",
+                        {"m": forged(edit)}).fetchall()
+    assert con.sql("SELECT count(*) FROM weather").fetchall() == [(14,)]

@@ -37,7 +37,8 @@ class Tree:
         self.n_classes = self.dist[0].shape[1]
         self.children = [[] for _ in range(n)]
         for i in range(1, n):
-            self.children[self.parent[i]].append(i)
+            if 0 <= self.parent[i] < n:  # (validate refuses any other parent)
+                self.children[self.parent[i]].append(i)
         for c in self.children:
             c.sort(key=lambda i: self.branch[i])
 
@@ -77,6 +78,52 @@ class Tree:
 
     def is_leaf(self, i):
         return self.attr[i] < 0
+
+    def validate(self, attributes, n_classes, target):
+        """Raise ValueError unless the arrays make a tree the scoring kernel can walk:
+        equal lengths, parents before their children, every test on an attribute
+        (not the target) of the right kind with one branch per distribution row,
+        each branch taken once, and finite non-negative class weights."""
+        n = len(self.attr)
+        if n == 0 or any(len(a) != n for a in (self.kind, self.threshold, self.value,
+                                                self.parent, self.branch, self.dist,
+                                                self.empty)):
+            raise ValueError("its tree's node arrays differ in length")
+        if self.parent[0] != -1:
+            raise ValueError("its tree's first node is not the root")
+        for i in range(1, n):
+            if not 0 <= self.parent[i] < i:
+                raise ValueError(f"node {i} hangs below node {self.parent[i]}")
+        for i in range(n):
+            d = self.dist[i]
+            if d.ndim != 2 or d.shape[0] < 1 or d.shape[1] != n_classes \
+                    or not np.all(np.isfinite(d)) or (d < 0).any():
+                raise ValueError(f"node {i} does not hold finite class weights for "
+                                 f"{n_classes} classes")
+            a = self.attr[i]
+            if a < 0:
+                if a != -1 or self.children[i]:
+                    raise ValueError(f"leaf {i} has children")
+                continue
+            if a >= len(attributes) or attributes[a].name == target:
+                raise ValueError(f"node {i} tests attribute {a}, which it does not have")
+            nominal = attributes[a].nominal
+            k = self.kind[i]
+            if k == NUMERIC_SPLIT:
+                ok = not nominal and np.isfinite(self.threshold[i]) and d.shape[0] == 2
+            elif k == NOMINAL_SPLIT:
+                ok = nominal and d.shape[0] == len(attributes[a].values)
+            elif k == VALUE_SPLIT:
+                ok = nominal and 0 <= self.value[i] < len(attributes[a].values) \
+                    and d.shape[0] == 2
+            else:
+                ok = False
+            if not ok:
+                raise ValueError(f"node {i}'s test does not fit attribute "
+                                 f"{attributes[a].name!r}")
+            branches = sorted(self.branch[c] for c in self.children[i])
+            if branches != list(range(d.shape[0])):
+                raise ValueError(f"node {i}'s children are not its {d.shape[0]} branches")
 
     # scoring
 
@@ -284,6 +331,11 @@ class C45Model:
     def from_json(cls, d):
         return cls(d["target"], d["classes"], [Attribute.from_json(a) for a in d["attributes"]],
                    Tree.from_json(d["tree"]), d["options"], d["instances"])
+
+    def validate(self):
+        if len(self.classes) < 1 or any(not isinstance(c, str) for c in self.classes):
+            raise ValueError("its classes are not a list of names")
+        self.tree.validate(self.attributes, len(self.classes), self.target)
 
     def proba(self, columns, n):
         """Class probabilities of ``n`` rows; ``columns`` holds the attributes in
