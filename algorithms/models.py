@@ -4,6 +4,7 @@ the model class the declaration names."""
 
 import hashlib
 import json
+import math
 
 from . import contract
 
@@ -75,6 +76,49 @@ def check_head(d):
     instances = d.get("instances", 0)
     if isinstance(instances, bool) or not isinstance(instances, int) or instances < 0:
         raise corrupt(f"its row count {str(instances)[:30]} is not a whole number >= 0")
+
+
+def _finite(values, width=None):
+    """Whether ``values`` is a list of finite numbers (of length ``width``)."""
+    return isinstance(values, list) and (width is None or len(values) == width) and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+        for v in values)
+
+
+def check_tree(attributes, attr, children, props, probs, width, branches, target=None):
+    """Raise ValueError unless the nodes (lists in depth-first order: the attribute
+    each tests, -1 at a leaf; its children; the branches' shares; the probabilities,
+    of ``width`` each, or None) make a tree a scoring walk can follow: each child
+    after its parent and below exactly one node, each test on an attribute the
+    model has (not the target) with ``branches(attribute)`` children."""
+    n = len(attr)
+    if n == 0 or any(len(x) != n for x in (children, props, probs)):
+        raise ValueError("its tree's node lists differ in length")
+    below = [False] * n
+    below[0] = True
+    for i in range(n):
+        a, kids = attr[i], children[i] or []
+        if isinstance(a, bool) or not isinstance(a, int) or not isinstance(kids, list):
+            raise ValueError(f"node {i} is not an attribute and a list of children")
+        if a < 0:
+            if a != -1 or kids:
+                raise ValueError(f"leaf {i} has children")
+        else:
+            if a >= len(attributes) or attributes[a].name == target:
+                raise ValueError(f"node {i} tests attribute {a}, which it does not have")
+            want = branches(attributes[a])
+            if len(kids) != want or not _finite(props[i], want) or min(props[i]) < 0:
+                raise ValueError(f"node {i} does not have the {want} branches its test on "
+                                 f"{attributes[a].name!r} makes")
+            for c in kids:
+                if isinstance(c, bool) or not isinstance(c, int) or not i < c < n \
+                        or below[c]:
+                    raise ValueError(f"node {i}'s child {c} is not a node after it")
+                below[c] = True
+        if probs[i] is not None and not _finite(probs[i], width):
+            raise ValueError(f"node {i} does not hold {width} finite probabilities")
+    if not all(below):
+        raise ValueError(f"node {below.index(False)} hangs below no node")
 
 
 def loads(name, version, body, model_id):

@@ -148,19 +148,30 @@ def test_bad_model_values(con):
     fails(con, "SELECT * FROM c45_rules('weather', 'nope')", "target column 'nope'")
 
 
-def test_forged_c45_bodies_are_refused_by_what_is_wrong(con):
-    """Bodies edited and given a matching id: the error says what does not fit,
-    instead of the scoring kernel reading out of bounds."""
+def assert_forgeries_refused(con, value, rewrite, cases):
+    """Each ``(edit, what)``: the model ``value`` with its JSON body rewritten by
+    ``rewrite(d, edit)`` and its id recomputed is refused with ``what``, and the
+    connection lives on."""
     from duckmine.algorithms import models
     from duckmine.udfs.models import MODEL_SQL
 
-    v = con.sql("SELECT c45_fit(t, 'play') FROM weather t").fetchall()[0][0]
-
-    def forged(edit):
-        d = json.loads(v["body"])
-        edit(d)
+    for edit, what in cases:
+        d = json.loads(value["body"])
+        rewrite(d, edit)
         body = json.dumps(d)
-        return dict(v, body=body, id=models.digest("c45", v["version"], body))
+        forged = dict(value, body=body, id=models.digest(value["learner"],
+                                                        value["version"], body))
+        with pytest.raises(duckdb.Error, match="predict: the model value is corrupt: .*"
+                                               + re.escape(what)):
+            con.execute(f"SELECT predict($m::{MODEL_SQL}, t) FROM weather t",
+                        {"m": forged}).fetchall()
+    assert con.sql("SELECT count(*) FROM weather").fetchall() == [(14,)]
+
+
+def test_forged_c45_bodies_are_refused_by_what_is_wrong(con):
+    """Bodies edited and given a matching id: the error says what does not fit,
+    instead of the scoring kernel reading out of bounds."""
+    v = con.sql("SELECT c45_fit(t, 'play') FROM weather t").fetchall()[0][0]
 
     def more_values(d):
         d["attributes"][0]["values"] += [f"v{i}" for i in range(100_000)]
@@ -177,13 +188,39 @@ def test_forged_c45_bodies_are_refused_by_what_is_wrong(con):
     def twice(d):
         d["attributes"].append(d["attributes"][0])
 
-    for edit, what in ((more_values, "node 0's test does not fit attribute 'outlook'"),
-                       (far_attribute, "node 0 tests attribute 1000000"),
-                       (far_parent, "hangs below node 1000000"),
-                       (huge_weights, "finite class weights"),
-                       (twice, "attribute 'outlook' appears twice")):
-        with pytest.raises(duckdb.Error, match="predict: the model value is corrupt: .*"
-                                               + re.escape(what)):
-            con.execute(f"SELECT predict($m::{MODEL_SQL}, t) FROM weather t",
-                        {"m": forged(edit)}).fetchall()
-    assert con.sql("SELECT count(*) FROM weather").fetchall() == [(14,)]
+    assert_forgeries_refused(con, v, lambda d, edit: edit(d), (
+        (more_values, "node 0's test does not fit attribute 'outlook'"),
+        (far_attribute, "node 0 tests attribute 1000000"),
+        (far_parent, "hangs below node 1000000"),
+        (huge_weights, "finite class weights"),
+        (twice, "attribute 'outlook' appears twice")))
+
+
+@pytest.mark.parametrize("learner", ["rep_tree", "cart"])
+def test_forged_tree_bodies_are_refused_by_what_is_wrong(con, learner):
+    """A child that points back up the tree (a walk that would never end), a test
+    on an attribute the model does not have, probabilities of the wrong width."""
+    v = con.sql(f"SELECT {learner}_fit(t, 'play', min_leaf := 1, pruned := false) "
+                "FROM weather t").fetchall()[0][0]
+
+    def rewrite(d, edit):
+        by_field = isinstance(d["nodes"], dict)  # REPTree keeps lists by field
+        nodes = [dict(zip(d["nodes"], row)) for row in zip(*d["nodes"].values())] \
+            if by_field else d["nodes"]
+        edit(nodes)
+        d["nodes"] = {key: [n[key] for n in nodes] for key in d["nodes"]} if by_field \
+            else nodes
+
+    def loop(nodes):
+        nodes[0]["children"][-1] = 0
+
+    def far(nodes):
+        nodes[0]["attr"] = 99
+
+    def wide(nodes):
+        nodes[-1]["probs"] = [0.5, 0.25, 0.25]
+
+    assert_forgeries_refused(con, v, rewrite, (
+        (loop, "node 0's child 0 is not a node after it"),
+        (far, "node 0 tests attribute 99"),
+        (wide, "finite probabilities")))

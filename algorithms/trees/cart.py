@@ -28,7 +28,7 @@ from ..eigen import symmetric_eigen
 from ..evaluation import check_folds, stratify, test_cv, train_cv
 from ..javafmt import java_double
 from ..javautil import JavaRandom, randomize, weka_order
-from ..models import attributes_of, body
+from ..models import attributes_of, body, check_tree
 from .cost_complexity import Tree, predicted
 from .reptree import _sum
 
@@ -770,6 +770,22 @@ class CartModel:
     def from_json(cls, d):
         return cls(attributes_of(d), d["target"],
                    d["nodes"], d["options"], d["instances"])
+
+    def validate(self):
+        nd = self.nodes
+        check_tree(self.attributes, [n["attr"] for n in nd], [n["children"] for n in nd],
+                   [n["props"] for n in nd], [n["probs"] for n in nd], len(self.classes),
+                   lambda a: 2, self.target)
+        for i, n in enumerate(nd):
+            if n["attr"] < 0:
+                continue
+            a = self.attributes[n["attr"]]
+            if a.nominal and not (isinstance(n["lefts"], list)
+                                  and len(n["lefts"]) == len(a.values)):
+                raise ValueError(f"node {i} does not say where each value of {a.name!r} goes")
+            if not a.nominal and not (isinstance(n["cut"], (int, float))
+                                      and math.isfinite(n["cut"])):
+                raise ValueError(f"node {i} has no finite cut")
 
     def proba(self, columns, n):
         x = {a: np.asarray(c, np.float64) for a, c in zip(self.used, columns)}

@@ -1,11 +1,13 @@
 """REPTree models as values: the pruned tree's nodes in depth-first order, scored
 by a numba kernel, printed as the reference prints them, listed as rows."""
 
+import math
+
 import numpy as np
 from numba import njit
 
 from ..javafmt import double_to_string
-from ..models import attributes_of, body
+from ..models import attributes_of, body, check_tree
 from . import reptree
 
 
@@ -59,6 +61,16 @@ class RepTreeModel:
     def from_json(cls, d):
         return cls(attributes_of(d), d["target"], d["nodes"],
                    d["options"], d["instances"])
+
+    def validate(self):
+        nd = self.nodes
+        width = 1 if self.classes is None else len(self.classes)
+        check_tree(self.attributes, nd["attr"], nd["children"], nd["props"], nd["probs"],
+                   width, lambda a: len(a.values) if a.nominal else 2, self.target)
+        for i, a in enumerate(nd["attr"]):
+            if a >= 0 and not self.attributes[a].nominal and not (
+                    isinstance(nd["cut"][i], (int, float)) and math.isfinite(nd["cut"][i])):
+                raise ValueError(f"node {i} has no finite cut")
 
     # -------------------------------------------------------------- scoring
 
