@@ -1,0 +1,1 @@
+"""The engine-free cores: numpy and numba, no DuckDB."""

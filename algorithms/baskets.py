@@ -3,7 +3,8 @@ Srikant, 1994): transactions are built from weighted, partly corrupted
 "potentially frequent" patterns, so they hold real co-occurrence structure."""
 
 import numpy as np
-from numba import njit
+
+from .jit import njit
 
 
 @njit(cache=True)

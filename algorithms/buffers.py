@@ -1,7 +1,8 @@
 """Growable buffers for numba kernels that build arrays of unknown final size."""
 
 import numpy as np
-from numba import njit
+
+from .jit import njit
 
 
 @njit(cache=True, nogil=True)

@@ -13,9 +13,9 @@ sorted order, as the reference updates them, so weighted sums come out the same.
 import math
 
 import numpy as np
-from numba import njit
 
 from .javafmt import double_to_string
+from .jit import njit
 
 LOG2 = math.log(2.0)
 

@@ -27,11 +27,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from . import contract
 from .dataset import Dataset
 from .javautil import JavaRandom, randomize
+from .jit import njit
 
 __all__ = [
     "Evaluation",

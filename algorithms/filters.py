@@ -19,12 +19,12 @@ raw columns of a row that way).
 import sys
 
 import numpy as np
-from numba import njit
 from sqlglot import exp
 
 from . import discretize
 from .dataset import NUMERIC, Attribute
 from .javautil import weka_order
+from .jit import njit
 from .sqlgen import _as, _case, _from, _number, _select, _var
 
 SMALL = 1e-10  # a weight below this counts as none (the ranking of values)

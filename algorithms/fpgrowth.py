@@ -23,9 +23,9 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 
 import numpy as np
-from numba import njit
 
 from .buffers import grow
+from .jit import njit
 
 STATUS_OK = 0
 STATUS_LIMIT = 1

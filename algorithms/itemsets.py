@@ -7,9 +7,9 @@ the record of any frequent itemset in as many probes as it has items.
 """
 
 import numpy as np
-from numba import njit
 
 from .fpgrowth import STATUS_LIMIT, STATUS_OK, find_slot, fp_growth, pack_key
+from .jit import njit
 
 TARGETS = ("all", "closed", "maximal")
 

@@ -4,7 +4,8 @@ order of the reference's unstable quicksort (``weka.core.Utils.sort``), which fi
 the order of every later floating-point sum."""
 
 import numpy as np
-from numba import njit
+
+from .jit import njit
 
 _MULTIPLIER = 0x5DEECE66D
 _ADDEND = 0xB

@@ -11,7 +11,8 @@ coefficients come out with the same bits as the reference's.
 import math
 
 import numpy as np
-from numba import njit
+
+from .jit import njit
 
 RIDGE = 1e-8
 

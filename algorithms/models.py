@@ -121,6 +121,21 @@ def check_tree(attributes, attr, children, props, probs, width, branches, target
         raise ValueError(f"node {below.index(False)} hangs below no node")
 
 
+def check_attribute(attributes, a, target, where):
+    """The attribute index ``a`` of a test, if the model has it (and it is not the
+    target); ValueError naming ``where`` otherwise."""
+    if isinstance(a, bool) or not isinstance(a, int) or not 0 <= a < len(attributes) \
+            or attributes[a].name == target:
+        raise ValueError(f"{where} tests attribute {a}, which it does not have")
+    return attributes[a]
+
+
+def check_weights(values, width, where):
+    """Finite, non-negative class weights (or probabilities), ``width`` of them."""
+    if not _finite(values, width) or min(values, default=0) < 0:
+        raise ValueError(f"{where} does not hold {width} finite class weights")
+
+
 def loads(name, version, body, model_id):
     """The model of a stored value, checked against its id and format version, and
     its body against the shape every model shares and (where the model class
@@ -141,5 +156,6 @@ def loads(name, version, body, model_id):
         return model
     except ModelError:
         raise
-    except (ValueError, KeyError, TypeError, IndexError, AttributeError) as err:
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError,
+            RecursionError) as err:
         raise corrupt(str(err) or type(err).__name__) from None

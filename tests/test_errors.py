@@ -224,3 +224,41 @@ def test_forged_tree_bodies_are_refused_by_what_is_wrong(con, learner):
         (loop, "node 0's child 0 is not a node after it"),
         (far, "node 0 tests attribute 99"),
         (wide, "finite probabilities")))
+
+
+def test_forged_rule_bodies_are_refused_by_what_is_wrong(con):
+    """A rule testing an attribute the model does not have, a RIPPER list without
+    its default rule, class weights of the wrong width."""
+    def fitted(learner, options="", table="weather", target="play"):
+        return con.sql(f"SELECT {learner}_fit(t, '{target}'{options}) FROM {table} t"
+                       ).fetchall()[0][0]
+
+    def first_condition(key):
+        def edit(d):
+            rule = next(r for r in d["rules"] if r[key])
+            rule[key][0][0] = 99
+        return edit
+
+    def no_default(d):
+        d["rules"][-1]["antds"] = d["rules"][0]["antds"] or [[0, 0, None]]
+
+    def wide(key):
+        def edit(d):
+            d["rules"][0][key] = [1.0, 2.0, 3.0]
+        return edit
+
+    def ridor_far(d):
+        d["root"]["rules"][0]["antds"][0][0] = 99
+
+    apply = lambda d, edit: edit(d)  # noqa: E731
+    assert_forgeries_refused(con, fitted("part", ", min_leaf := 1"), apply, (
+        (first_condition("conditions"), "rule 0 tests attribute 99"),
+        (wide("leaf"), "rule 0 does not hold 2 finite class weights")))
+    assert_forgeries_refused(con, fitted("ripper", ", min_weight := 1.0, folds := 2"),
+                             apply, (
+        (first_condition("antds"), "tests attribute 99"),
+        (no_default, "its rules do not end with a default rule"),
+        (wide("dist"), "rule 0 does not hold 2 finite class weights")))
+    ridor = fitted("ridor", ", min_weight := 1.0", "contact_lenses", "contact-lenses")
+    assert_forgeries_refused(con, ridor, apply, (
+        (ridor_far, "a rule tests attribute 99"),))

@@ -29,10 +29,10 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
-from numba import njit
 
 from ..buffers import grow
 from ..dataset import Attribute, find_name
+from ..jit import njit
 
 STATUS_OK = 0
 STATUS_MEMORY = 1

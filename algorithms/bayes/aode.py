@@ -16,11 +16,11 @@ for the Bayesian networks.
 """
 
 import numpy as np
-from numba import njit
 
 from ..dataset import Attribute
 from ..filters import Discretize
 from ..javafmt import double_to_string
+from ..jit import njit
 from . import net as bn
 from .model import Coding
 

@@ -22,12 +22,12 @@ rows with a missing class are left out.
 import math
 
 import numpy as np
-from numba import njit, prange
 
 from ..dataset import Attribute
 from ..filters import Discretize, Pipeline
 from ..javafmt import double_to_string, java_double
 from ..javautil import weka_order
+from ..jit import njit, prange
 
 PRECISION = 0.01  # without two distinct values
 SMALL = 1e-6  # the least kernel precision

@@ -32,9 +32,9 @@ r alpha).
 import math
 
 import numpy as np
-from numba import njit
 
 from ..adtree.tree import ADTree, code_type, scan_table
+from ..jit import njit
 from . import SCORES  # declared with the learners
 
 SCORE_ALPHA = 0.5  # the prior count of the bayes score in the search

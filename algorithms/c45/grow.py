@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 import numpy as np
-from numba import njit
 from numba.typed import List
+
+from ..jit import njit
 
 SMALL = 1e-6
 LOG2 = math.log(2.0)

@@ -7,10 +7,10 @@ distribution per branch, with missing values spread across the branches.
 """
 
 import numpy as np
-from numba import njit
 
 from ..dataset import Attribute
 from ..javafmt import counts, double_to_string, java_double
+from ..jit import njit
 from . import grow as c45
 
 NUMERIC_SPLIT, NOMINAL_SPLIT, VALUE_SPLIT = c45.NUMERIC_SPLIT, c45.NOMINAL_SPLIT, \

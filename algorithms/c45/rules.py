@@ -7,9 +7,9 @@ instances that meet every one of its conditions.
 """
 
 import numpy as np
-from numba import njit
 
 from ..dataset import Attribute
+from ..jit import njit
 from . import grow as c45
 from .model import fit_c45
 

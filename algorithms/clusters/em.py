@@ -36,10 +36,10 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import njit, prange
 
 from ..evaluation import test_cv, train_cv
 from ..javautil import JavaRandom, randomize
+from ..jit import njit, prange
 from . import kmeans
 
 MAX_VALUE = 1.7976931348623157e308

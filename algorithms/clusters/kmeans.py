@@ -35,9 +35,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit, prange
 
 from ..javautil import JavaRandom, next_int
+from ..jit import njit, prange
 
 CHUNK = 4096
 INITS = ("k-means++", "random")

@@ -10,12 +10,12 @@ centre for k-means.
 import math
 
 import numpy as np
-from numba import njit
 
 from .. import contract
 from ..dataset import Attribute
 from ..filters import ReplaceMissing
 from ..javafmt import double_to_string, java_double
+from ..jit import njit
 from . import em, kmeans
 from .kmeans import Layout
 

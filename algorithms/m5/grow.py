@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
-from numba import njit, prange
 
 from .. import linear
 from ..filters import NominalToBinary, Pipeline, ReplaceMissing
 from ..javautil import JavaRandom, _qsort, randomize
+from ..jit import njit, prange
 
 SMOOTHING = 15.0
 SMALL = 1e-10   # the reference's tolerance once its split search has run

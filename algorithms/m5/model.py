@@ -7,10 +7,10 @@ attribute order, which is also the order the prediction sums them in).
 """
 
 import numpy as np
-from numba import njit
 
 from ..dataset import Attribute
 from ..javafmt import double_to_string
+from ..jit import njit
 from . import grow as m5p
 from .grow import ATTR, COUNT, LEFT, RIGHT, Filters, Options
 

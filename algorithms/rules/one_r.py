@@ -12,10 +12,10 @@ are any. The rule with the most correct rows wins, the first of equal ones.
 """
 
 import numpy as np
-from numba import njit
 
 from ..dataset import Attribute
 from ..javafmt import java_double
+from ..jit import njit
 
 
 class OneRModel:

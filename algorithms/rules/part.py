@@ -16,7 +16,6 @@ each taking the share of the row the earlier ones left.
 import math
 
 import numpy as np
-from numba import njit
 
 from ..c45 import grow as c45
 from ..c45.grow import NOMINAL_SPLIT, NUMERIC_SPLIT
@@ -24,7 +23,8 @@ from ..c45.model import _label as c45_label
 from ..evaluation import check_folds, stratify, test_cv, train_cv
 from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, randomize
-from ..models import attributes_of, body
+from ..jit import njit
+from ..models import attributes_of, body, check_attribute, check_weights
 
 SMALL = 1e-6
 
@@ -450,6 +450,25 @@ class PartModel:
     def from_json(cls, d):
         return cls(attributes_of(d), d["target"],
                    d["rules"], d["options"], d["instances"])
+
+    def validate(self):
+        k = len(self.classes)
+        if not self.rules:
+            raise ValueError("it has no rules")
+        for i, r in enumerate(self.rules):
+            where = f"rule {i}"
+            check_weights(r["label"], k, where)
+            check_weights(r["leaf"], k, where)
+            for a, kind, threshold, value, branch, frac in r["conditions"]:
+                attr = check_attribute(self.attributes, a, self.target, where)
+                n = len(attr.values)
+                ok = {c45.NUMERIC_SPLIT: not attr.nominal and math.isfinite(threshold)
+                      and branch in (0, 1),
+                      c45.NOMINAL_SPLIT: attr.nominal and 0 <= branch < n,
+                      c45.VALUE_SPLIT: attr.nominal and 0 <= value < n and branch in (0, 1)
+                      }.get(kind, False)
+                if not ok or not (math.isfinite(frac) and 0 <= frac <= 1):
+                    raise ValueError(f"{where}'s test does not fit attribute {attr.name!r}")
 
     # ---------------------------------------------------------------- scoring
 

@@ -20,12 +20,12 @@ order in which it merges the classes' rows), because the rules depend on it.
 import math
 
 import numpy as np
-from numba import njit
 
 from ..evaluation import check_folds, stratified
 from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, _randomize, marked, sorted_by
-from ..models import attributes_of, body
+from ..jit import njit
+from ..models import attributes_of, body, check_attribute
 
 SMALL = 1e-6
 LOG2 = math.log(2.0)
@@ -540,6 +540,28 @@ class RidorModel:
     def from_json(cls, d):
         return cls(attributes_of(d), d["target"],
                    d["root"], d["cover"], d["error"], d["options"], d["instances"])
+
+    def validate(self):
+        k = len(self.classes)
+        stack = [(self.root, 1)]
+        while stack:
+            node, level = stack.pop()
+            if node.get("level") != level or not isinstance(node.get("default"), int) \
+                    or not 0 <= node["default"] < k:
+                raise ValueError(f"a node at depth {level} gives no class of the model's")
+            rules, excepts = node["rules"] or [], node["excepts"] or []
+            if len(rules) != len(excepts):
+                raise ValueError(f"a node at depth {level} has rules and exceptions that "
+                                 "do not pair")
+            for rule in rules:
+                for a, nominal, value, split in rule["antds"]:
+                    attr = check_attribute(self.attributes, a, self.target, "a rule")
+                    ok = (nominal and 0 <= value < len(attr.values)) if attr.nominal else \
+                        (not nominal and math.isfinite(split))
+                    if not ok:
+                        raise ValueError(f"a rule's test does not fit attribute "
+                                         f"{attr.name!r}")
+            stack.extend((e, level + 1) for e in excepts)
 
     def classify(self, x, n):
         """The class of each row (``x``: the used columns by attribute index): the

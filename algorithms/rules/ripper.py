@@ -21,12 +21,12 @@ splits), because the rules depend on them.
 import math
 
 import numpy as np
-from numba import njit, prange
 
 from ..evaluation import check_folds
 from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, randomize, sorted_by, weka_order
-from ..models import attributes_of, body
+from ..jit import njit, prange
+from ..models import attributes_of, body, check_attribute, check_weights
 from .description_length import RuleStats, check_stop, data_dl
 
 SMALL = 1e-6
@@ -815,6 +815,22 @@ class RipperModel:
     def from_json(cls, d):
         return cls(attributes_of(d), d["target"],
                    d["rules"], d["options"], d["instances"])
+
+    def validate(self):
+        k = len(self.classes)
+        if not self.rules or self.rules[-1]["antds"]:
+            raise ValueError("its rules do not end with a default rule")
+        for i, r in enumerate(self.rules):
+            where = f"rule {i}"
+            check_weights(r["dist"], k, where)
+            if not isinstance(r["class"], int) or not 0 <= r["class"] < k:
+                raise ValueError(f"{where} gives no class of the model's")
+            for a, value, split in r["antds"]:
+                attr = check_attribute(self.attributes, a, self.target, where)
+                ok = (0 <= value < len(attr.values) and split is None) if attr.nominal \
+                    else (value in (0, 1) and math.isfinite(split))
+                if not ok:
+                    raise ValueError(f"{where}'s test does not fit attribute {attr.name!r}")
 
     def probs(self):
         """Each rule's class distribution: its covered weights, normalised."""

@@ -8,10 +8,10 @@ the weighted mean (0 for a total weight of at most 1e-6). Rows with a missing
 target are left out."""
 
 import numpy as np
-from numba import njit
 
 from ..dataset import Attribute
 from ..javafmt import java_double
+from ..jit import njit
 
 SMALL = 1e-6  # the reference's tolerance for "greater than"
 

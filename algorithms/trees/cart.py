@@ -22,12 +22,12 @@ import math
 import sys
 
 import numpy as np
-from numba import njit, prange
 
 from ..eigen import symmetric_eigen
 from ..evaluation import check_folds, stratify, test_cv, train_cv
 from ..javafmt import java_double
 from ..javautil import JavaRandom, randomize, weka_order
+from ..jit import njit, prange
 from ..models import attributes_of, body, check_tree
 from .cost_complexity import Tree, predicted
 from .reptree import _sum

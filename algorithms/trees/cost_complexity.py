@@ -8,7 +8,8 @@ import math
 import sys
 
 import numpy as np
-from numba import njit
+
+from ..jit import njit
 
 DBL_MAX = sys.float_info.max
 

@@ -4,9 +4,9 @@ by a numba kernel, printed as the reference prints them, listed as rows."""
 import math
 
 import numpy as np
-from numba import njit
 
 from ..javafmt import double_to_string
+from ..jit import njit
 from ..models import attributes_of, body, check_tree
 from . import reptree
 

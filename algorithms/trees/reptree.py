@@ -28,10 +28,10 @@ the first row on), so every figure comes out to the same double.
 import math
 
 import numpy as np
-from numba import njit, prange
 
 from ..evaluation import check_folds, randomize, stratify, test_cv, train_cv
 from ..javautil import JavaRandom, weka_order
+from ..jit import njit, prange
 
 LOG2 = math.log(2.0)
 SMALL = 1e-6  # the reference's tolerance for equal and greater
