@@ -262,3 +262,10 @@ def test_forged_rule_bodies_are_refused_by_what_is_wrong(con):
     ridor = fitted("ridor", ", min_weight := 1.0", "contact_lenses", "contact-lenses")
     assert_forgeries_refused(con, ridor, apply, (
         (ridor_far, "a rule tests attribute 99"),))
+
+
+def test_an_alias_that_is_also_a_column_name_is_explained(con):
+    con.execute("CREATE OR REPLACE TEMP TABLE d AS SELECT * FROM (VALUES (1.0, 'x'), "
+                "(2.0, 'y')) v(d, y)")
+    fails(con, "SELECT c45_fit(d, 'y') FROM d d", "c45: expected the rows of a table",
+          "when the alias is also a column name", "choose an alias no column has")

@@ -77,7 +77,10 @@ def dataset(rows, fn, max_values=None, weight=None):
     """A Dataset from a StructArray of rows; ``weight`` names a weight column."""
     rows = column(rows)
     if not pa.types.is_struct(rows.type):
-        raise ValueError(f"{fn}: expected the rows of a table, got {rows.type}")
+        raise ValueError(
+            f"{fn}: expected the rows of a table (its alias, as t in SELECT ...(t, ...) "
+            f"FROM tbl t), got one column's values ({rows.type}); when the alias is also "
+            "a column name, SQL passes the column: choose an alias no column has")
     max_values = DEFAULT_MAX_VALUES if max_values is None else int(max_values)
     if max_values < 2:
         raise ValueError(f"{fn}: duckmine_max_nominal_values must be >= 2, got {max_values}")
