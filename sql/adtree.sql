@@ -6,7 +6,7 @@
 -- The number of rows matching every attribute = value pair of conditions (a STRUCT
 -- or MAP such as {'humidity': 'high', 'play': 'no'}).
 CREATE OR REPLACE TEMP MACRO ad_count(tree, conditions) AS
-_dm_ad_count(tree.id, CASE WHEN _dm_model_needed(tree.id) THEN tree END, conditions);
+_dm_ad_count(_dm_model_key(tree), CASE WHEN _dm_model_needed(_dm_model_key(tree)) THEN tree END, conditions);
 
 -- The contingency table of the named columns, counted through an AD-tree: one row
 -- per combination of their values, zero counts included.

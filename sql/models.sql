@@ -1,19 +1,22 @@
 -- The generic model functions. A scored row's model body is passed only where
--- _dm_model_needed says the id is not cached yet (see udfs/models.py).
+-- _dm_model_needed says its key (the id and the body's length) is not cached yet
+-- (see udfs/models.py).
+
+CREATE OR REPLACE TEMP MACRO _dm_model_key(model) AS model.id || ':' || strlen(model.body);
 
 CREATE OR REPLACE TEMP MACRO predict(model, r) AS
-_dm_predict(model.id, CASE WHEN _dm_model_needed(model.id) THEN model END, r);
+_dm_predict(_dm_model_key(model), CASE WHEN _dm_model_needed(_dm_model_key(model)) THEN model END, r);
 
 -- A numeric model's prediction as a DOUBLE (predict gives the same number as text).
 CREATE OR REPLACE TEMP MACRO predict_value(model, r) AS
-_dm_predict_value(model.id, CASE WHEN _dm_model_needed(model.id) THEN model END, r);
+_dm_predict_value(_dm_model_key(model), CASE WHEN _dm_model_needed(_dm_model_key(model)) THEN model END, r);
 
 -- A density model's log density of the row (em).
 CREATE OR REPLACE TEMP MACRO log_likelihood(model, r) AS
-_dm_log_likelihood(model.id, CASE WHEN _dm_model_needed(model.id) THEN model END, r);
+_dm_log_likelihood(_dm_model_key(model), CASE WHEN _dm_model_needed(_dm_model_key(model)) THEN model END, r);
 
 CREATE OR REPLACE TEMP MACRO predict_proba(model, r) AS
-_dm_predict_proba(model.id, CASE WHEN _dm_model_needed(model.id) THEN model END, r);
+_dm_predict_proba(_dm_model_key(model), CASE WHEN _dm_model_needed(_dm_model_key(model)) THEN model END, r);
 
 CREATE OR REPLACE TEMP MACRO model_text(model) AS _dm_model_text(model);
 

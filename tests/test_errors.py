@@ -269,3 +269,12 @@ def test_an_alias_that_is_also_a_column_name_is_explained(con):
                 "(2.0, 'y')) v(d, y)")
     fails(con, "SELECT c45_fit(d, 'y') FROM d d", "c45: expected the rows of a table",
           "when the alias is also a column name", "choose an alias no column has")
+
+
+def test_an_edited_body_under_a_cached_id_is_not_served_from_the_cache(con):
+    """The original is scored (and cached) first; the edited value keeps its id."""
+    con.execute("CREATE OR REPLACE TEMP TABLE m AS "
+                "SELECT c45_fit(t, 'play') AS model FROM weather t")
+    assert con.sql("SELECT count(predict(m.model, t)) FROM weather t, m").fetchall() == [(14,)]
+    fails(con, "SELECT predict(struct_update(m.model, body := m.model.body || ' '), t) "
+               "FROM weather t, m", "predict", "corrupt")

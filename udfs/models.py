@@ -4,8 +4,8 @@ capabilities the model's learner declares; and the model value itself.
 
 A model value is a STRUCT: a format tag and version, the learner, an id (a digest
 of the body) and the JSON body. Scoring macros pass the body only for the first row
-of each model id a chunk meets (see ``model_needed``), so a large model is not
-copied for every scored row; parsed models are cached by id.
+of each model a chunk meets (see ``model_needed``), so a large model is not
+copied for every scored row; parsed models are cached by id and body length.
 """
 
 import json
@@ -46,6 +46,15 @@ def _key(v):
     return v.get("format"), v.get("version"), v.get("learner"), v.get("body")
 
 
+def cache_key(v):
+    """What the cache is keyed on: the id and the body's length in bytes, as the
+    SQL macros compute it (``_dm_model_key``), so that a body edited to another
+    length under its old id is parsed (and refused) rather than answered from the
+    cache of the original."""
+    body = v.get("body")
+    return f"{v.get('id')}:{len(body.encode()) if isinstance(body, str) else ''}"
+
+
 def _parse(fn, v):
     if not isinstance(v, dict) or v.get("format") != FORMAT:
         raise ValueError(f"{fn}: expected a model value (from a *_fit function), got "
@@ -54,8 +63,9 @@ def _parse(fn, v):
         model = models.loads(v.get("learner"), v.get("version"), v.get("body"), v.get("id"))
     except models.ModelError as err:
         raise ValueError(f"{fn}: {err}") from None
-    _cache[v["id"]] = (model, _key(v))
-    _cache.move_to_end(v["id"])
+    key = cache_key(v)
+    _cache[key] = (model, _key(v))
+    _cache.move_to_end(key)
     while len(_cache) > CACHE_SIZE:
         _cache.popitem(last=False)
     return model
@@ -63,9 +73,10 @@ def _parse(fn, v):
 
 def model_of(fn, v):
     """The model of one SQL model value (a dict), parsed once per id and body."""
-    hit = _cache.get(v.get("id")) if isinstance(v, dict) else None
+    key = cache_key(v) if isinstance(v, dict) else None
+    hit = _cache.get(key)
     if hit is not None and hit[1] == _key(v):
-        _cache.move_to_end(v["id"])
+        _cache.move_to_end(key)
         return hit[0]
     return _parse(fn, v)
 
@@ -76,7 +87,8 @@ def model_list(fn, arg):
 
 @udf("_dm_model_needed", None, "BOOLEAN", side_effects=True)
 def model_needed(ids):
-    """True at the first row of each model id in the chunk that is not cached."""
+    """True at the first row of each model key (``cache_key``) in the chunk that is
+    not cached."""
     ids = column(ids)
     out = np.zeros(len(ids), np.bool_)
     for k in pc.unique(ids.drop_null()).to_pylist():
