@@ -13,6 +13,18 @@ class ModelError(ValueError):
     pass
 
 
+class Classifier:
+    """What a classifier's model keeps besides its own structure: the attributes it
+    was fitted on (the target among them), its classes, options and row count."""
+
+    def __init__(self, attributes, target, options, instances):
+        self.attributes = list(attributes)
+        self.target = target
+        self.classes = tuple(next(a for a in self.attributes if a.name == target).values)
+        self.options = dict(options)
+        self.instances = int(instances)
+
+
 def body(model, **fields):
     """A fitted model's JSON: the attributes and target it was fitted on, its own
     ``fields``, its options and how many rows it saw."""

@@ -24,7 +24,7 @@ from ..evaluation import check_folds, stratify, test_cv, train_cv
 from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, randomize
 from ..jit import njit
-from ..models import attributes_of, body, check_attribute, check_weights
+from ..models import Classifier, attributes_of, body, check_attribute, check_weights
 
 SMALL = 1e-6
 
@@ -428,19 +428,15 @@ def _score(X, conds, ends, probs, n):
 
 # ------------------------------------------------------------------ the model
 
-class PartModel:
+class PartModel(Classifier):
     learner = "part"
 
     def __init__(self, attributes, target, rules, options, instances):
-        self.attributes = list(attributes)
-        self.target = target
-        self.classes = tuple(next(a for a in self.attributes if a.name == target).values)
+        super().__init__(attributes, target, options, instances)
         self.rules = [{"conditions": [[int(c[0]), int(c[1]), float(c[2]), int(c[3]),
                                        int(c[4]), float(c[5])] for c in r["conditions"]],
                        "label": [float(x) for x in r["label"]],
                        "leaf": [float(x) for x in r["leaf"]]} for r in rules]
-        self.options = dict(options)
-        self.instances = int(instances)
         self.used = sorted({c[0] for r in self.rules for c in r["conditions"]})
 
     def to_json(self):

@@ -25,7 +25,7 @@ from ..evaluation import check_folds, stratified
 from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, _randomize, marked, sorted_by
 from ..jit import njit
-from ..models import attributes_of, body, check_attribute
+from ..models import Classifier, attributes_of, body, check_attribute
 
 SMALL = 1e-6
 LOG2 = math.log(2.0)
@@ -514,16 +514,12 @@ def _hits(x, nominal, value, split, hit):
             hit[i] = False
 
 
-class RidorModel:
+class RidorModel(Classifier):
     learner = "ridor"
 
     def __init__(self, attributes, target, root, cover, error, options, instances):
-        self.attributes = list(attributes)
-        self.target = target
-        self.classes = tuple(next(a for a in self.attributes if a.name == target).values)
+        super().__init__(attributes, target, options, instances)
         self.root, self.cover, self.error = root, float(cover), float(error)
-        self.options = dict(options)
-        self.instances = int(instances)
         used = set()
         stack = [root]
         while stack:

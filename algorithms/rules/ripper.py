@@ -26,7 +26,7 @@ from ..evaluation import check_folds
 from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, randomize, sorted_by, weka_order
 from ..jit import njit, prange
-from ..models import attributes_of, body, check_attribute, check_weights
+from ..models import Classifier, attributes_of, body, check_attribute, check_weights
 from .description_length import RuleStats, check_stop, data_dl
 
 SMALL = 1e-6
@@ -796,16 +796,12 @@ def _total(values):
     return s
 
 
-class RipperModel:
+class RipperModel(Classifier):
     learner = "ripper"
 
     def __init__(self, attributes, target, rules, options, instances):
-        self.attributes = list(attributes)
-        self.target = target
-        self.classes = tuple(next(a for a in self.attributes if a.name == target).values)
+        super().__init__(attributes, target, options, instances)
         self.rules = rules
-        self.options = dict(options)
-        self.instances = int(instances)
         self.used = sorted({a[0] for r in rules for a in r["antds"]})
 
     def to_json(self):

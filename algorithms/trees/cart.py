@@ -28,7 +28,7 @@ from ..evaluation import check_folds, stratify, test_cv, train_cv
 from ..javafmt import java_double
 from ..javautil import JavaRandom, randomize, weka_order
 from ..jit import njit, prange
-from ..models import attributes_of, body, check_tree
+from ..models import Classifier, attributes_of, body, check_tree
 from .cost_complexity import Tree, predicted
 from .reptree import _sum
 
@@ -716,16 +716,14 @@ def fit(data, target, options, settings):
 
 # ---------------------------------------------------------------- the model
 
-class CartModel:
+class CartModel(Classifier):
     learner = "cart"
 
     def __init__(self, attributes, target, nodes, options, instances):
-        self.attributes = list(attributes)
-        self.target = target
-        self.classes = tuple(next(a for a in self.attributes if a.name == target).values)
-        self.nodes = nodes  # depth first: attr (-1 leaf), cut, split, props, children,
-        self.options = dict(options)  # probs, dist, cls
-        self.instances = int(instances)
+        super().__init__(attributes, target, options, instances)
+        # depth first: attr (-1 leaf), cut, split, lefts, props, probs, dist, cls,
+        # children, size
+        self.nodes = nodes
         self.used = sorted({n["attr"] for n in nodes if n["attr"] >= 0})
 
     @classmethod
