@@ -1,7 +1,8 @@
 """duckmine: data-mining algorithms that run inside DuckDB, next to the data."""
 
 from .extension.arff import read_arff
+from .extension.interrupts import interrupt
 from .extension.loader import connect, load
 
 __version__ = "0.1.0"
-__all__ = ["connect", "load", "read_arff", "__version__"]
+__all__ = ["connect", "interrupt", "load", "read_arff", "__version__"]

@@ -5,7 +5,7 @@ import numpy as np
 from .jit import njit
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def grow(a, need):
     """``a``, or a copy at least twice as large when ``need`` exceeds it."""
     if need <= a.shape[0]:

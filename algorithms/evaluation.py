@@ -32,6 +32,7 @@ from . import contract
 from .dataset import Dataset
 from .javautil import JavaRandom, randomize
 from .jit import njit
+from .stop import checkpoint
 
 __all__ = [
     "Evaluation",
@@ -349,6 +350,7 @@ def cross_validate(fit, predict, y, weights=None, folds=10, seed=1, num_classes=
     w = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=np.float64)
     evaluation = Evaluation(num_classes)
     for train, test in cv_splits(y, folds, seed, nominal=num_classes is not None):
+        checkpoint()
         evaluation.set_priors(y[train], w[train])
         model = fit(train)
         evaluation.add(y[test], w[test], predict(model, test))

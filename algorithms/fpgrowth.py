@@ -24,21 +24,24 @@ from contextlib import nullcontext
 
 import numpy as np
 
+from . import stop
 from .buffers import grow
 from .jit import njit
+from .stop import halted
 
 STATUS_OK = 0
 STATUS_LIMIT = 1
+STATUS_STOPPED = 2
 ITEM_MASK = np.int64(0xFFFFFFFF)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def pack_key(parent_node, it):
     """A (parent, item) pair as one integer: the key of a node or record."""
     return (np.int64(parent_node + 1) << 32) | it
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def find_slot(table, key, up):
     """Slot of the node whose packed (parent, item) is ``key`` in the open-addressing
     table of the tree under construction, or of the empty slot where it belongs."""
@@ -52,7 +55,7 @@ def find_slot(table, key, up):
         h = (h + 1) & mask
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _rehash(table, base, top, up, slot):
     """Double the child table; it holds the nodes ``base..top`` of one tree."""
     new = np.full(2 * table.shape[0], -1, np.int32)
@@ -63,7 +66,7 @@ def _rehash(table, base, top, up, slot):
     return new
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _insert(path, plen, cnt, ib, up, count, next_link, slot, head, item_count, table,
             base, top):
     """Insert a path of item indices (ascending) with weight ``cnt`` into the tree
@@ -93,7 +96,7 @@ def _insert(path, plen, cnt, ib, up, count, next_link, slot, head, item_count, t
     return top, table
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def item_supports(offsets, codes, n_items):
     """The book's first pass: the number of transactions holding each item
     (repeats count once; codes -1 are skipped)."""
@@ -108,7 +111,7 @@ def item_supports(offsets, codes, n_items):
     return support
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _sorted_unique(codes, lo, hi, rank, path):
     """The ranks of the items ``codes[lo:hi]`` (``rank[c]``, -1 for infrequent
     items, skipped, as are codes -1), sorted and de-duplicated into ``path``;
@@ -133,7 +136,7 @@ def _sorted_unique(codes, lo, hi, rank, path):
     return plen
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def first_items(offsets, codes, rank):
     """The most frequent (lowest ranked) item of each transaction, -1 if none."""
     n = offsets.shape[0] - 1
@@ -150,7 +153,7 @@ def first_items(offsets, codes, rank):
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def build_part(offsets, codes, rank, n_items, first, owner, part):
     """The part of the first FP-tree below the root items that ``owner`` gives to
     ``part``: the transactions whose most frequent item is one of them. Parts
@@ -186,7 +189,7 @@ def build_part(offsets, codes, rank, n_items, first, owner, part):
             item_count)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _pattern_base(node, up, count, next_link, scratch, touched, n_touched, pbuf, pend,
                   pcnt):
     """Copy the prefix paths of the nodes linked from ``node`` (leaf to root) to
@@ -219,15 +222,16 @@ def _pattern_base(node, up, count, next_link, scratch, touched, n_touched, pbuf,
     return pbuf, pend, pcnt, n_paths, used, n_touched
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def mine(g_up, g_count, g_next_link, g_head, g_item_count, items, n_items, min_count,
-         max_len, limit):
+         max_len, limit, halt):
     """Every frequent itemset of at most ``max_len`` items whose least frequent item
     is one of ``items``, mined from the first FP-tree (the ``g_`` arrays, only read,
     so that several threads can mine disjoint ``items`` at once).
 
     Returns the records ``(parent, item, count)`` and a status: ``STATUS_LIMIT``
-    when there are more than ``limit`` itemsets (then ``limit`` records are kept).
+    when there are more than ``limit`` itemsets (then ``limit`` records are kept),
+    ``STATUS_STOPPED`` when the stop flag ``halt`` was set.
     """
     # arena of the conditional trees: nodes, and per tree item its first node,
     # count and global code
@@ -281,6 +285,8 @@ def mine(g_up, g_count, g_next_link, g_head, g_item_count, items, n_items, min_c
         lvl_i[L] -= 1
         if support < min_count:
             continue
+        if halted(halt):
+            return out_parent[:n_out], out_item[:n_out], out_count[:n_out], STATUS_STOPPED
         if n_out >= limit:
             return out_parent[:n_out], out_item[:n_out], out_count[:n_out], STATUS_LIMIT
         out_parent = grow(out_parent, n_out + 1)
@@ -413,18 +419,20 @@ def fp_growth(offsets, codes, rank, n_items, min_count, max_len, limit, threads=
     threads (the kernels release the GIL), each with about equal work.
     """
     big = len(codes) >= 200_000 and threads >= 2
+    halt = stop.flag()  # the caller's, also read by the pool's threads
     with ThreadPoolExecutor(threads) if big else nullcontext() as pool:
         tree = build_tree(offsets, codes, rank, n_items, pool, threads)
         frequent = np.flatnonzero(tree[4] >= min_count).astype(np.int32)
         if not big or len(frequent) < 2:
-            parts = [mine(*tree, frequent, n_items, min_count, max_len, limit)]
+            parts = [mine(*tree, frequent, n_items, min_count, max_len, limit, halt)]
         else:
             # the work of an item grows with its number of nodes
             nodes = np.bincount((tree[0] & 0xFFFFFFFF).astype(np.int64),
                                 minlength=n_items)
             parts = list(pool.map(
-                lambda share: mine(*tree, share, n_items, min_count, max_len, limit),
+                lambda share: mine(*tree, share, n_items, min_count, max_len, limit, halt),
                 _deal(nodes, frequent, threads)))
+    stop.check(halt)
     starts = np.cumsum([0] + [len(p[0]) for p in parts])
     # renumber each part's parents after the parts before it
     rec_parent = np.concatenate([_shifted(p[0], s) for p, s in zip(parts, starts)])

@@ -10,6 +10,7 @@ import numpy as np
 
 from .fpgrowth import STATUS_LIMIT, STATUS_OK, find_slot, fp_growth, pack_key
 from .jit import njit
+from .stop import halted
 
 TARGETS = ("all", "closed", "maximal")
 
@@ -22,7 +23,7 @@ class TooManyItemsets(Exception):
         self.found = found
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def build_index(rec_parent, rec_item):
     """The packed ``(parent, item)`` key of every record, and an open-addressing
     table from key to record (the FP-tree's own child table, see ``find_slot``)."""
@@ -38,7 +39,7 @@ def build_index(rec_parent, rec_item):
     return keys, table
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _lookup(keys, table, items, n):
     """Record of the itemset ``items[:n]`` given in descending code order, or -1."""
     r = -1
@@ -49,7 +50,7 @@ def _lookup(keys, table, items, n):
     return r
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _chain(rec_parent, rec_item, r, buf):
     """Items of record ``r`` in descending code order (root first); returns length."""
     n = 0
@@ -64,7 +65,7 @@ def _chain(rec_parent, rec_item, r, buf):
     return n
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def lengths(rec_parent):
     """Number of items of every record (parents always precede children)."""
     n = rec_parent.shape[0]
@@ -75,7 +76,7 @@ def lengths(rec_parent):
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def closed_maximal(rec_parent, rec_item, rec_count):
     """Flags ``(closed, maximal)`` for every record.
 
@@ -108,13 +109,14 @@ def closed_maximal(rec_parent, rec_item, rec_count):
     return closed, maximal
 
 
-@njit(cache=True, nogil=True)
-def rules(rec_parent, rec_item, rec_count, min_conf, max_consequent, limit):
+@njit(cache=True)
+def rules(rec_parent, rec_item, rec_count, min_conf, max_consequent, limit, halt):
     """Every rule ``X -> Y`` with ``X ∪ Y`` a frequent itemset, X and Y non-empty,
     ``|Y| <= max_consequent`` and confidence ``supp(X ∪ Y) / supp(X) >= min_conf``.
 
     Returns, per rule, the records of the whole itemset, of X and of Y, and the
-    number of rules found (``limit + 1`` when there are more than ``limit``).
+    number of rules found (``limit + 1`` when there are more than ``limit``); it
+    returns early, with what it has, once the stop flag ``halt`` is set.
     """
     keys, table = build_index(rec_parent, rec_item)
     buf = np.empty(64, np.int32)
@@ -128,6 +130,8 @@ def rules(rec_parent, rec_item, rec_count, min_conf, max_consequent, limit):
     for r in range(rec_parent.shape[0]):
         if rec_parent[r] == -1:
             continue
+        if halted(halt):
+            break
         L = _chain(rec_parent, rec_item, r, buf)
         for mask in range(1, (1 << L) - 1):
             na = 0
@@ -157,7 +161,7 @@ def rules(rec_parent, rec_item, rec_count, min_conf, max_consequent, limit):
     return out_all[:n_out], out_ant[:n_out], out_con[:n_out], n_out
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def expand(rec_parent, rec_item, records, name_rank):
     """CSR of the item codes of ``records``, each list sorted by ``name_rank``."""
     lens = lengths(rec_parent)

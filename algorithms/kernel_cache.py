@@ -6,8 +6,8 @@ loaded from the cache after that other file changed, with the old callee compile
 in or linked against it: wrong results or a crash (a segfault was seen after an
 edit). Here every kernel of this package is stamped with the content of all of the
 package's source files, so that any change compiles them all again. The cache stays
-where numba keeps it (``__pycache__`` beside the source, else the user's cache
-directory).
+where numba keeps it (``NUMBA_CACHE_DIR`` when set, else ``__pycache__`` beside the
+source, else the user's cache directory).
 """
 
 import hashlib
@@ -51,14 +51,18 @@ class InTreeLocator(_PackageStamp, caching.InTreeCacheLocator):
     """Beside the source, stamped with the whole package."""
 
 
+class UserProvidedLocator(_PackageStamp, caching.UserProvidedCacheLocator):
+    """In ``NUMBA_CACHE_DIR``, when it is set, stamped likewise."""
+
+
 class UserWideLocator(_PackageStamp, caching.UserWideCacheLocator):
     """In the user's cache directory (a read-only install), stamped likewise."""
 
 
 def install():
-    """Put the two locators first, once; numba asks them about every cached
-    kernel, and they answer only for this package's."""
+    """Put the three locators first, in numba's order, once; numba asks them about
+    every cached kernel, and they answer only for this package's."""
     classes = caching.CacheImpl._locator_classes
-    for cls in (UserWideLocator, InTreeLocator):
+    for cls in (UserWideLocator, InTreeLocator, UserProvidedLocator):
         if cls not in classes:
             classes.insert(0, cls)

@@ -58,12 +58,20 @@ def corrupt(what):
     return ModelError(f"the model value is corrupt: {what}")
 
 
-def check_head(d):
+def check_head(d, decl):
     """What every model's JSON shares, checked before the model is built from it:
-    its attributes (distinct names; nominal ones with distinct text values), the
-    options and the row count."""
+    its attributes (distinct names; nominal ones with distinct text values), its
+    target's name, the options (as ``decl`` declares them) and the row count."""
     if not isinstance(d, dict):
         raise corrupt("its body is not an object")
+    if "options" in d:
+        if not isinstance(d["options"], dict):
+            raise corrupt("its options are not an object")
+        try:
+            decl.options(decl.name, d["options"])
+        except (ValueError, TypeError) as err:
+            raise corrupt(f"its options: {str(err).removeprefix(decl.name + ': ')}") \
+                from None
     attributes = d.get("attributes")
     if attributes is None:
         return
@@ -83,8 +91,10 @@ def check_head(d):
                     or len(set(values)) != len(values) or len(values) > MAX_VALUES:
                 raise corrupt(f"attribute {a['name']!r} does not hold distinct text values "
                               f"(at most {MAX_VALUES:,})")
-    if not isinstance(d.get("options", {}), dict):
-        raise corrupt("its options are not an object")
+    target = d.get("target")  # a name, or (Bayesian networks) an index
+    if target is not None and not isinstance(target, str) and not (
+            type(target) is int and 0 <= target < len(attributes)):
+        raise corrupt(f"its target {str(target)[:60]} is not an attribute's name")
     instances = d.get("instances", 0)
     if isinstance(instances, bool) or not isinstance(instances, int) or instances < 0:
         raise corrupt(f"its row count {str(instances)[:30]} is not a whole number >= 0")
@@ -161,7 +171,7 @@ def loads(name, version, body, model_id):
         raise corrupt("its body does not match its id")
     try:
         d = json.loads(body)
-        check_head(d)
+        check_head(d, decl)
         model = decl.model_class().from_json(d)
         if hasattr(model, "validate"):
             model.validate()
@@ -169,5 +179,5 @@ def loads(name, version, body, model_id):
     except ModelError:
         raise
     except (ValueError, KeyError, TypeError, IndexError, AttributeError,
-            RecursionError) as err:
+            RecursionError, OverflowError) as err:
         raise corrupt(str(err) or type(err).__name__) from None

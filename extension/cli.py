@@ -8,6 +8,8 @@ import os
 import sys
 import time
 
+import duckdb
+
 from .loader import connect
 from .samples import create_sample_tables
 
@@ -212,6 +214,15 @@ def run_sql(query, db, create=False, output="table", max_rows=100):
         con.close()
 
 
+def interrupted(err):
+    """Whether ``err`` is how a query stopped by Ctrl-C fails: DuckDB's interrupt
+    error, its Python client's, or a stopped duckmine job's."""
+    from ..udfs.registry import INTERRUPTED
+
+    return (isinstance(err, duckdb.InterruptException) or str(err) == "Query interrupted"
+            or INTERRUPTED in str(err))
+
+
 def main(argv=None):
     from .. import __version__
 
@@ -232,13 +243,19 @@ def main(argv=None):
                    help="rows a table shows at most (default 100)")
     args = parser.parse_args(argv)
     try:
-        if args.command == "demo":
-            demo(args.db)
-        else:
-            run_sql(args.query, args.db, args.create, args.format, args.max_rows)
-    except Exception as err:  # a readable message, not a traceback
-        print(f"duckmine: {type(err).__name__}: {err}", file=sys.stderr)
-        return 1
+        try:
+            if args.command == "demo":
+                demo(args.db)
+            else:
+                run_sql(args.query, args.db, args.create, args.format, args.max_rows)
+        except Exception as err:  # a readable message, not a traceback
+            if interrupted(err):
+                raise KeyboardInterrupt from None
+            print(f"duckmine: {type(err).__name__}: {err}", file=sys.stderr)
+            return 1
+    except KeyboardInterrupt:  # Ctrl-C: the query stopped, as the shell expects
+        print("duckmine: interrupted", file=sys.stderr)
+        return 130
     return 0
 
 

@@ -46,8 +46,8 @@ def register(con, udfs):
             if u.name in present:
                 continue
             try:
-                con.create_function(u.name, u.fn,
-                                    None if u.params is None else list(u.params),
+                con.create_function(u.name, u.call,
+                                    None if u.signature is None else list(u.signature),
                                     u.returns, type="arrow", null_handling="special",
                                     side_effects=u.side_effects)
             except duckdb.CatalogException as err:
@@ -63,9 +63,11 @@ def load(con):
     need this package to run; being temporary they belong to ``con`` alone, so each
     connection or cursor that runs duckmine's functions is loaded once.
     """
-    from . import wiring
+    from . import interrupts, wiring
 
     register(con, _udfs())
+    interrupts.remember(con)
+    interrupts.watch_ctrl_c()
     sql = resources.files("duckmine") / "sql"
     for name in SQL_FILES:
         for statement in _statements((sql / name).read_text()):

@@ -23,6 +23,8 @@ from ..udfs.learners import SUMMARY, relation_name
 
 SETTINGS = ("{'max_values': getvariable('duckmine_max_nominal_values'), "
             "'ad_tree_max_mb': getvariable('duckmine_ad_tree_max_mb')}")
+# the last argument of a stoppable UDF: whose interrupt stops it (udfs.registry)
+CONNECTION = "current_connection_id()"
 
 
 def _signature(decl, first):
@@ -39,7 +41,8 @@ def _call(decl, rows):
                if decl.params else "NULL")
     target = "target" if decl.has_target else "NULL"
     weight = "weight" if decl.weights else "NULL"
-    return f"_dm_fit('{decl.name}', {rows}, {target}, {options}, {weight}, {SETTINGS})"
+    return (f"_dm_fit('{decl.name}', {rows}, {target}, {options}, {weight}, {SETTINGS}, "
+            f"{CONNECTION})")
 
 
 def macros(decl):
@@ -70,11 +73,11 @@ EVALUATION = [
     "CREATE OR REPLACE TEMP MACRO fit(learner, tbl, target, options := NULL, "
     "weight := NULL) AS TABLE\n"
     "SELECT _dm_fit(learner, list(_dm_row ORDER BY _dm_n), target, options, weight, "
-    f"{SETTINGS}) AS model FROM _dm_rows(tbl)",
+    f"{SETTINGS}, {CONNECTION}) AS model FROM _dm_rows(tbl)",
     "CREATE OR REPLACE TEMP MACRO _dm_evaluation(learner, tbl, target, folds, seed, "
     "options, weight) AS TABLE\n"
     "SELECT _dm_cross_validate(learner, list(_dm_row ORDER BY _dm_n), target, folds, seed, "
-    f"options, weight, {SETTINGS}) AS r FROM _dm_rows(tbl)",
+    f"options, weight, {SETTINGS}, {CONNECTION}) AS r FROM _dm_rows(tbl)",
     "CREATE OR REPLACE TEMP MACRO cross_validate(learner, tbl, target, folds := 10, "
     "seed := 1, options := NULL, weight := NULL) AS TABLE\n"
     "SELECT " + ", ".join(f"r.{c}" for c in SUMMARY)

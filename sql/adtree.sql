@@ -14,5 +14,5 @@ CREATE OR REPLACE TEMP MACRO ad_counts(tbl, columns, leaf_list_cutoff := 0) AS T
 SELECT c.combination, c.count
 FROM (SELECT unnest(_dm_ad_counts(list(_dm_row ORDER BY _dm_n), columns,
           leaf_list_cutoff, getvariable('duckmine_max_nominal_values'),
-          getvariable('duckmine_ad_tree_max_mb'))) AS c
+          getvariable('duckmine_ad_tree_max_mb'), current_connection_id())) AS c
       FROM _dm_rows(tbl));

@@ -5,7 +5,8 @@ CREATE OR REPLACE TEMP MACRO fp_growth(tbl, min_support, max_length := NULL,
 SELECT r.itemset, r.support_count, r.support
 FROM (SELECT unnest(_dm_itemsets(tx, items, min_support, typeof(min_support),
                                  max_length, target,
-                                 getvariable('duckmine_max_itemsets'))) AS r
+                                 getvariable('duckmine_max_itemsets'),
+                              current_connection_id())) AS r
       FROM _dm_baskets(tbl, layout := layout))
 ORDER BY r.support_count DESC, len(r.itemset), r.itemset;
 
@@ -16,7 +17,8 @@ SELECT r.antecedent, r.consequent, r.support_count, r.support, r.confidence, r.l
        r.leverage, r.conviction
 FROM (SELECT unnest(_dm_rules(tx, items, min_support, typeof(min_support),
                               min_confidence, max_length, max_consequent,
-                              getvariable('duckmine_max_itemsets'))) AS r
+                              getvariable('duckmine_max_itemsets'),
+                              current_connection_id())) AS r
       FROM _dm_baskets(tbl, layout := layout))
 ORDER BY r.confidence DESC, r.support_count DESC, r.antecedent, r.consequent;
 
@@ -25,11 +27,13 @@ ORDER BY r.confidence DESC, r.support_count DESC, r.antecedent, r.consequent;
 CREATE OR REPLACE TEMP MACRO fp_growth_agg(items, min_support, max_length := NULL,
                                            target := 'all') AS
 _dm_itemsets_agg(list(items::VARCHAR[]), min_support, typeof(min_support), max_length,
-                 target, getvariable('duckmine_max_itemsets'));
+                 target, getvariable('duckmine_max_itemsets'),
+                              current_connection_id());
 
 CREATE OR REPLACE TEMP MACRO association_rules_agg(items, min_support,
                                                    min_confidence := 0.9,
                                                    max_length := NULL,
                                                    max_consequent := NULL) AS
 _dm_rules_agg(list(items::VARCHAR[]), min_support, typeof(min_support), min_confidence,
-              max_length, max_consequent, getvariable('duckmine_max_itemsets'));
+              max_length, max_consequent, getvariable('duckmine_max_itemsets'),
+                              current_connection_id());

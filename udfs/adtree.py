@@ -100,7 +100,7 @@ def ad_count(ids, bodies, conditions):
 CELL_SQL = "STRUCT(combination MAP(VARCHAR, VARCHAR), count BIGINT)[]"
 
 
-@udf("_dm_ad_counts", None, CELL_SQL)
+@udf("_dm_ad_counts", None, CELL_SQL, stoppable=True)
 def ad_counts(rows, columns, cutoff, max_values, max_mb):
     """The full table needs a tree as deep as the columns are many."""
     rows = column(rows)

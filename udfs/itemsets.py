@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..algorithms import stop
 from .registry import arrow_type, column, list_csr, scalars, udf
 
 DEFAULT_MAX_ITEMSETS = 20_000_000
@@ -201,8 +202,10 @@ def rules(tx, names, min_support, sql_type, min_confidence, max_length, max_cons
             raise ValueError(f"{fn}: a frequent itemset has {longest} items; rules "
                              f"are searched for itemsets of at most {MAX_RULE_ITEMSET}: "
                              "set max_length or raise min_support")
+        halt = stop.flag()
         whole, ant, con, n_rules = _core().rules(rec_parent, rec_item, rec_count, conf,
-                                              max_con, lim)
+                                              max_con, lim, halt)
+        stop.check(halt)
         if n_rules > lim:
             raise ValueError(f"{fn}: stopped after finding more than {lim:,} rules; "
                              "raise min_support or min_confidence, set max_length, or "
@@ -213,16 +216,17 @@ def rules(tx, names, min_support, sql_type, min_confidence, max_length, max_cons
 
 TAIL = ["DOUBLE", "VARCHAR", "BIGINT", "VARCHAR", "BIGINT"]
 RULE_TAIL = ["DOUBLE", "VARCHAR", "DOUBLE", "BIGINT", "BIGINT", "BIGINT"]
-udf("_dm_itemsets", ["INTEGER[][]", "VARCHAR[]", *TAIL], ITEMSET_SQL)(itemsets)
-udf("_dm_rules", ["INTEGER[][]", "VARCHAR[]", *RULE_TAIL], RULE_SQL)(rules)
+udf("_dm_itemsets", ["INTEGER[][]", "VARCHAR[]", *TAIL], ITEMSET_SQL, stoppable=True)(itemsets)
+udf("_dm_rules", ["INTEGER[][]", "VARCHAR[]", *RULE_TAIL], RULE_SQL, stoppable=True)(
+    rules)
 
 
-@udf("_dm_itemsets_agg", ["VARCHAR[][]", *TAIL], ITEMSET_SQL)
+@udf("_dm_itemsets_agg", ["VARCHAR[][]", *TAIL], ITEMSET_SQL, stoppable=True)
 def itemsets_agg(tx, min_support, sql_type, max_length, target, limit):
     return itemsets(tx, None, min_support, sql_type, max_length, target, limit)
 
 
-@udf("_dm_rules_agg", ["VARCHAR[][]", *RULE_TAIL], RULE_SQL)
+@udf("_dm_rules_agg", ["VARCHAR[][]", *RULE_TAIL], RULE_SQL, stoppable=True)
 def rules_agg(tx, min_support, sql_type, min_confidence, max_length, max_consequent,
               limit):
     return rules(tx, None, min_support, sql_type, min_confidence, max_length,

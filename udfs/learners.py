@@ -7,6 +7,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..algorithms import contract
+from ..algorithms.stop import checkpoint
 from .models import MODEL_SQL, model_list, values
 from .registry import Udf, arrow_type, column, scalars, udf
 from .table import dataset
@@ -29,7 +30,7 @@ def training(decl, fn, group, weight, settings):
     return dataset(group, fn, settings["max_values"], weight if decl.weights else None)
 
 
-@udf("_dm_fit", None, MODEL_SQL)
+@udf("_dm_fit", None, MODEL_SQL, stoppable=True)
 def fit(learner, rows, target, options, weight, settings):
     """One model per row: the learner named, fitted on that row's list of rows."""
     rows = column(rows)
@@ -37,6 +38,7 @@ def fit(learner, rows, target, options, weight, settings):
     args = zip(scalars(learner), scalars(target), scalars(options), scalars(weight),
                scalars(settings))
     for i, (name, tgt, opts, w, s) in enumerate(args):
+        checkpoint()
         decl = contract.get("fit", name)
         fn = decl.name
         opts = decl.options(fn, opts)
@@ -99,7 +101,7 @@ RESULT_SQL = ("STRUCT(" + ", ".join(f"{name} DOUBLE" for name in SUMMARY)
 RESULT = arrow_type(RESULT_SQL)
 
 
-@udf("_dm_cross_validate", None, RESULT_SQL)
+@udf("_dm_cross_validate", None, RESULT_SQL, stoppable=True)
 def cross_validate(learner, rows, target, folds, seed, options, weight, settings):
     from ..algorithms.evaluation import evaluate
 

@@ -8,12 +8,16 @@ arguments of any type: that is how rows of any schema (a table alias is a STRUCT
 reach the learners.
 """
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from ..algorithms import stop
 
 
 @dataclass(frozen=True)
@@ -23,18 +27,55 @@ class Udf:
     params: tuple | None
     returns: str
     side_effects: bool = False
+    stoppable: bool = False
 
+    @property
+    def signature(self):
+        """The SQL argument types (None: any); a stoppable UDF takes one more, last:
+        the connection's ``current_connection_id()``."""
+        if self.params is None or not self.stoppable:
+            return self.params
+        return (*self.params, "UBIGINT")
+
+    @cached_property
+    def call(self):
+        """What the engine calls: ``fn``, or for a stoppable UDF ``fn`` as a job that
+        an interrupt of its connection stops (``algorithms.stop``). Made once and
+        kept here: a database's connections share its UDFs, which must outlive the
+        connection that registered them (closing it releases its reference)."""
+        if not self.stoppable:
+            return self.fn
+        fn = self.fn
+
+        def job(*args):
+            tag = next((v for v in scalars(args[-1]) if v is not None), None)
+            try:
+                return stop.run(fn, *args[:-1], tag=tag)
+            except (stop.Stopped, KeyboardInterrupt):
+                raise KeyboardInterrupt(INTERRUPTED) from None
+
+        # the engine counts a UDF's parameters: fn's, and the connection id
+        own = inspect.signature(fn)
+        job.__signature__ = own.replace(parameters=[
+            *own.parameters.values(),
+            inspect.Parameter("connection", inspect.Parameter.POSITIONAL_OR_KEYWORD)])
+        return job
+
+
+INTERRUPTED = "interrupted; the query stopped and stored nothing"
 
 UDFS: list[Udf] = []
 
 
-def udf(name, params, returns, side_effects=False):
+def udf(name, params, returns, side_effects=False, stoppable=False):
     """Declare ``fn`` as the Arrow UDF ``name(params) -> returns``; ``params`` None
-    accepts any argument types. ``side_effects`` keeps DuckDB from folding calls."""
+    accepts any argument types. ``side_effects`` keeps DuckDB from folding calls.
+    A ``stoppable`` UDF (a fit or a search that may run long) takes the connection
+    id as a last argument and can be interrupted."""
 
     def declare(fn):
         UDFS.append(Udf(name, fn, None if params is None else tuple(params), returns,
-                        side_effects))
+                        side_effects, stoppable))
         return fn
 
     return declare

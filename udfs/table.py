@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..algorithms.dataset import NOMINAL, NUMERIC, Attribute, Dataset
+from ..algorithms.stop import checkpoint
 from .registry import column
 
 DEFAULT_MAX_VALUES = 10_000
@@ -86,6 +87,7 @@ def dataset(rows, fn, max_values=None, weight=None):
         raise ValueError(f"{fn}: duckmine_max_nominal_values must be >= 2, got {max_values}")
     attributes, columns, weights = [], [], None
     for f, arr in zip(rows.type, rows.flatten()):  # flatten folds in NULL rows
+        checkpoint()
         arr = column(arr)
         if weight is not None and f.name == weight:
             weights = _weights(f.name, arr, fn)

@@ -30,17 +30,20 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from .. import stop
 from ..buffers import grow
 from ..dataset import Attribute, find_name
 from ..jit import njit
+from ..stop import halted
 
 STATUS_OK = 0
 STATUS_MEMORY = 1
+STATUS_STOPPED = 2  # halt[0] was set (algorithms.stop)
 SPLIT_ROWS = 50_000  # from this many rows, the root's subtrees are built in parallel
 
 
-@njit(cache=True, nogil=True)
-def build(codes, cols, card, cutoff, max_depth, max_bytes, rows0, start0, depth0):
+@njit(cache=True)
+def build(codes, cols, card, cutoff, max_depth, max_bytes, rows0, start0, depth0, halt):
     """The (sub)tree of ``codes`` ((n, p) int, value ``card[j] - 1`` = missing;
     ``cols`` the same column by column)
     whose root holds the rows ``rows0`` (increasing), expands the attributes from
@@ -106,6 +109,9 @@ def build(codes, cols, card, cutoff, max_depth, max_bytes, rows0, start0, depth0
     f_val[0] = card[start0 - 1] if start0 > 0 else 0  # go on with attribute start0
     f_base[0] = n
     while d >= 0:
+        if halted(halt):
+            status = STATUS_STOPPED
+            break
         a = f_attr[d]
         if a >= 0 and f_val[d] < card[a]:
             v = f_val[d]
@@ -335,8 +341,11 @@ class ADTree:
         depth = p if max_depth is None else int(max_depth)
         cutoff, max_bytes = int(cutoff), int(max_bytes)
         if n < SPLIT_ROWS or n < cutoff or depth < 2:
+            halt = stop.flag()
             status, *arrays, _ = build(codes, np.ascontiguousarray(codes.T), card, cutoff,
-                                       depth, max_bytes, np.arange(n, dtype=np.int32), 0, 0)
+                                       depth, max_bytes, np.arange(n, dtype=np.int32), 0, 0,
+                                       halt)
+            stop.check(halt)
             if status == STATUS_MEMORY:
                 raise MemoryError(max_bytes)
         else:
@@ -384,6 +393,7 @@ def _build_split(codes, card, cutoff, depth, max_bytes):
     cols = np.ascontiguousarray(codes.T)  # one attribute's codes close together
     used = [0]  # bytes of the subtrees built so far: each gets what is left
     lock = threading.Lock()
+    halt = stop.flag()  # the pool's threads are not the job's
 
     def one(task):
         _, a, v = task
@@ -392,7 +402,7 @@ def _build_split(codes, card, cutoff, depth, max_bytes):
         if left <= 0:
             return None
         rows0 = np.flatnonzero(cols[a] == v).astype(np.int32)
-        part = build(codes, cols, card, cutoff, depth, left, rows0, a + 1, 1)
+        part = build(codes, cols, card, cutoff, depth, left, rows0, a + 1, 1, halt)
         nn, nv, nc, nr = part[-1]
         with lock:
             used[0] += int(nn * 28 + nv * 12 + nc * 8 + nr * 4)
@@ -404,6 +414,7 @@ def _build_split(codes, card, cutoff, depth, max_bytes):
         [np.array([0])], [np.array([-1])]
     mcvs, offs, children, rows = [mcv], [off], [child], []
     nn, nv, nc, nr = 1, p, len(child), 0
+    stop.check(halt)
     if any(part is None or part[0] == STATUS_MEMORY for part in parts):
         raise MemoryError(max_bytes)
     for (_, a, v), (_, c, s, vr, ls, m, o, ch, r, _) in zip(tasks, parts):

@@ -21,6 +21,7 @@ from ..dataset import Attribute
 from ..filters import Discretize
 from ..javafmt import double_to_string
 from ..jit import njit
+from ..stop import checkpoint
 from . import net as bn
 from .model import Coding
 
@@ -95,6 +96,7 @@ def _counts(X, y, w, nvals, n_classes, use_tree):
             cond[c, sl, sl] = np.diag(t[c])
             cond[c, offs[a] + nvals[a], offs[a] + nvals[a]] = cls_counts[c] - sum_for[c, a]
     for a1 in range(p):
+        checkpoint()
         for a2 in range(a1 + 1, p):
             t = counts.weighted(a2, [cls, a1], weights).reshape(n_classes, nvals[a1],
                                                                  nvals[a2])

@@ -20,7 +20,9 @@ from statistics import NormalDist
 import numpy as np
 from numba.typed import List
 
+from .. import stop
 from ..jit import njit
+from ..stop import halted
 
 SMALL = 1e-6
 LOG2 = math.log(2.0)
@@ -36,18 +38,18 @@ def eq(a, b):
     return a - b < SMALL and b - a < SMALL
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _lf(x):
     return 0.0 if x < 1e-6 else x * math.log(x) / LOG2
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _lft(x, table):
     """``_lf`` looked up for whole weights (exactly the same values)."""
     return table[int(x)] if table.shape[0] > 0 else _lf(x)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def lf_table(n):
     """``_lf`` of 0..n, for nodes whose weights are whole numbers."""
     out = np.empty(n + 1)
@@ -59,7 +61,7 @@ def lf_table(n):
 NO_TABLE = np.empty(0)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _split_ent(per_bag, known, total):
     """The split information of ``per_bag`` (unknowns count as one more bag)."""
     r = 0.0
@@ -71,7 +73,7 @@ def _split_ent(per_bag, known, total):
     return r
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _gain_ratio(per_bag, known, total, gain):
     d = _split_ent(per_bag, known, total)
     if d < 1e-6 and d > -1e-6:
@@ -79,7 +81,7 @@ def _gain_ratio(per_bag, known, total, gain):
     return gain / (d / total)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _gain(per_class_per_bag, per_bag, known, total, old_ent, table):
     new_ent = 0.0
     for b in range(per_class_per_bag.shape[0]):
@@ -92,7 +94,7 @@ def _gain(per_class_per_bag, per_bag, known, total, old_ent, table):
     return (1.0 - (total - known) / total) * num / known
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _old_ent(per_class, known):
     r = 0.0
     for c in range(per_class.shape[0]):
@@ -100,7 +102,7 @@ def _old_ent(per_class, known):
     return _lf(known) - r
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _value_counts(col, y, idx, w, n_values, n_classes):
     """Class weights per value of a nominal attribute over the known values (summed
     in row order), with their per-value, per-class and overall totals."""
@@ -119,7 +121,7 @@ def _value_counts(col, y, idx, w, n_values, n_classes):
     return dist, per_bag, per_class, known
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def nominal_split(col, y, idx, w, n_values, n_classes, min_obj, total):
     """Gain and gain ratio of a multiway split on a nominal attribute; the gain is
     -1 when fewer than two branches would hold ``min_obj`` instances."""
@@ -134,7 +136,7 @@ def nominal_split(col, y, idx, w, n_values, n_classes, min_obj, total):
     return gain, _gain_ratio(per_bag, known, total, gain)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def binary_nominal_split(col, y, idx, w, n_values, n_classes, min_obj, total):
     """The best "= value" versus "!= value" split (J48's binary splits): gain, gain
     ratio and the value; gain -1 when none qualifies."""
@@ -161,7 +163,7 @@ def binary_nominal_split(col, y, idx, w, n_values, n_classes, min_obj, total):
     return best_gain, best_ratio, best_value
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def numeric_split(value, cls, weight, n_classes, min_obj, total, mdl, table):
     """J48's threshold search over the node's known values of one attribute, in
     sorted order with their classes and weights; ``table`` is ``lf_table`` when all
@@ -218,7 +220,7 @@ def numeric_split(value, cls, weight, n_classes, min_obj, total, mdl, table):
     return best_gain, _gain_ratio(per_bag, known, total, best_gain), mid
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def subsets(col, idx, kind, threshold, value):
     """The branch of each instance: 0/1 for ``<=``/``>`` a threshold (kind 0), the
     value for a multiway nominal split (kind 1), 0/1 for ``=``/``!=`` a value (kind
@@ -237,7 +239,7 @@ def subsets(col, idx, kind, threshold, value):
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def class_weights(y, idx, w, n_classes):
     out = np.zeros(n_classes)
     for i in range(idx.shape[0]):
@@ -245,7 +247,7 @@ def class_weights(y, idx, w, n_classes):
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def split_distribution(y, idx, w, sub, fractions, n_classes):
     """Per-bag class weights: known instances in their bag, missing ones spread by
     ``fractions``."""
@@ -262,7 +264,7 @@ def split_distribution(y, idx, w, sub, fractions, n_classes):
 
 # -- distributions (J48's Distribution) ------------------------------------------
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def max_class(per_class):
     """The first class of largest weight (a later one must be larger by 1e-6)."""
     best, at = 0.0, 0
@@ -272,7 +274,7 @@ def max_class(per_class):
     return at
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def bag_class(dist, b):
     """The majority class of bag ``b``; the overall one when the bag is empty."""
     if dist[b].sum() > 1e-6:
@@ -280,13 +282,13 @@ def bag_class(dist, b):
     return max_class(dist.sum(axis=0))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def incorrect(per_class):
     """Weight not of the majority class."""
     return per_class.sum() - per_class[max_class(per_class)]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def fractions(dist):
     """The share of each bag in the weight, as missing values are spread."""
     per_bag = dist.sum(axis=1)
@@ -296,7 +298,7 @@ def fractions(dist):
     return per_bag / total
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def add_errors(n, e, cf, z):
     """The pessimistic number of additional errors of a leaf: the upper limit of
     the binomial confidence interval at confidence ``cf`` (``z`` its normal
@@ -314,7 +316,7 @@ def add_errors(n, e, cf, z):
     return r * n - e
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def estimated_errors(per_class, cf, z):
     total = per_class.sum()
     if total < 1e-6 and total > -1e-6:
@@ -340,14 +342,14 @@ NUMERIC_SPLIT, NOMINAL_SPLIT, VALUE_SPLIT = 0, 1, 2
 ATTR, KIND, VALUE, BAGS, CHILD, DIST, EMPTY, TRAIN, NTRAIN = range(9)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _grow_int(a, n):
     out = np.full((max(n, 2 * a.shape[0]), a.shape[1]), -1, np.int64)
     out[:a.shape[0]] = a
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _grow(a, n):
     """``a`` in a buffer with room for ``n`` (at least doubled)."""
     out = np.zeros(max(n, 2 * a.shape[0]), a.dtype)
@@ -355,7 +357,7 @@ def _grow(a, n):
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _keep(nodes, i, idx, w, train_idx, train_w, n_train):
     """Append node ``i``'s training data (kept for subtree raising)."""
     n = idx.shape[0]
@@ -369,13 +371,13 @@ def _keep(nodes, i, idx, w, train_idx, train_w, n_train):
     return train_idx, train_w, n_train + n
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _dist(dists, nodes, i, k):
     return dists[nodes[i, DIST]:nodes[i, DIST] + nodes[i, BAGS] * k].reshape(
         (nodes[i, BAGS], k))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _branch_data(sub, nb, w, frac):
     """Each branch's (positions, weights) given each instance's branch ``sub``."""
     out_pos = List()
@@ -403,7 +405,7 @@ def _branch_data(sub, nb, w, frac):
     return out_pos, out_w
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _evaluate_one(a, X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, table):
     """(gain, gain ratio, threshold midpoint, value) of the best split on attribute
     ``a``; gain -1 when it has none. ``srt``: the node's sorted entries."""
@@ -419,7 +421,7 @@ def _evaluate_one(a, X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary
     return g, r, 0.0, -1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _evaluate(X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, table):
     m = X.shape[0]
     gains, ratios, mids = np.empty(m), np.empty(m), np.empty(m)
@@ -430,7 +432,7 @@ def _evaluate(X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, table
     return gains, ratios, mids, vals
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def select_split(X, y, idx, w, srt, n_values, k, min_obj, mdl, binary, multi_valued,
                  n_all, table, values, value_off):
     """J48's choice of split for one node's data (C45ModelSelection): among the
@@ -481,7 +483,7 @@ def select_split(X, y, idx, w, srt, n_values, k, min_obj, mdl, binary, multi_val
     return a, NOMINAL_SPLIT, 0.0, -1, per_class
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def spread(X, y, a, kind, threshold, value, nb, idx, w, k):
     """Each instance's branch of a split and the split's distribution on that data:
     missing values spread in proportion to the known weight of each branch."""
@@ -490,10 +492,11 @@ def spread(X, y, a, kind, threshold, value, nb, idx, w, k):
     return sub, split_distribution(y, idx, w, sub, fractions(known), k)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def grow(X, n_values, y, k, idx0, w0, srt0, values, value_off, min_obj, mdl, binary,
-         multi_valued, n_all, keep_train, table):
-    """Grow the tree depth-first as J48 does (see the module docstring).
+         multi_valued, n_all, keep_train, table, halt):
+    """Grow the tree depth-first as J48 does (see the module docstring), until
+    ``halt[0]`` is set.
 
     ``X``: attributes by row (NaN missing, nominal values as codes), ``srt0``: for
     each numeric attribute (slice ``off[a]:off[a+1]``) the rows with a known value
@@ -515,7 +518,7 @@ def grow(X, n_values, y, k, idx0, w0, srt0, values, value_off, min_obj, mdl, bin
     stack_w = List([w0])
     stack_srt = List([srt0])
     branch_of = np.full(X.shape[1], -1, np.int64)
-    while len(stack_node) > 0:
+    while len(stack_node) > 0 and not halted(halt):
         i = stack_node.pop()
         idx = stack_idx.pop()
         w = stack_w.pop()
@@ -569,7 +572,7 @@ def grow(X, n_values, y, k, idx0, w0, srt0, values, value_off, min_obj, mdl, bin
     return n_nodes, nodes, thresholds, dists, train_idx, train_w, n_train
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _child_sorted(branch_of, frac, srt, nb, m):
     """Each branch's sorted entries, filtered from the node's in one pass: the
     presorting carried down the tree. An entry whose split value is missing goes to
@@ -615,7 +618,7 @@ def _child_sorted(branch_of, frac, srt, nb, m):
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _make_leaf(nodes, dists, i, k):
     d = _dist(dists, nodes, i, k)
     merged = d.sum(axis=0)
@@ -624,7 +627,7 @@ def _make_leaf(nodes, dists, i, k):
     dists[nodes[i, DIST]:nodes[i, DIST] + k] = merged
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def collapse(n_nodes, nodes, dists, k):
     """Replace a subtree by a leaf where it makes no fewer training errors."""
     errors = np.zeros(n_nodes)
@@ -646,7 +649,7 @@ def collapse(n_nodes, nodes, dists, k):
                 stack.append(nodes[i, CHILD] + b)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _subtree_errors(nodes, dists, i, k, cf, z):
     total = 0.0
     stack = [i]
@@ -660,7 +663,7 @@ def _subtree_errors(nodes, dists, i, k, cf, z):
     return total
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _descend(X, y, nodes, thresholds, dists, i, idx, w, k, cf, z, train_idx, train_w,
              n_train, write):
     """Pass other data down subtree ``i``, missing values spread by the known
@@ -698,7 +701,7 @@ def _descend(X, y, nodes, thresholds, dists, i, idx, w, k, cf, z, train_idx, tra
     return total, train_idx, train_w, n_train
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def prune(X, y, nodes, thresholds, dists, train_idx, train_w, n_train, k, cf, z,
           raising):
     """Prune bottom-up with the pessimistic error estimate: replace a subtree by a
@@ -809,11 +812,13 @@ def fit(columns, n_values, y, n_classes, weights, options):
         k > 0 and not 0.3 * n_all - k > SMALL for k in n_values)
     opt = options
     raising = opt.pruned and opt.subtree_raising
+    halt = stop.flag()
     n_nodes, nodes, thresholds, dists, train_idx, train_w, n_train = grow(
         X, n_values, yy, n_classes, idx, w, srt, np.concatenate(values),
         np.asarray(value_off, np.int64),
         float(opt.min_leaf), opt.mdl_correction, opt.binary_splits, multi_valued,
-        float(n_all), raising, _table(w))
+        float(n_all), raising, _table(w), halt)
+    stop.check(halt)
     if opt.collapse:
         collapse(n_nodes, nodes, dists, n_classes)
     if opt.pruned:

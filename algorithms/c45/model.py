@@ -256,7 +256,7 @@ def _label(dist, b, classes):
     return text + ")"
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _proba(x, column, attr, kind, threshold, value, start, flat, frac, fallback,
            leaf_prob, empty):
     """Row ``r`` of attribute ``a`` is ``x[column[a], r]``."""

@@ -14,7 +14,7 @@ from . import grow as c45
 from .model import fit_c45
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _coverage(sat, active, y, w, cls):
     """Covered and wrong weight of the rule made of the ``active`` conditions, and of
     each rule with one active condition dropped (columns of ``sat``)."""

@@ -36,8 +36,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import stop
 from ..javautil import JavaRandom, next_int
 from ..jit import njit, prange
+from ..stop import halted
 
 CHUNK = 4096
 INITS = ("k-means++", "random")
@@ -358,15 +360,18 @@ def _pass_chunk(X, w, nominal, offs, lo, width, Z, assign, ch, chunk,
 
 @njit(cache=True, parallel=True)
 def _passes_par(X, w, nominal, offs, lo, width, Z, assign, chunk,
-                sse, sw, s, ss, cnt, mode, nom, changed):
+                sse, sw, s, ss, cnt, mode, nom, changed, halt):
     for ch in prange(len(changed)):
+        if halted(halt):  # stopped (algorithms.stop): the rest is not looked at
+            continue
         _pass_chunk(X, w, nominal, offs, lo, width, Z, assign, ch, chunk,
                     sse, sw, s, ss, cnt, mode, nom, changed)
 
 
 @njit(cache=True)
-def lloyd(X, w, nominal, nvals, offs, V, lo, width, C, max_iter, chunk):
-    """Lloyd iterations from centres ``C`` over the rows of ``X`` in their order.
+def lloyd(X, w, nominal, nvals, offs, V, lo, width, C, max_iter, chunk, halt):
+    """Lloyd iterations from centres ``C`` over the rows of ``X`` in their order,
+    until they converge, ``max_iter`` or ``halt[0]`` is set.
 
     Returns (centres, assignments, iterations, squared error, per-cluster squared
     errors, sizes, per-cluster standard deviations (NaN for nominal), unweighted
@@ -389,7 +394,7 @@ def lloyd(X, w, nominal, nvals, offs, V, lo, width, C, max_iter, chunk):
         changed = np.zeros(nch, np.bool_)
         if nch > 1:
             _passes_par(X, w, nominal, offs, lo, width, Z, assign, chunk,
-                        sse_c, sw_c, s_c, ss_c, cnt_c, mode_c, nom_c, changed)
+                        sse_c, sw_c, s_c, ss_c, cnt_c, mode_c, nom_c, changed, halt)
         else:
             _pass_chunk(X, w, nominal, offs, lo, width, Z, assign, 0, chunk,
                         sse_c, sw_c, s_c, ss_c, cnt_c, mode_c, nom_c, changed)
@@ -423,7 +428,7 @@ def lloyd(X, w, nominal, nvals, offs, V, lo, width, C, max_iter, chunk):
                     newC[t, j] = _first_max_i(mode[c], offs[j], offs[j] + nvals[j])
                 else:
                     newC[t, j] = s[c, j] / sw[c] if sw[c] > 0 else 0.0
-        if it == max_iter:
+        if it == max_iter or halted(halt):
             converged = True
         C = newC
         if converged:
@@ -478,9 +483,11 @@ def run(X, w, layout, k, seed, init="random", max_iter=500, lo=None, width=None,
     seeded = len(C)
     permuted = not np.array_equal(order, np.arange(len(order)))
     Xp, wp = (np.ascontiguousarray(X[order]), w[order]) if permuted else (X, w)
+    halt = stop.flag()
     C, assign, it, sse, errs, sizes, std, nom = lloyd(
         Xp, wp, layout.nominal, layout.nvals, layout.offs, layout.V, lo, width, C,
-        max_iter, chunk)
+        max_iter, chunk, halt)
+    stop.check(halt)
     if permuted:
         back = np.empty_like(assign)
         back[order] = assign

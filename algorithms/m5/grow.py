@@ -26,10 +26,11 @@ from functools import partial
 
 import numpy as np
 
-from .. import linear
+from .. import linear, stop
 from ..filters import NominalToBinary, Pipeline, ReplaceMissing
 from ..javautil import JavaRandom, _qsort, randomize
 from ..jit import njit, prange
+from ..stop import halted
 
 SMOOTHING = 15.0
 SMALL = 1e-10   # the reference's tolerance once its split search has run
@@ -169,11 +170,11 @@ def _best_cut(xs, ys):
 
 
 @njit(cache=True, error_model="numpy")
-def _search(x, y, seg, vals, ys, min_leaf, stop):
+def _search(x, y, seg, vals, ys, min_leaf, min_sd, halt):
     """Sort the node's rows ``seg`` by each attribute in turn (in place) and find
     the best cut: (attribute or -1 for a leaf, split value)."""
     m = len(seg)
-    if m < min_leaf or std_dev(y, seg) < stop:
+    if m < min_leaf or std_dev(y, seg) < min_sd:
         return -1, 0.0
     qstack = np.empty(2 * 64, np.int64)
     best_imp = -1e20
@@ -181,6 +182,8 @@ def _search(x, y, seg, vals, ys, min_leaf, stop):
     best_pos = -1
     best_val = 0.0
     for a in range(x.shape[0]):
+        if halted(halt):  # stopped (algorithms.stop)
+            return -1, 0.0
         for i in range(m):
             vals[i] = x[a, seg[i]]
         if m > 1:
@@ -218,7 +221,7 @@ def _partition(x, seg, tmp, attr, value):
 
 @njit(cache=True, parallel=True, error_model="numpy")
 def _level(x, y, perm, vals, ys, tmp, rows, offsets, frontier, lo_of, count, attr, value,
-           left, min_leaf, stop):
+           left, min_leaf, min_sd, halt):
     """Search and partition the nodes of one depth; each owns a slice of ``perm``
     (and of the buffers), so they run in parallel."""
     for i in prange(len(frontier)):
@@ -226,7 +229,7 @@ def _level(x, y, perm, vals, ys, tmp, rows, offsets, frontier, lo_of, count, att
         lo = lo_of[u]
         hi = lo + count[u]
         seg = perm[lo:hi]
-        a, v = _search(x, y, seg, vals[lo:hi], ys[lo:hi], min_leaf, stop)
+        a, v = _search(x, y, seg, vals[lo:hi], ys[lo:hi], min_leaf, min_sd, halt)
         attr[i] = a
         value[i] = v
         rows[offsets[i]:offsets[i + 1]] = seg
@@ -235,14 +238,14 @@ def _level(x, y, perm, vals, ys, tmp, rows, offsets, frontier, lo_of, count, att
 
 
 @njit(cache=True, error_model="numpy")
-def grow(x, y, order, min_leaf, global_sd):
+def grow(x, y, order, min_leaf, global_sd, halt):
     """Grow a tree on the rows ``order`` (in that order) of ``x`` (attribute-major).
 
     Returns the node table (columns ATTR .. LEAF; ATTR -1 at a leaf), the split
     values, and every node's rows in the order its model sums them (``rows`` from
     ``ROWS``, ``COUNT`` long). Children are numbered after their parent. The nodes
     of one depth own disjoint slices of the row permutation, so they are searched
-    in parallel."""
+    in parallel. Once ``halt[0]`` is set the tree is left unfinished."""
     n = len(order)
     cap = n + 1
     nodes = np.full((cap, 7), -1, np.int64)
@@ -257,8 +260,8 @@ def grow(x, y, order, min_leaf, global_sd):
     nodes[0, COUNT] = n
     frontier = np.zeros(1, np.int64)
     n_nodes = 1
-    stop = global_sd * 0.05
-    while len(frontier) > 0:
+    min_sd = global_sd * 0.05
+    while len(frontier) > 0 and not halted(halt):
         f = len(frontier)
         offsets = np.empty(f + 1, np.int64)
         offsets[0] = used
@@ -272,7 +275,7 @@ def grow(x, y, order, min_leaf, global_sd):
         value = np.empty(f)
         left = np.zeros(f, np.int64)
         _level(x, y, perm, vals, ys, tmp, rows, offsets, frontier, lo_of, nodes[:, COUNT],
-               attr, value, left, min_leaf, stop)
+               attr, value, left, min_leaf, min_sd, halt)
         used = offsets[f]
         n_split = 0
         for i in range(f):
@@ -401,13 +404,13 @@ def _fit_one(x, y, w, nodes, rows, tested, global_sd, prune, constant, u, coef, 
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def fit_models(x, y, w, nodes, rows, tested, global_sd, prune, constant):
+def fit_models(x, y, w, nodes, rows, tested, global_sd, prune, constant, halt):
     """Linear models of every node, bottom-up, pruning when ``prune``.
 
     Returns (coefficients, intercepts, rms, leaf flags after pruning). A node that
     never split gets the constant mean; ``constant`` gives every node one. The
     nodes of one depth hold disjoint rows, so they are fitted in parallel, deepest
-    first."""
+    first. Once ``halt[0]`` is set the models are left unfinished."""
     n_nodes, p = len(nodes), x.shape[0]
     coef = np.zeros((n_nodes, p))
     intercept = np.zeros(n_nodes)
@@ -422,6 +425,8 @@ def fit_models(x, y, w, nodes, rows, tested, global_sd, prune, constant):
     bounds = np.searchsorted(depth[by_depth], np.arange(depth.max() + 2))
     for d in range(depth.max(), -1, -1):
         level = by_depth[bounds[d]:bounds[d + 1]]
+        if halted(halt):
+            break
         for i in prange(len(level)):
             _fit_one(x, y, w, nodes, rows, tested, global_sd, prune, constant, level[i],
                      coef, intercept, rms, params, leaf, pred)
@@ -499,10 +504,13 @@ class Built:
 def build_tree(x, y, w, order, options):
     """Grow, fit (and prune) and smooth a tree on the rows ``order`` of ``x``."""
     global_sd = std_dev(y, order)
-    nodes, split, rows = grow(x, y, order, float(options.min_leaf), global_sd)
+    halt = stop.flag()
+    nodes, split, rows = grow(x, y, order, float(options.min_leaf), global_sd, halt)
+    stop.check(halt)
     tested = tested_below(nodes, x.shape[0])
     coef, intercept, rms, leaf = fit_models(x, y, w, nodes, rows, tested, global_sd,
-                                            options.pruned, options.regression_tree)
+                                            options.pruned, options.regression_tree, halt)
+    stop.check(halt)
     if options.smoothed:
         coef, intercept = smooth(nodes, leaf, coef, intercept, SMOOTHING)
     return Built(nodes, split, leaf, coef, intercept, rms, rows, global_sd)

@@ -21,11 +21,13 @@ import math
 
 import numpy as np
 
+from .. import stop
 from ..evaluation import check_folds, stratified
 from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, _randomize, marked, sorted_by
 from ..jit import njit
 from ..models import Classifier, attributes_of, body, check_attribute
+from ..stop import halted
 
 SMALL = 1e-6
 LOG2 = math.log(2.0)
@@ -324,11 +326,11 @@ def _prune(X, nominal, w, ids, label, antds, size, stats):
 
 @njit(cache=True)
 def _ruleset(X, nominal, n_values, attrs, w, ids, label, class_count, folds, shuffles,
-             init, state, all_data_error, min_weight, exact, srt_rows, srt_off):
+             init, state, all_data_error, min_weight, exact, srt_rows, srt_off, halt):
     """Rules for the rows labelled 0 (other) against 1, added while the best of
-    ``shuffles`` builds is at least half accurate. Returns (weighted accuracy,
-    generator state, rule lengths, their conditions, their statistics); a length
-    -1 means too few rows for the folds."""
+    ``shuffles`` builds is at least half accurate (and the stop flag ``halt`` is
+    not set). Returns (weighted accuracy, generator state, rule lengths, their
+    conditions, their statistics); a length -1 means too few rows for the folds."""
     lengths = np.empty(0, np.int64)
     conds = np.empty((0, 6))
     stats = np.empty((0, 5))
@@ -345,6 +347,8 @@ def _ruleset(X, nominal, n_values, attrs, w, ids, label, class_count, folds, shu
         rule = np.zeros(5)
         size = 0
         for _ in range(shuffles):
+            if halted(halt):
+                return w_ac, state, lengths, conds, stats
             if shuffles > 1:
                 order = np.arange(len(ids))
                 state = _randomize(order, state)
@@ -424,7 +428,8 @@ class Learner:
             self.X, self.nominal, self.n_values, self.attrs, self.w, ids, label,
             float(class_count), self.folds, self.shuffles, self.init, np.uint64(self.state),
             self.all_data_error, self.min_weight, self.exact,
-            np.concatenate(parts).astype(np.int64), srt_off)
+            np.concatenate(parts).astype(np.int64), srt_off, halt := stop.flag())
+        stop.check(halt)
         if len(lengths) and lengths[0] < 0:
             raise ValueError(f"folds: a rule's rows are fewer than the {self.folds} folds "
                              "of reduced-error pruning (heavy weights on few rows); "

@@ -27,6 +27,7 @@ from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, randomize, sorted_by, weka_order
 from ..jit import njit, prange
 from ..models import Classifier, attributes_of, body, check_attribute, check_weights
+from ..stop import checkpoint
 from .description_length import RuleStats, check_stop, data_dl
 
 SMALL = 1e-6
@@ -594,6 +595,7 @@ class Fit:
     def grow(self, rows, rule=None):
         """A rule grown on ``rows`` (from ``rule``), and ``rows`` in the order the
         reference's in-place sorts leave them."""
+        checkpoint()
         start = np.zeros((4, 3)) if rule is None else np.vstack([rule, np.zeros((4, 3))])
         size = 0 if rule is None else len(rule)
         antds, size, rows = _grow(self.X, self.nominal, self.n_values, self.attrs,

@@ -29,6 +29,7 @@ from ..javafmt import java_double
 from ..javautil import JavaRandom, randomize, weka_order
 from ..jit import njit, prange
 from ..models import Classifier, attributes_of, body, check_tree
+from ..stop import checkpoint
 from .cost_complexity import Tree, predicted
 from .reptree import _sum
 
@@ -472,6 +473,7 @@ class Grower:
         root = Node()
         work = [(root, lists, dist, total)]
         while work:  # depth first, without recursion
+            checkpoint()
             node, lists, dist, total = work.pop()
             for child in reversed(self.make_node(node, lists, dist, total)):
                 work.append(child)

@@ -10,6 +10,7 @@ import sys
 import numpy as np
 
 from ..jit import njit
+from ..stop import checkpoint
 
 DBL_MAX = sys.float_info.max
 
@@ -188,6 +189,8 @@ class Tree:
         self.pred = np.full(n, -1, np.int64)
         self.model_err = np.zeros(n)
         for i, node in enumerate(nodes):
+            if i % 4096 == 0:
+                checkpoint()
             if node.children is not None:
                 self.left[i], self.right[i] = at[id(node.children[0])], at[id(node.children[1])]
                 self.attr[i], self.cut[i], self.props[i] = node.attr, node.cut, node.props
@@ -254,6 +257,7 @@ class Tree:
             errors = [scorer.error(changed)]
         previous = DBL_MAX
         while True:
+            checkpoint()
             i = _weakest(self.left, self.right, self.is_leaf, self.alpha, self.leaves)
             if i < 0:
                 break
@@ -278,6 +282,7 @@ class Tree:
         """Cut the tree back while the weakest link's alpha is at most ``alpha``."""
         self._passes()
         while True:
+            checkpoint()
             i = _weakest(self.left, self.right, self.is_leaf, self.alpha, self.leaves)
             if i < 0 or self.alpha[i] > alpha:
                 break

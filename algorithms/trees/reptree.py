@@ -32,6 +32,7 @@ import numpy as np
 from ..evaluation import check_folds, randomize, stratify, test_cv, train_cv
 from ..javautil import JavaRandom, weka_order
 from ..jit import njit, prange
+from ..stop import checkpoint
 
 LOG2 = math.log(2.0)
 SMALL = 1e-6  # the reference's tolerance for equal and greater
@@ -382,6 +383,7 @@ def grow(columns, nominal, n_values, y, w, rows, target, k, min_leaf, min_varian
     tree = Grown()
     stack = [(idx, wts, total_w, probs, 0, tree.add())]
     while stack:
+        checkpoint()
         idx, wts, total_w, probs, depth, node = stack.pop()
         if idx.shape[1] == 0:  # no rows: an empty leaf
             tree.dist[node] = np.zeros(k if classed else 2)

@@ -1,0 +1,144 @@
+"""Stopping a long computation from outside.
+
+An interrupt (Ctrl-C, ``duckmine.interrupt``) must end a fit within a moment and
+leave the process and the connection as they were. A computation that may be long
+runs through ``run``: on a thread of its own, while the calling thread waits for
+it. To stop it, ``Job.stop`` sets the job's flag, and the computation itself
+notices: kernels with long loops read it at their loop boundaries (they take
+``flag()``, test it with ``halted``, return early, and their caller raises with
+``check``), and Python loops over nodes, folds or iterations call ``checkpoint``.
+Kernels release the GIL (``jit``), so the waiting thread always gets to run,
+whatever the job is doing.
+
+Nothing is raised into the job from outside: an asynchronous exception lands at
+whatever bytecode runs next, which may be Python code that a kernel's C wrapper
+calls (seen: a corrupt result tuple and a segfault, in a kernel's first call).
+
+Nothing here knows a database: the engines decide when to stop, by tag.
+"""
+
+import threading
+
+import numpy as np
+from llvmlite import ir
+from numba.core import types
+from numba.extending import intrinsic
+
+from .jit import njit
+
+
+class Stopped(BaseException):
+    """A computation stopped by an interrupt. Like KeyboardInterrupt it is not an
+    Exception, so that no ``except Exception`` on its way swallows it."""
+
+
+_local = threading.local()
+_IDLE = np.zeros(1, np.uint8)  # the flag of a computation outside a job: never set
+_JOBS = set()
+_JOBS_LOCK = threading.Lock()
+_WAIT = 0.05  # seconds between checks of the waiting thread
+
+
+def flag():
+    """The stop flag of the calling thread's job, for kernels to poll: once
+    ``flag()[0]`` is set, a kernel returns early and its caller is stopped."""
+    return getattr(_local, "flag", _IDLE)
+
+
+@intrinsic
+def _load_acquire(typingctx, halt):
+    """``halt[0]`` read as an atomic load: another thread sets it while a kernel
+    runs, and a plain read in a loop that never writes it may be hoisted out."""
+    def codegen(context, builder, sig, args):
+        data = context.make_array(sig.args[0])(context, builder, args[0]).data
+        value = builder.load_atomic(data, "acquire", 1)
+        return builder.icmp_unsigned("!=", value, ir.Constant(value.type, 0))
+    return types.boolean(halt), codegen
+
+
+@njit(cache=True)
+def halted(halt):
+    """Whether the stop flag ``halt`` (from ``flag``) is set: what a kernel reads
+    at its loop boundaries."""
+    return _load_acquire(halt)
+
+
+def check(halt):
+    """Raise ``Stopped`` if the flag ``halt`` is set: after a kernel that returns
+    early, before its result is used."""
+    if halt[0]:
+        raise Stopped()
+
+
+def checkpoint():
+    """Raise ``Stopped`` if the calling thread's job is being stopped: once per
+    node, fold or iteration of a Python loop."""
+    if getattr(_local, "flag", _IDLE)[0]:
+        raise Stopped()
+
+
+class Job:
+    """One computation on its own thread, stoppable from any other."""
+
+    def __init__(self, fn, args, tag):
+        self.fn, self.args, self.tag = fn, args, tag
+        self.flag = np.zeros(1, np.uint8)
+        self.result = self.error = None
+        self.thread = threading.Thread(target=self._main, name="duckmine-job", daemon=True)
+
+    def _main(self):
+        _local.flag = self.flag
+        try:
+            self.result = self.fn(*self.args)
+        except BaseException as err:  # handed to the waiting thread
+            self.error = err
+
+    def stop(self):
+        """Set the flag; the job ends at its next check."""
+        self.flag[0] = 1
+
+
+def run(fn, *args, tag=None):
+    """``fn(*args)``, stoppable by ``stop`` (all jobs, or those of ``tag``) and by a
+    KeyboardInterrupt in the calling thread; a stopped job raises ``Stopped``, or
+    the KeyboardInterrupt. Inside a job, ``fn`` simply runs."""
+    if hasattr(_local, "flag"):
+        return fn(*args)
+    job = Job(fn, args, tag)
+    with _JOBS_LOCK:
+        _JOBS.add(job)
+    try:
+        job.thread.start()
+        _wait(job)
+    except BaseException:  # the waiting thread was interrupted: stop the job first
+        job.stop()
+        _wait(job)
+        raise
+    finally:
+        with _JOBS_LOCK:
+            _JOBS.discard(job)
+    if job.flag[0]:
+        raise Stopped()
+    if job.error is not None:
+        raise job.error
+    return job.result
+
+
+def _wait(job):
+    while job.thread.is_alive():  # in steps, so that Ctrl-C reaches this thread
+        job.thread.join(_WAIT)
+
+
+def stop(tag=None):
+    """Stop the running jobs (those of ``tag``, or all); how many there were."""
+    with _JOBS_LOCK:
+        jobs = [j for j in _JOBS if tag is None or j.tag == tag]
+    for job in jobs:
+        job.stop()
+    return len(jobs)
+
+
+def running():
+    """How many jobs are running."""
+    with _JOBS_LOCK:
+        return len(_JOBS)
