@@ -25,6 +25,7 @@ from . import discretize
 from .dataset import NUMERIC, Attribute
 from .javautil import weka_order
 from .jit import njit
+from .models import check_array
 from .sqlgen import _as, _case, _from, _number, _select, _var
 
 SMALL = 1e-10  # a weight below this counts as none (the ranking of values)
@@ -57,6 +58,24 @@ class Filter:
 
     def state(self):
         return {}
+
+    def validate(self):
+        """Raise ValueError unless the stored state fits the inputs (a forged or
+        damaged model value)."""
+
+
+def _per_input(f, values, where, nominal_codes=False, low=None, nan=False):
+    """``values`` as one finite number per input of ``f`` (NaN allowed where
+    ``nan``); with ``nominal_codes``, a nominal input's a code of its values."""
+    x = np.asarray(values, np.float64) if isinstance(values, (list, np.ndarray)) else None
+    if x is None or x.shape != (len(f.inputs),):
+        raise ValueError(f"its {f.tag} filter's {where} are not one number per attribute")
+    check_array(x[~np.isnan(x)] if nan else x, f"its {f.tag} filter's {where}", low=low)
+    if nominal_codes:
+        for a, v in zip(f.inputs, x):
+            if a.nominal and a.values and not (v == int(v) and 0 <= v < len(a.values)):
+                raise ValueError(f"its {f.tag} filter fills {a.name!r} with no value of it")
+    return x
 
 
 class ReplaceMissing(Filter):
@@ -92,6 +111,9 @@ class ReplaceMissing(Filter):
 
     def state(self):
         return {"fill": self.fill.tolist()}
+
+    def validate(self):
+        _per_input(self, self.fill, "fill values", nominal_codes=True)
 
     def sql(self, inputs):
         return [exp.Coalesce(this=e, expressions=[
@@ -174,6 +196,17 @@ class NominalToBinary(Filter):
     def state(self):
         return {"ranked": self.ranked, "ranks": self.ranks}
 
+    def validate(self):
+        if not self.ranked:
+            return
+        if not isinstance(self.ranks, list) or len(self.ranks) != len(self.inputs):
+            raise ValueError("its nominal_to_binary filter's ranks are not one per attribute")
+        for a, r in zip(self.inputs, self.ranks):
+            if (r is None) != (not a.nominal) or a.nominal and (
+                    not isinstance(r, list) or sorted(r) != list(range(len(a.values)))):
+                raise ValueError(f"its nominal_to_binary filter does not rank the values "
+                                 f"of {a.name!r}")
+
     def sql(self, inputs):
         out = []
         for j, level in self.columns:
@@ -226,6 +259,10 @@ class Normalize(Filter):
     def state(self):
         return {"low": _floats(self.low), "high": _floats(self.high)}
 
+    def validate(self):
+        _per_input(self, self.low, "minima", nan=True)
+        _per_input(self, self.high, "maxima", nan=True)
+
     def sql(self, inputs):
         out = []
         for j, (a, e) in enumerate(zip(self.inputs, inputs)):
@@ -273,6 +310,10 @@ class Standardize(Filter):
 
     def state(self):
         return {"mean": self.mean.tolist(), "sd": self.sd.tolist()}
+
+    def validate(self):
+        _per_input(self, self.mean, "means")
+        _per_input(self, self.sd, "deviations", low=0)
 
     def sql(self, inputs):
         out = []
@@ -330,6 +371,22 @@ class Discretize(Filter):
         return {"bins": self.bins,
                 "cuts": [None if c is None else c.tolist() for c in self.cuts]}
 
+    def validate(self):
+        if len(self.cuts) != len(self.inputs):
+            raise ValueError("its discretize filter's cut points are not one list per "
+                             "attribute")
+        for a, c in zip(self.inputs, self.cuts):
+            if c is None:
+                continue
+            if a.nominal or c.ndim != 1:
+                raise ValueError(f"its discretize filter cuts {a.name!r}, which is not "
+                                 "numeric")
+            check_array(c, f"the cut points of {a.name!r}")
+            if (np.diff(c) <= 0).any():
+                raise ValueError(f"the cut points of {a.name!r} do not ascend")
+        if self.bins is not None and (type(self.bins) is not int or self.bins < 1):
+            raise ValueError("its discretize filter's bins are not a whole number >= 1")
+
     def sql(self, inputs):
         out = []
         for e, c in zip(inputs, self.cuts):
@@ -378,6 +435,11 @@ class Pipeline:
 
     def to_json(self):
         return [f.to_json() for f in self.filters]
+
+    def validate(self):
+        """Raise ValueError unless every filter's stored state fits its inputs."""
+        for f in self.filters:
+            f.validate()
 
     @classmethod
     def from_json(cls, inputs, states):

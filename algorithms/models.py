@@ -6,6 +6,8 @@ import hashlib
 import json
 import math
 
+import numpy as np
+
 from . import contract
 
 
@@ -72,6 +74,11 @@ def check_head(d, decl):
         except (ValueError, TypeError) as err:
             raise corrupt(f"its options: {str(err).removeprefix(decl.name + ': ')}") \
                 from None
+        # a model keeps every option but the column lists that chose its data
+        lacking = [p.name for p in decl.params
+                   if p.type != "text_list" and p.name not in d["options"]]
+        if lacking:
+            raise corrupt(f"its options lack {', '.join(lacking)}")
     attributes = d.get("attributes")
     if attributes is None:
         return
@@ -95,9 +102,30 @@ def check_head(d, decl):
     if target is not None and not isinstance(target, str) and not (
             type(target) is int and 0 <= target < len(attributes)):
         raise corrupt(f"its target {str(target)[:60]} is not an attribute's name")
+    if _has_huge_int(d):
+        raise corrupt("it holds a whole number beyond 64 bits")
+    classes = d.get("classes")  # the class names (one_r's are codes, checked apart)
+    if isinstance(classes, list) and classes and all(isinstance(c, str) for c in classes) \
+            and len(set(classes)) != len(classes):
+        raise corrupt("its classes are not distinct names")
     instances = d.get("instances", 0)
-    if isinstance(instances, bool) or not isinstance(instances, int) or instances < 0:
+    if isinstance(instances, bool) or not isinstance(instances, int) \
+            or not 0 <= instances < 2**63:
         raise corrupt(f"its row count {str(instances)[:30]} is not a whole number >= 0")
+
+
+def _has_huge_int(d):
+    """Whether the parsed JSON ``d`` holds an integer no 64-bit column takes."""
+    stack = [d]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, dict):
+            stack.extend(x.values())
+        elif isinstance(x, list):
+            stack.extend(x)
+        elif type(x) is int and not -2**63 <= x < 2**63:
+            return True
+    return False
 
 
 def _finite(values, width=None):
@@ -123,7 +151,7 @@ def check_tree(attributes, attr, children, props, probs, width, branches, target
         if isinstance(a, bool) or not isinstance(a, int) or not isinstance(kids, list):
             raise ValueError(f"node {i} is not an attribute and a list of children")
         if a < 0:
-            if a != -1 or kids:
+            if a != -1 or kids or props[i] is not None:
                 raise ValueError(f"leaf {i} has children")
         else:
             if a >= len(attributes) or attributes[a].name == target:
@@ -143,6 +171,43 @@ def check_tree(attributes, attr, children, props, probs, width, branches, target
         raise ValueError(f"node {below.index(False)} hangs below no node")
 
 
+def check_array(values, where, shape=None, low=None, high=None, whole=False):
+    """``values`` (a list or array) as a float64 array of ``shape`` (None for any
+    length) holding finite numbers in [low, high) (whole ones if ``whole``);
+    ValueError naming ``where`` otherwise."""
+    try:
+        x = np.asarray(values, np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{where} does not hold numbers") from None
+    if shape is not None and (x.ndim != len(shape) or any(
+            s is not None and s != n for s, n in zip(shape, x.shape))):
+        want = " x ".join("n" if s is None else str(s) for s in shape)
+        raise ValueError(f"{where} is not {want} numbers")
+    if not np.isfinite(x).all() or (low is not None and (x < low).any()) or (
+            high is not None and (x >= high).any()) or (whole and (x != np.round(x)).any()):
+        bounds = "" if low is None and high is None else f" in [{low}, {high})"
+        raise ValueError(f"{where} does not hold finite {'whole ' if whole else ''}"
+                         f"numbers{bounds}")
+    return x
+
+
+def check_class(attributes, class_index):
+    """The number of classes of the nominal attribute ``class_index`` (a model that
+    names its class by index); ValueError unless it is one with values."""
+    if type(class_index) is not int or not 0 <= class_index < len(attributes) \
+            or not attributes[class_index].nominal or not attributes[class_index].values:
+        raise ValueError("its class is not a nominal attribute with values")
+    return len(attributes[class_index].values)
+
+
+def target_of(attributes, target):
+    """The index of the target attribute named ``target``."""
+    for i, a in enumerate(attributes):
+        if a.name == target:
+            return i
+    raise ValueError(f"its target {str(target)[:60]} is not one of its attributes")
+
+
 def check_attribute(attributes, a, target, where):
     """The attribute index ``a`` of a test, if the model has it (and it is not the
     target); ValueError naming ``where`` otherwise."""
@@ -152,9 +217,13 @@ def check_attribute(attributes, a, target, where):
     return attributes[a]
 
 
+MAX_WEIGHT = 1e100  # far above any data's total weight; sums of such stay finite
+
+
 def check_weights(values, width, where):
     """Finite, non-negative class weights (or probabilities), ``width`` of them."""
-    if not _finite(values, width) or min(values, default=0) < 0:
+    if not _finite(values, width) or min(values, default=0) < 0 \
+            or max(values, default=0) > MAX_WEIGHT:
         raise ValueError(f"{where} does not hold {width} finite class weights")
 
 
@@ -175,9 +244,11 @@ def loads(name, version, body, model_id):
         model = decl.model_class().from_json(d)
         if hasattr(model, "validate"):
             model.validate()
+        if getattr(model, "target", None) is not None and not isinstance(model.target, str):
+            raise ValueError("its target is not a name")
         return model
     except ModelError:
         raise
     except (ValueError, KeyError, TypeError, IndexError, AttributeError,
-            RecursionError, OverflowError) as err:
+            RecursionError, OverflowError, StopIteration) as err:
         raise corrupt(str(err) or type(err).__name__) from None

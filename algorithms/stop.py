@@ -14,10 +14,17 @@ Nothing is raised into the job from outside: an asynchronous exception lands at
 whatever bytecode runs next, which may be Python code that a kernel's C wrapper
 calls (seen: a corrupt result tuple and a segfault, in a kernel's first call).
 
+A job that does not notice its flag within ``GRACE`` (it is compiling a kernel,
+which cannot be stopped) is left behind: its caller is stopped at once, and the
+job ends by itself at its next check. At exit the process waits for such jobs
+(``_drain``), because finalising Python while a compilation runs aborts it.
+
 Nothing here knows a database: the engines decide when to stop, by tag.
 """
 
+import atexit
 import threading
+import time
 
 import numpy as np
 from llvmlite import ir
@@ -37,6 +44,11 @@ _IDLE = np.zeros(1, np.uint8)  # the flag of a computation outside a job: never 
 _JOBS = set()
 _JOBS_LOCK = threading.Lock()
 _WAIT = 0.05  # seconds between checks of the waiting thread
+GRACE = 0.5  # seconds a stopped job has to end before its caller stops without it
+_LEFT = set()  # stopped jobs still running (compiling), which the exit waits for
+# how the jobs of this process ended: "stopped" (they noticed their flag and gave
+# up their work), "finished", or "failed" (an error of their own)
+OUTCOMES = {"stopped": 0, "finished": 0, "failed": 0}
 
 
 def flag():
@@ -90,8 +102,13 @@ class Job:
         _local.flag = self.flag
         try:
             self.result = self.fn(*self.args)
+            outcome = "finished"
+        except Stopped as err:
+            self.error, outcome = err, "stopped"
         except BaseException as err:  # handed to the waiting thread
-            self.error = err
+            self.error, outcome = err, "failed"
+        with _JOBS_LOCK:
+            OUTCOMES[outcome] += 1
 
     def stop(self):
         """Set the flag; the job ends at its next check."""
@@ -112,11 +129,13 @@ def run(fn, *args, tag=None):
         _wait(job)
     except BaseException:  # the waiting thread was interrupted: stop the job first
         job.stop()
-        _wait(job)
+        _wait(job, GRACE)
         raise
     finally:
         with _JOBS_LOCK:
             _JOBS.discard(job)
+            if job.thread.is_alive():
+                _LEFT.add(job)
     if job.flag[0]:
         raise Stopped()
     if job.error is not None:
@@ -124,9 +143,27 @@ def run(fn, *args, tag=None):
     return job.result
 
 
-def _wait(job):
+def _wait(job, grace=None):
+    """Until the job ends; once it is stopped, ``GRACE`` more seconds at most (or
+    ``grace``), for a job that is compiling notices nothing until it is done."""
+    stopped_at = None
     while job.thread.is_alive():  # in steps, so that Ctrl-C reaches this thread
         job.thread.join(_WAIT)
+        if job.flag[0]:
+            stopped_at = stopped_at or time.monotonic()
+            if time.monotonic() - stopped_at >= (GRACE if grace is None else grace):
+                return
+
+
+@atexit.register
+def _drain():
+    """Stop every job and wait for those still running: Python must not be
+    finalised while one of them compiles a kernel (LLVM aborts the process)."""
+    stop()
+    with _JOBS_LOCK:
+        jobs = list(_JOBS | _LEFT)
+    for job in jobs:
+        job.thread.join()
 
 
 def stop(tag=None):
@@ -139,6 +176,7 @@ def stop(tag=None):
 
 
 def running():
-    """How many jobs are running."""
+    """How many jobs are running (stopped ones still compiling included)."""
     with _JOBS_LOCK:
-        return len(_JOBS)
+        _LEFT.difference_update([j for j in _LEFT if not j.thread.is_alive()])
+        return len(_JOBS) + len(_LEFT)

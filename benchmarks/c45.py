@@ -164,7 +164,7 @@ def child_duckmine(n, repeat, breakdown):
 
     con = duckmine.connect(str(database(n)), read_only=True)
     runs, fit_peak, text, scores = fit_and_score(
-        con, f"SELECT model FROM fit('c45', 'SELECT * FROM agrawal LIMIT 2000', "
+        con, f"SELECT model FROM fit('c45', '(SELECT * FROM agrawal LIMIT 2000)', "
         f"'{TARGET}')", FIT, SCORE, "correct", repeat)
     out = {"fit": median(runs, "fit"), "runs": len(runs), "peak_mb": fit_peak,
            "score": median(scores, "fit"), "accuracy": scores[0]["correct"] / n,

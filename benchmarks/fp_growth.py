@@ -91,7 +91,7 @@ def child(tool, n, support, repeat):
     if tool == "duckmine":
         con = duckmine.connect(path, read_only=True)
         # load the cached kernels first, as a warm session would have them
-        con.execute("SELECT count(*) FROM fp_growth('SELECT [''a''] AS i', 1)").fetchall()
+        con.execute("SELECT count(*) FROM fp_growth('(SELECT [''a''] AS i)', 1)").fetchall()
     else:
         con = duckdb.connect(path, read_only=True)
     runs = [measure(con, tool, support)]

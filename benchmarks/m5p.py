@@ -203,7 +203,7 @@ def child_duckmine(n, repeat):
 
     con = duckmine.connect(str(database(n)), read_only=True)
     runs, fit_peak, text, scores = fit_and_score(
-        con, f"SELECT model FROM fit('m5p', 'SELECT * FROM friedman LIMIT 2000', "
+        con, f"SELECT model FROM fit('m5p', '(SELECT * FROM friedman LIMIT 2000)', "
         f"'{TARGET}')", FIT, SCORE, "rmse", repeat)
     con.close()
     return {"fit": median(runs, "fit"), "runs": len(runs), "peak_mb": fit_peak,

@@ -10,7 +10,7 @@ import statistics
 import subprocess
 import sys
 
-QUERY = "SELECT count(*) FROM fp_growth('SELECT [''a'', ''b''] AS items', 1)"
+QUERY = "SELECT count(*) FROM fp_growth('(SELECT [''a'', ''b''] AS items)', 1)"
 CODE = ("import time; t = time.perf_counter(); import duckdb; t0 = time.perf_counter(); "
         "import duckmine; con = duckdb.connect(); duckmine.load(con); "
         "t1 = time.perf_counter(); "

@@ -56,7 +56,7 @@ def macros(decl):
         fitted = _call(decl, "list(_dm_row ORDER BY _dm_n)")
         out.append(f"CREATE OR REPLACE TEMP MACRO {decl.name}({_signature(decl, 'tbl')}) "
                    f"AS TABLE\nSELECT {columns}\nFROM (SELECT unnest({relation_name(decl)}("
-                   f"{fitted})) AS r FROM _dm_rows(tbl)){order}")
+                   f"{fitted})) AS r FROM _dm_rows(tbl, '{decl.name}')){order}")
     return out
 
 
@@ -73,18 +73,20 @@ EVALUATION = [
     "CREATE OR REPLACE TEMP MACRO fit(learner, tbl, target, options := NULL, "
     "weight := NULL) AS TABLE\n"
     "SELECT _dm_fit(learner, list(_dm_row ORDER BY _dm_n), target, options, weight, "
-    f"{SETTINGS}, {CONNECTION}) AS model FROM _dm_rows(tbl)",
+    f"{SETTINGS}, {CONNECTION}) AS model FROM _dm_rows(tbl, 'fit')",
     "CREATE OR REPLACE TEMP MACRO _dm_evaluation(learner, tbl, target, folds, seed, "
-    "options, weight) AS TABLE\n"
+    "options, weight, fn) AS TABLE\n"
     "SELECT _dm_cross_validate(learner, list(_dm_row ORDER BY _dm_n), target, folds, seed, "
-    f"options, weight, {SETTINGS}, {CONNECTION}) AS r FROM _dm_rows(tbl)",
+    f"options, weight, {SETTINGS}, {CONNECTION}) AS r FROM _dm_rows(tbl, fn)",
     "CREATE OR REPLACE TEMP MACRO cross_validate(learner, tbl, target, folds := 10, "
     "seed := 1, options := NULL, weight := NULL) AS TABLE\n"
     "SELECT " + ", ".join(f"r.{c}" for c in SUMMARY)
-    + "\nFROM _dm_evaluation(learner, tbl, target, folds, seed, options, weight)",
+    + "\nFROM _dm_evaluation(learner, tbl, target, folds, seed, options, weight, "
+    "'cross_validate')",
     "CREATE OR REPLACE TEMP MACRO confusion_matrix(learner, tbl, target, folds := 10, "
     "seed := 1, options := NULL, weight := NULL) AS TABLE\n"
     "SELECT c.actual, c.predicted, c.weight\n"
     "FROM (SELECT unnest(r.confusion) AS c "
-    "FROM _dm_evaluation(learner, tbl, target, folds, seed, options, weight))",
+    "FROM _dm_evaluation(learner, tbl, target, folds, seed, options, weight, "
+    "'confusion_matrix'))",
 ]

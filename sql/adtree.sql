@@ -15,4 +15,4 @@ SELECT c.combination, c.count
 FROM (SELECT unnest(_dm_ad_counts(list(_dm_row ORDER BY _dm_n), columns,
           leaf_list_cutoff, getvariable('duckmine_max_nominal_values'),
           getvariable('duckmine_ad_tree_max_mb'), current_connection_id())) AS c
-      FROM _dm_rows(tbl));
+      FROM _dm_rows(tbl, 'ad_counts'));

@@ -7,7 +7,7 @@ FROM (SELECT unnest(_dm_itemsets(tx, items, min_support, typeof(min_support),
                                  max_length, target,
                                  getvariable('duckmine_max_itemsets'),
                               current_connection_id())) AS r
-      FROM _dm_baskets(tbl, layout := layout))
+      FROM _dm_baskets(tbl, 'fp_growth', layout := layout))
 ORDER BY r.support_count DESC, len(r.itemset), r.itemset;
 
 CREATE OR REPLACE TEMP MACRO association_rules(tbl, min_support, min_confidence := 0.9,
@@ -19,7 +19,7 @@ FROM (SELECT unnest(_dm_rules(tx, items, min_support, typeof(min_support),
                               min_confidence, max_length, max_consequent,
                               getvariable('duckmine_max_itemsets'),
                               current_connection_id())) AS r
-      FROM _dm_baskets(tbl, layout := layout))
+      FROM _dm_baskets(tbl, 'association_rules', layout := layout))
 ORDER BY r.confidence DESC, r.support_count DESC, r.antecedent, r.consequent;
 
 -- Aggregate forms: one transaction (a list of items) per input row; with GROUP BY

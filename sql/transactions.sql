@@ -1,18 +1,31 @@
--- Any relation, or the result of a query, as a relation: a name passes through
--- query_table, anything that reads as a query through query().
-CREATE OR REPLACE TEMP MACRO _dm_source(tbl) AS TABLE
+-- The relation tbl names, or the result of a query written in parentheses.
+-- tbl is a name (schema-qualified, quoted, with spaces or unicode: whatever
+-- query_table reads), so a table may be called select or values; a query is
+-- '(SELECT ...)'. Text that reads as a bare query (a leading keyword and more, or
+-- a comment) or as a table function call is refused naming fn, with both forms.
+CREATE OR REPLACE TEMP MACRO _dm_source(tbl, fn) AS TABLE
 FROM query(CASE
-    WHEN regexp_matches(tbl, '^\s*((select|from|with|values|pivot|unpivot|table)\b|\()', 'i')
-    THEN tbl
+    WHEN tbl IS NULL THEN error(fn || ': tbl must be a table name, got NULL')
+    WHEN regexp_matches(tbl, '^\s*\(') THEN tbl
+    WHEN regexp_matches(tbl, '^\s*((select|from|with|values|pivot|unpivot|table|summarize|describe|show)(\s|\()|--|/\*)', 'i')
+    THEN error(fn || ': tbl is a table name, and ''' || tbl || ''' reads as a query; '
+               || 'write a query in parentheses, as ''(' || trim(tbl) || ')'', and a '
+               || 'table with such a name in double quotes')
+    WHEN regexp_matches(tbl, '^\s*[A-Za-z_][A-Za-z0-9_]*\s*\(')
+    THEN error(fn || ': tbl is a table name, and ''' || tbl || ''' reads as a table '
+               || 'function call; write it as a query in parentheses, as ''(FROM '
+               || trim(tbl) || ')''')
     ELSE 'FROM query_table(''' || replace(tbl, '''', '''''') || ''')'
 END);
 
 -- Its rows as structs, numbered in the relation's order (row_number() OVER () keeps
 -- the scan order; a plain list() of a large table scanned in parallel does not).
 -- Learners take list(_dm_row ORDER BY _dm_n), so a table gives the same model
--- every time, as its file would.
-CREATE OR REPLACE TEMP MACRO _dm_rows(tbl) AS TABLE
-SELECT _dm_row, row_number() OVER () AS _dm_n FROM _dm_source(tbl) _dm_row;
+-- every time, as its file would. The row is packed from its columns rather than
+-- named by an alias, which a column of the same name would hide.
+CREATE OR REPLACE TEMP MACRO _dm_rows(tbl, fn) AS TABLE
+SELECT struct_pack(*COLUMNS(*)) AS _dm_row, row_number() OVER () AS _dm_n
+FROM _dm_source(tbl, fn);
 
 -- The transactions of a relation as one value: the item codes of each transaction
 -- (INTEGER[][]) and the items by code (VARCHAR[], sorted). DuckDB groups the rows
@@ -22,8 +35,8 @@ SELECT _dm_row, row_number() OVER () AS _dm_n FROM _dm_source(tbl) _dm_row;
 -- a LIST column, or a wide nominal table whose cells are the items "column=value"
 -- (a BOOLEAN column is the item "column" where it is true). NULL items are
 -- dropped; a transaction without items still counts (an empty list).
-CREATE OR REPLACE TEMP MACRO _dm_baskets(tbl, layout := 'auto') AS TABLE
-WITH src AS (FROM _dm_source(tbl)),
+CREATE OR REPLACE TEMP MACRO _dm_baskets(tbl, fn, layout := 'auto') AS TABLE
+WITH src AS (FROM _dm_source(tbl, fn)),
 -- a NULL column after the others, so that #2 exists whatever the table
 padded AS (SELECT *, NULL::VARCHAR AS _dm_pad FROM src),
 spec AS (

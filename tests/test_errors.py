@@ -72,8 +72,8 @@ def test_output_limit_says_how_many(fresh):
         assert fresh.execute("SELECT count(*) FROM fp_growth('dense', 1, max_length := 2)"
                              ).fetchall() == [(210,)]
         # 298 itemsets of up to 3 of 12 items give 1452 rules
-        fails(fresh, "SELECT count(*) FROM association_rules('SELECT [i::VARCHAR FOR i "
-                     "IN range(12)] FROM range(3)', 1, min_confidence := 0.0, "
+        fails(fresh, "SELECT count(*) FROM association_rules('(SELECT [i::VARCHAR FOR i "
+                     "IN range(12)] FROM range(3))', 1, min_confidence := 0.0, "
                      "max_length := 3)", "stopped after finding more than 1,000 rules")
         fresh.execute("SET VARIABLE duckmine_max_itemsets = 0")
         fails(fresh, "SELECT count(*) FROM fp_growth('dense', 1)",
@@ -89,27 +89,27 @@ def test_output_limit_says_how_many(fresh):
     ("SELECT * FROM c45('weather', 'nope')",
      ["target column 'nope' is not in the table", "outlook"]),
     ("SELECT * FROM c45('weather', NULL)", ["target must name a column"]),
-    ("SELECT * FROM c45('SELECT *, 1.5 AS x FROM weather', 'x')",
+    ("SELECT * FROM c45('(SELECT *, 1.5 AS x FROM weather)', 'x')",
      ["target column 'x' is numeric", "m5p"]),
-    ("SELECT * FROM c45('SELECT outlook, NULL::VARCHAR AS y FROM weather', 'y')",
+    ("SELECT * FROM c45('(SELECT outlook, NULL::VARCHAR AS y FROM weather)', 'y')",
      ["'y' has no values (all NULL)"]),
-    ("SELECT * FROM c45('SELECT outlook, ''a'' AS y FROM weather', 'y')",
+    ("SELECT * FROM c45('(SELECT outlook, ''a'' AS y FROM weather)', 'y')",
      ["single class ('a')"]),
-    ("SELECT * FROM c45('SELECT play FROM weather', 'play')",
+    ("SELECT * FROM c45('(SELECT play FROM weather)', 'play')",
      ["no attributes besides the target"]),
-    ("SELECT * FROM c45('SELECT * FROM weather WHERE false', 'play')",
+    ("SELECT * FROM c45('(SELECT * FROM weather WHERE false)', 'play')",
      ["the table is empty"]),
     ("SELECT * FROM c45('weather', 'play', confidence := 0)", ["confidence must be in"]),
     ("SELECT * FROM c45('weather', 'play', confidence := 0.9)", ["confidence must be in"]),
     ("SELECT * FROM c45('weather', 'play', min_leaf := 0)", ["min_leaf must be"]),
     ("SELECT * FROM c45('weather', 'play', pruned := NULL)", ["pruned must be true or"]),
-    ("SELECT * FROM c45('SELECT *, ''infinity''::DOUBLE AS x FROM weather', 'play')",
+    ("SELECT * FROM c45('(SELECT *, ''infinity''::DOUBLE AS x FROM weather)', 'play')",
      ["column 'x' holds an infinite value"]),
-    ("SELECT * FROM c45('SELECT *, DATE ''2020-01-01'' AS d FROM weather', 'play')",
+    ("SELECT * FROM c45('(SELECT *, DATE ''2020-01-01'' AS d FROM weather)', 'play')",
      ["column 'd' has type date32", "neither numeric nor nominal"]),
-    ("SELECT * FROM c45('SELECT *, [1] AS l FROM weather', 'play')",
+    ("SELECT * FROM c45('(SELECT *, [1] AS l FROM weather)', 'play')",
      ["column 'l' has type", "neither numeric nor nominal"]),
-    ("SELECT * FROM c45('SELECT *, -1.0 AS w FROM weather', 'play', weight := 'w')",
+    ("SELECT * FROM c45('(SELECT *, -1.0 AS w FROM weather)', 'play', weight := 'w')",
      ["weight column 'w' must hold finite, non-negative"]),
     ("SELECT * FROM c45('weather', 'play', weight := 'nope')",
      ["weight column 'nope' is not in the table"]),
@@ -278,3 +278,88 @@ def test_an_edited_body_under_a_cached_id_is_not_served_from_the_cache(con):
     assert con.sql("SELECT count(predict(m.model, t)) FROM weather t, m").fetchall() == [(14,)]
     fails(con, "SELECT predict(struct_update(m.model, body := m.model.body || ' '), t) "
                "FROM weather t, m", "predict", "corrupt")
+
+
+@pytest.mark.parametrize("name", ["select", "values", "with", "table", "my table",
+                                  "naïve données"])
+def test_tbl_is_a_name_whatever_it_is_called(fresh, name):
+    quoted = '"' + name + '"'
+    fresh.execute(f"CREATE TABLE {quoted} AS SELECT 'a' AS x, 'yes' AS y UNION ALL "
+                  "SELECT 'b', 'no' UNION ALL SELECT 'a', 'yes'")
+    literal = name.replace("'", "''")
+    for tbl in (literal, quoted, f"main.{quoted}"):
+        rows = fresh.execute(f"SELECT count(*) FROM zero_r('{tbl}', 'y')").fetchall()
+        assert rows == [(2,)], tbl
+
+
+def test_a_query_goes_in_parentheses(con, tmp_path):
+    path = str(tmp_path / "w.parquet")
+    con.execute(f"COPY weather TO '{path}'")
+    expect = con.execute("SELECT * FROM c45('weather', 'play')").fetchall()
+    for tbl in ("(SELECT * FROM weather)", "(-- the weather\nFROM weather)",
+                "  (TABLE weather)"):
+        assert con.execute(f"SELECT * FROM c45('{tbl}', 'play')").fetchall() == expect
+    # Parquet keeps the values as text (sorted), not the ENUMs' declared order
+    parquet = con.execute(f"SELECT * FROM c45('(FROM read_parquet(''{path}''))', 'play')"
+                          ).fetchall()
+    assert sorted(parquet, key=str) != [] and len(parquet) == len(expect)
+    text = fails(con, "SELECT * FROM c45('SELECT * FROM weather', 'play')", "c45: tbl is a "
+                 "table name, and 'SELECT * FROM weather' reads as a query; write a query "
+                 "in parentheses, as '(SELECT * FROM weather)', and a table with such a "
+                 "name in double quotes")
+    assert "Traceback" not in text
+    fails(con, "SELECT * FROM fit('c45', '-- a comment\nFROM weather', 'play')",
+          "fit: tbl is a table name", "reads as a query")
+    fails(con, f"SELECT * FROM fp_growth('read_parquet(''{path}'')', 2)",
+          "fp_growth: tbl is a table name", "reads as a table function call",
+          f"'(FROM read_parquet('{path}'))'")
+    fails(con, "SELECT * FROM cross_validate('c45', 'VALUES (1)', 'play')",
+          "cross_validate: tbl is a table name")
+    fails(con, "SELECT * FROM ad_counts(NULL, ['play'])", "ad_counts: tbl must be a table "
+          "name, got NULL")
+
+
+def test_large_integers_are_read_as_numbers(fresh):
+    fresh.execute("CREATE TABLE ids AS SELECT (9007199254740993 + i * 1000003)::BIGINT AS "
+                  "id, (18446744073000000000::UBIGINT + i::UBIGINT) AS ns, "
+                  "CASE WHEN i < 50 THEN 'a' ELSE 'b' END AS y FROM range(100) r(i)")
+    rows = fresh.execute("SELECT * FROM c45('ids', 'y')").fetchall()
+    assert len(rows) == 3  # one split on id, two leaves
+    _, _, _, attribute, operator, value = rows[1][:6]
+    assert (attribute, operator) == ("id", "<=") and 9.00719e15 < float(value) < 9.0072e15
+
+
+def test_extreme_magnitudes_are_refused_by_name(fresh):
+    fresh.execute("CREATE TABLE huge AS SELECT i * 1e200 AS a, i::DOUBLE AS b, "
+                  "random() AS c FROM range(50) r(i)")
+    for sql in ("SELECT * FROM m5p('huge', 'c')", "SELECT * FROM em('huge')",
+                "SELECT * FROM kmeans('huge', k := 2)"):
+        fails(fresh, sql, "column 'a' holds a value beyond ±1e+150", "rescale it")
+
+
+def test_an_enum_counts_against_the_nominal_limit(fresh):
+    fresh.execute("CREATE TYPE many AS ENUM (SELECT 'v' || i FROM range(12000) r(i))")
+    fresh.execute("CREATE TABLE e AS SELECT ('v' || i)::many AS a, "
+                  "(i % 2)::VARCHAR AS y FROM range(100) r(i)")
+    fails(fresh, "SELECT * FROM c45('e', 'y')", "column 'a' has 12,000 distinct values, "
+          "more than the limit of 10,000")
+
+
+def test_a_prior_count_of_zero_is_refused(con):
+    fails(con, "SELECT * FROM bayes_net('weather', 'play', alpha := 0)",
+          "bayes_net: alpha must be a number > 0, got 0")
+
+
+def test_a_column_may_have_any_internal_name(fresh):
+    """The names duckmine's SQL uses inside (_dm_row, _dm_n, _dm_pad) are free for a
+    user's columns: a row is packed from its columns, never named by an alias."""
+    fresh.execute("CREATE TABLE u AS SELECT 'a' AS _dm_row, 'x' AS _dm_n, 'p' AS _dm_pad, "
+                  "'yes' AS y UNION ALL SELECT 'b', 'y', 'q', 'no'")
+    assert fresh.execute("SELECT attribute, value FROM one_r('u', 'y') ORDER BY value"
+                         ).fetchall() == [("_dm_row", "a"), ("_dm_row", "b")]
+    assert fresh.execute("SELECT count(*) FROM fp_growth('u', 1) WHERE itemset = "
+                         "['_dm_pad=p']").fetchall() == [(1,)]
+    assert fresh.execute("SELECT count(*) FROM ad_counts('u', ['_dm_row', '_dm_n'])"
+                         ).fetchall() == [(4,)]
+    assert fresh.execute("SELECT pct_correct FROM cross_validate('zero_r', 'u', 'y', "
+                         "folds := 2)").fetchall() == [(0.0,)]

@@ -74,8 +74,8 @@ def test_rules_parity_with_weka(con, count):
             key = (frozenset(ant.split(", ")), frozenset(con_.split(", ")))
             weka[key] = (int(prem), int(tot), *map(float, metrics))
     assert len(weka) > 100
-    query = ("SELECT * REPLACE (CASE WHEN total = 'low' THEN total END AS total) "
-             "FROM supermarket")
+    query = ("(SELECT * REPLACE (CASE WHEN total = 'low' THEN total END AS total) "
+             "FROM supermarket)")
     rows = con.execute(
         f"SELECT antecedent, consequent, support_count, confidence, lift, leverage, "
         f"conviction FROM association_rules($q, {count}, min_confidence := 0.8)",
@@ -127,7 +127,7 @@ def test_layouts_agree(fresh):
     for table in ("long_t", "list_t", "wide_t"):
         assert fresh.execute(f"SELECT * FROM fp_growth('{table}', 2)").fetchall() == \
             expect, table
-    assert fresh.execute("SELECT * FROM fp_growth('SELECT items FROM list_t', 0.5)"
+    assert fresh.execute("SELECT * FROM fp_growth('(SELECT items FROM list_t)', 0.5)"
                          ).fetchall() == expect
     fresh.execute("CREATE VIEW v AS SELECT * FROM long_t")
     fresh.execute("CREATE TEMP TABLE tmp AS SELECT * FROM long_t")
@@ -166,15 +166,15 @@ def test_aggregate_form_mines_each_group(con):
                 FROM weather) GROUP BY outlook)""").fetchall()
     for outlook in ("sunny", "overcast", "rainy"):
         alone = con.execute(f"""SELECT * FROM fp_growth(
-            'SELECT temperature, play FROM weather WHERE outlook = ''{outlook}''', 2,
+            '(SELECT temperature, play FROM weather WHERE outlook = ''{outlook}'')', 2,
             target := 'maximal')""").fetchall()
         assert sorted((s, n) for o, s, n in grouped if o == outlook) == \
             sorted((s, n) for s, n, _ in alone)
     rules = con.execute("""SELECT len(association_rules_agg(items, 2, min_confidence := 0.5))
         FROM (SELECT ['temperature=' || temperature, 'play=' || play] AS items
               FROM weather)""").fetchall()[0][0]
-    whole = con.execute("SELECT count(*) FROM association_rules('SELECT temperature, "
-                        "play FROM weather', 2, min_confidence := 0.5)").fetchall()[0][0]
+    whole = con.execute("SELECT count(*) FROM association_rules('(SELECT temperature, "
+                        "play FROM weather)', 2, min_confidence := 0.5)").fetchall()[0][0]
     assert rules == whole > 0
 
 

@@ -8,7 +8,7 @@ import pytest
 import duckmine
 from duckmine.extension import cli
 
-QUERY = "SELECT count(*) FROM fp_growth('SELECT [''a'', ''b''] AS items', 1)"
+QUERY = "SELECT count(*) FROM fp_growth('(SELECT [''a'', ''b''] AS items)', 1)"
 
 
 def test_load_twice_and_several_connections():

@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 import pytest
 import sqlglot
 
+from duckmine.algorithms import contract
 from duckmine.algorithms.c45.model import NOMINAL_SPLIT, C45Model, Tree
 from duckmine.algorithms.c45.sql import TreeSql, expression
 from duckmine.algorithms.dataset import NUMERIC, Attribute
@@ -18,6 +19,8 @@ from duckmine.algorithms.sqlgen import model_sql as _model_sql
 from duckmine.udfs.models import MODEL_SQL, model_of, value
 
 from .conftest import arff_tables, fails, table
+
+C45_OPTIONS = contract.learners()["c45"].options("c45")  # a hand-made model's
 
 
 def model_sql(model, dialect):
@@ -275,7 +278,7 @@ def chain(depth, classes):
         p, b = me, 1
     node(-1, p, b, [[1.0] + [2.0] * (k - 1)])
     tree = Tree(attr, kind, threshold, value, parent, branch, dist, empty)
-    return C45Model("y", classes, [Attribute("x", NUMERIC)], tree, {}, 10)
+    return C45Model("y", classes, [Attribute("x", NUMERIC)], tree, C45_OPTIONS, 10)
 
 
 @pytest.mark.parametrize("classes", [("a", "b"), ("a", "b", "c")])
@@ -298,7 +301,7 @@ def stump(dist):
     tree = Tree([0, -1, -1], [0, -1, -1], [0.0, 0.0, 0.0], [-1, -1, -1], [-1, 0, 0],
                 [-1, 0, 1], [[dist, dist], [dist], [dist]], [False] * 3)
     classes = [f"c{c}" for c in range(len(dist))]
-    return C45Model("y", classes, [Attribute("x", NUMERIC)], tree, {}, 10)
+    return C45Model("y", classes, [Attribute("x", NUMERIC)], tree, C45_OPTIONS, 10)
 
 
 @pytest.mark.parametrize("dist, want", [

@@ -153,7 +153,21 @@ def _scored(fn, ids, bodies, rows, capability):
         require(fn, model, capability)
         part = rows if at is None else rows.take(pa.array(at))
         cols = encode(part, [model.attributes[i] for i in model.used], fn)
-        yield model, at, output(model)(cols, len(part))
+        result = output(model)(cols, len(part))
+        if capability == "predict_proba" or capability == "predict" and not _regressor(model):
+            _check_distributions(fn, result)
+        yield model, at, result
+
+
+def _check_distributions(fn, p):
+    """A last guard behind the checks of a body: class probabilities that are not
+    distributions (a forged body that passed them) are refused, never returned. A
+    row of zeros is the reference's answer where a model knows nothing (a leaf of no
+    weight)."""
+    total = p.sum(axis=1) if len(p) else p
+    if len(p) and not (np.isfinite(p).all() and (p >= 0).all()
+                       and ((np.abs(total - 1) < 1e-6) | (total == 0)).all()):
+        raise ValueError(f"{fn}: {models.corrupt('its probabilities are not distributions')}")
 
 
 def _text(model, out):

@@ -24,8 +24,12 @@ DEFAULT_MAX_VALUES = 10_000
 
 
 def _float64(arr):
-    """An Arrow array as float64 with NaN for NULL."""
-    return np.asarray(pc.cast(arr, pa.float64()).fill_null(np.nan), np.float64)
+    """An Arrow array as float64 with NaN for NULL; integers past 2^53 (ids,
+    nanosecond times) with the precision a double has."""
+    return np.asarray(pc.cast(arr, pa.float64(), safe=False).fill_null(np.nan), np.float64)
+
+
+MAX_MAGNITUDE = 1e150  # beyond it, squares and sums of squares overflow a double
 
 
 def _numeric(name, arr, fn):
@@ -33,6 +37,9 @@ def _numeric(name, arr, fn):
     if np.isinf(values).any():
         raise ValueError(f"{fn}: column {name!r} holds an infinite value; replace it "
                          "with NULL (missing) or a finite number")
+    if (np.abs(values) > MAX_MAGNITUDE).any():  # NaN compares false
+        raise ValueError(f"{fn}: column {name!r} holds a value beyond ±{MAX_MAGNITUDE:g}, "
+                         "whose square overflows a double; rescale it")
     return values
 
 
@@ -55,22 +62,26 @@ def kind_of(name, typ, fn):
 
 def _nominal(name, arr, fn, max_values):
     """(codes as float64 with NaN for missing, the values in code order)."""
-    if pa.types.is_dictionary(arr.type):
-        values = tuple(arr.dictionary.to_pylist())
+    if pa.types.is_dictionary(arr.type):  # an ENUM: its declared values, in order
+        values = arr.dictionary
         codes = arr.indices
     elif pa.types.is_boolean(arr.type):
         values = ("false", "true")
         codes = pc.cast(arr, pa.int8())
     else:
         strings = _strings(arr)
-        distinct = pc.unique(strings.drop_null())
-        if len(distinct) > max_values:
-            raise ValueError(
-                f"{fn}: column {name!r} has {len(distinct):,} distinct values, more "
-                f"than the limit of {max_values:,} for a nominal attribute; cast it to "
-                "a number, leave it out, or SET VARIABLE duckmine_max_nominal_values")
-        values = tuple(sorted(distinct.to_pylist()))
+        values = pc.unique(strings.drop_null())
+        codes = None
+    if len(values) > max_values:
+        raise ValueError(
+            f"{fn}: column {name!r} has {len(values):,} distinct values, more "
+            f"than the limit of {max_values:,} for a nominal attribute; cast it to "
+            "a number, leave it out, or SET VARIABLE duckmine_max_nominal_values")
+    if codes is None:
+        values = tuple(sorted(values.to_pylist()))
         codes = pc.index_in(strings, value_set=pa.array(values, pa.string()))
+    elif not isinstance(values, tuple):
+        values = tuple(values.to_pylist())
     return _float64(codes), values
 
 

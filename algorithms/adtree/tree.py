@@ -500,6 +500,24 @@ class ADTreeModel:
             codes[:, j] = np.where(np.isnan(col), card[j] - 1, np.nan_to_num(col))
         return cls(attributes, ADTree.of(codes, card, cutoff, max_bytes, max_depth))
 
+    def validate(self):
+        """Nominal attributes, one slot more each for a missing value (``card``), the
+        rows' codes within them, and whole-number node arrays (a root at least)."""
+        t = self.tree
+        p = len(self.attributes)
+        want = [len(a.values) + 1 for a in self.attributes if a.nominal]
+        if len(want) != p or t.card.tolist() != want:
+            raise ValueError("its attributes are not nominal ones with the counts it holds")
+        if t.cutoff < 0 or not 0 <= t.max_depth <= max(p, 1):
+            raise ValueError("its leaf list cutoff or depth is out of range")
+        for name in ("codes",) + ADTree.ARRAYS:
+            a = getattr(t, name)
+            if a.dtype.kind not in "iu":
+                raise ValueError(f"its {name} are not whole numbers")
+        if t.codes.ndim != 2 or t.codes.shape[1] != p or len(t.count) == 0 or \
+                (t.codes.size and ((t.codes < 0) | (t.codes >= t.card)).any()):
+            raise ValueError("its rows' codes do not fit its attributes")
+
     def index(self, name):
         """The attribute called ``name`` (exact, else ignoring case), or None."""
         return find_name([a.name for a in self.attributes], name)

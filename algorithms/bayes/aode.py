@@ -21,6 +21,7 @@ from ..dataset import Attribute
 from ..filters import Discretize
 from ..javafmt import double_to_string
 from ..jit import njit
+from ..models import check_array
 from ..stop import checkpoint
 from . import net as bn
 from .model import Coding
@@ -143,6 +144,21 @@ class AODEModel:
         attributes = [Attribute.from_json(a) for a in d["attributes"]]
         return cls(d["target"], Coding.from_json(attributes, d["target"], d["coding"]), d["counts"],
                    d["min_frequency"], d["instances"])
+
+    def validate(self):
+        """The coding, and counts of the shapes its attributes make (one slot more
+        per attribute, for a missing value), all finite and none below zero."""
+        k = self.coding.validate()
+        slots = sum(len(self.coding.values[j]) + 1 for j in self.used)
+        p = len(self.used)
+        c = self.counts
+        if set(c) != {"classes", "total", "freq", "cond", "sum_for"}:
+            raise ValueError("its counts are not those of AODE")
+        for key, shape in (("classes", (k,)), ("total", (1,)), ("freq", (slots,)),
+                           ("cond", (k, slots, slots)), ("sum_for", (k, p))):
+            check_array(c[key], f"its {key} counts", shape, low=-1e-6)
+        if c["total"][0] <= 0 or self.min_frequency < 0:
+            raise ValueError("its total or frequency limit is not positive")
 
     def proba(self, columns, n):
         """Class probabilities of ``n`` rows; ``columns`` holds the attributes in

@@ -9,6 +9,7 @@ from ..adtree.tree import code_type, memory_limit
 from ..dataset import Attribute
 from ..filters import Discretize, Pipeline, ReplaceMissing
 from ..javafmt import java_double
+from ..models import check_array, check_class
 from . import net as bn
 
 SEARCH_MAX_MB = 4096  # what a network search's AD-tree may take by default
@@ -71,6 +72,14 @@ class Coding:
     def to_json(self):
         return self.pipeline.to_json()
 
+    def validate(self):
+        """The class a nominal attribute with values, and the filters' states."""
+        k = check_class(self.attributes, self.class_index)
+        self.pipeline.validate()
+        if any(not v for v in self.values):
+            raise ValueError("an attribute of it has no values")
+        return k
+
     @classmethod
     def from_json(cls, attributes, class_index, d):
         inputs = [a for j, a in enumerate(attributes) if j != class_index]
@@ -119,6 +128,25 @@ class BayesNetModel:
         coding = Coding.from_json(attributes, d["target"], d["coding"])
         return cls(d["target"], coding, d["parents"], d["cpts"], d["options"], d["scores"],
                    d["instances"])
+
+    def validate(self):
+        """The coding, and per node its parents (other nodes, each once) and a
+        table of probabilities: a row per configuration of the parents' values,
+        each a distribution over the node's values."""
+        self.coding.validate()
+        card = [len(v) for v in self.coding.values]
+        p = len(card)
+        if len(self.parents) != p or len(self.cpts) != p:
+            raise ValueError("its network does not have a node per attribute")
+        for i, (ps, cpt) in enumerate(zip(self.parents, self.cpts)):
+            if len(set(ps)) != len(ps) or any(not 0 <= q < p or q == i for q in ps):
+                raise ValueError(f"node {i}'s parents are not other nodes")
+            rows = int(np.prod([card[q] for q in ps]))
+            check_array(cpt, f"node {i}'s table", (rows, card[i]), low=1e-300)
+            if (abs(cpt.sum(axis=1) - 1) > 1e-6).any():
+                raise ValueError(f"node {i}'s table does not hold distributions")
+        for key in ("bayes", "bdeu", "mdl", "loglik", "aic"):
+            check_array([self.scores[key]], f"its {key} score")
 
     def proba(self, columns, n):
         """Class probabilities of ``n`` rows; ``columns`` holds the attributes in

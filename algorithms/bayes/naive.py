@@ -28,6 +28,7 @@ from ..filters import Discretize, Pipeline
 from ..javafmt import double_to_string, java_double
 from ..javautil import weka_order
 from ..jit import njit, prange
+from ..models import check_array, check_class
 
 PRECISION = 0.01  # without two distinct values
 SMALL = 1e-6  # the least kernel precision
@@ -71,6 +72,38 @@ class NaiveBayesModel:
         inputs = [a for j, a in enumerate(attributes) if j != d["target"]]
         return cls(attributes, d["target"], Pipeline.from_json(inputs, d["pipeline"]),
                    d["prior"], d["estimators"], d["options"], d["instances"])
+
+    def validate(self):
+        """The filters, the class counts, and per filtered attribute an estimator of
+        its kind with one entry per class (a nominal one's counts per value)."""
+        k = check_class(self.attributes, self.class_index)
+        self.pipeline.validate()
+        check_array(self.prior["counts"], "its class counts", (k,), low=0)
+        check_array([self.prior["total"]], "its class total", low=1e-300)
+        outputs = self.pipeline.outputs
+        if len(self.estimators) != len(outputs):
+            raise ValueError("its estimators are not one per attribute")
+        for a, e in zip(outputs, self.estimators):
+            where = f"the estimator of {a.name!r}"
+            kind = e.get("kind")
+            if a.nominal and kind == DISCRETE:
+                check_array(e["counts"], f"{where}'s counts", (k, len(a.values)), low=0)
+                check_array(e["total"], f"{where}'s totals", (k,), low=1e-300)
+                continue
+            if a.nominal or kind not in (NORMAL, KERNEL):
+                raise ValueError(f"{where} is not of a kind its attribute takes")
+            check_array([e["precision"]], f"{where}'s precision", low=1e-300)
+            check_array(e["sd"], f"{where}'s deviations", (k,), low=1e-300)
+            check_array(e["weight"], f"{where}'s weights", (k,), low=0)
+            if kind == NORMAL:
+                check_array(e["mean"], f"{where}'s means", (k,))
+                continue
+            values = check_array(e["values"], f"{where}'s values", (None,))
+            check_array(e["weights"], f"{where}'s value weights", (len(values),), low=0)
+            offsets = check_array(e["offsets"], f"{where}'s offsets", (k + 1,), 0,
+                                  len(values) + 1, whole=True)
+            if offsets[0] != 0 or offsets[-1] != len(values) or (np.diff(offsets) < 0).any():
+                raise ValueError(f"{where}'s offsets do not divide its values by class")
 
     # -------------------------------------------------------------- scoring
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..dataset import Attribute
 from ..jit import njit
+from ..models import check_array
 from . import grow as c45
 from .model import fit_c45
 
@@ -125,6 +126,19 @@ class C45RulesModel:
         return cls(d["target"], d["classes"],
                    [Attribute.from_json(a) for a in d["attributes"]], d["rules"],
                    d["options"], d["instances"])
+
+    def validate(self):
+        """Rules of text conditions, one of its classes, and finite figures."""
+        if not self.classes or any(not isinstance(c, str) for c in self.classes):
+            raise ValueError("its classes are not a list of names")
+        for i, r in enumerate(self.rules, 1):
+            if set(r) != {"conditions", "class", "coverage", "errors", "error_estimate"} \
+                    or not isinstance(r["conditions"], list) \
+                    or any(not isinstance(c, str) for c in r["conditions"]) \
+                    or r["class"] not in self.classes:
+                raise ValueError(f"rule {i} is not conditions, a class and its figures")
+            check_array([r["coverage"], r["errors"], r["error_estimate"]],
+                        f"rule {i}'s figures", low=0)
 
     def rows(self):
         return [{"rule": i + 1, **r} for i, r in enumerate(self.rules)]

@@ -16,6 +16,7 @@ from ..dataset import Attribute
 from ..filters import ReplaceMissing
 from ..javafmt import double_to_string, java_double
 from ..jit import njit
+from ..models import check_array
 from . import em, kmeans
 from .kmeans import Layout
 
@@ -94,6 +95,12 @@ class _Clustering:
     def _base_args(d):
         return ([Attribute.from_json(a) for a in d["attributes"]], _dec(d["fill"]),
                 d["options"], d["instances"])
+
+    def _validate_base(self):
+        """What both share: attributes with values, and their fill values."""
+        if any(a.nominal and not a.values for a in self.attributes):
+            raise ValueError("a nominal attribute of it has no values")
+        self.missing.validate()
 
     def matrix(self, columns, n):
         """The missing-free (n, p) matrix of rows given as the ``used`` columns."""
@@ -180,6 +187,23 @@ class EMModel(_Clustering):
             for c in d["cv"]]
         return cls(attributes, fill, options, instances, params,
                    _dec(d["log_likelihood"]), d["iterations"], d["reverted"], cv)
+
+    def validate(self):
+        """Per cluster a prior, and per attribute a normal distribution (a finite
+        mean, a positive deviation) or value counts with their total."""
+        self._validate_base()
+        P, lay = self.params, self.layout
+        k, p = P.k, len(self.attributes)
+        if k < 1:
+            raise ValueError("it has no cluster")
+        check_array(P.priors, "its priors", (k,), 0, 1 + 1e-9)
+        numeric = ~lay.nominal
+        check_array(P.mean[:, numeric], "its means", (k, None))
+        check_array(P.sd[:, numeric], "its deviations", (k, None), low=1e-300)
+        check_array(P.counts, "its value counts", (k, lay.V), low=0)
+        check_array(P.total[:, lay.nominal], "its value totals", (k, None), low=1e-300)
+        if P.total.shape != (k, p):
+            raise ValueError("its value totals are not one per cluster and attribute")
 
     def value_probabilities(self, c, j):
         """P(value) of nominal attribute ``j`` in cluster ``c``."""
@@ -309,6 +333,26 @@ class KMeansModel(_Clustering):
         return cls(*cls._base_args(d), _dec(d["lo"]), _dec(d["width"]), _dec(d["full"]),
                    _dec(d["centroids"]), d["sizes"], _dec(d["sse"]),
                    _dec(d["squared_errors"]), d["iterations"])
+
+    def validate(self):
+        """Per attribute a range, and per cluster a centre: a number, or a value of a
+        nominal attribute (NaN where it has none)."""
+        self._validate_base()
+        p = len(self.attributes)
+        k = len(self.centroids)
+        if k < 1 or len(self.sizes) != k or min(self.sizes) < 0:
+            raise ValueError("its clusters do not each have a centre and a size")
+        for name, x in (("minima", self.lo), ("ranges", self.width), ("full", self.full)):
+            if x.shape != (p,):
+                raise ValueError(f"its {name} are not one per attribute")
+            check_array(x[~np.isnan(x)], f"its {name}")  # NaN: an attribute never seen
+        check_array(self.squared_errors, "its squared errors", (k,), low=0)
+        check_array([self.sse], "its squared error", low=0)
+        for j, a in enumerate(self.attributes):
+            col = np.append(self.centroids[:, j], self.full[j])  # the whole data's centre
+            check_array(col[~np.isnan(col)], f"its centres' {a.name!r}", None,
+                        *((0, len(a.values)) if a.nominal else (None, None)),
+                        whole=a.nominal)
 
     def value_text(self, j, x):
         a = self.attributes[j]

@@ -11,6 +11,7 @@ import numpy as np
 from ..dataset import Attribute
 from ..javafmt import double_to_string
 from ..jit import njit
+from ..models import check_array
 from . import grow as m5p
 from .grow import ATTR, COUNT, LEFT, RIGHT, Filters, Options
 
@@ -32,6 +33,15 @@ class LinearModel:
     @classmethod
     def from_json(cls, d):
         return cls(d["terms"], d["intercept"])
+
+    def validate(self, p, where):
+        """Terms on distinct coded columns below ``p`` in ascending order, finite
+        coefficients and intercept."""
+        cols = [j for j, _ in self.terms]
+        if any(not 0 <= j < p for j in cols) or sorted(set(cols)) != cols:
+            raise ValueError(f"{where}'s linear model has terms on columns it does not have")
+        check_array([c for _, c in self.terms] + [self.intercept],
+                    f"{where}'s linear model")
 
     def text(self, names, target):
         """The reference's printout: one signed term per line, intercept last."""
@@ -112,6 +122,18 @@ class _Numeric:
         return (d["target"], attributes, Filters.from_json(attributes, d["filters"]),
                 d["options"], d["instances"])
 
+    def _validate_base(self):
+        """The target (a numeric attribute), the filters, and the kept columns."""
+        if not isinstance(self.target, str) or any(a.name == self.target and a.nominal
+                                                    for a in self.attributes):
+            raise ValueError("its target is not the name of a numeric attribute")
+        f = self.filters
+        f.pipeline.validate()
+        width = len(f.pipeline.outputs)
+        if sorted(set(f.keep)) != f.keep or any(not 0 <= k < width for k in f.keep):
+            raise ValueError("its kept columns are not distinct coded columns")
+        return len(f.keep)
+
     def _used(self, coded):
         """Raw attributes behind the coded columns ``coded``."""
         return sorted({self.filters.sources[j] for j in coded})
@@ -154,6 +176,39 @@ class M5Model(_Numeric):
         self._leaf_of = leaf_of
         self._coef = _dense([self.models[i] for i in self.leaves], p)
         self._intercept = np.array([self.models[i].intercept for i in self.leaves])
+
+    def validate(self):
+        """Nodes in preorder: a split on a kept column at a finite value with two
+        children after it, each below one node; a linear model at every leaf."""
+        p = self._validate_base()
+        t = self.tree
+        n = len(t["attr"])
+        if n == 0 or any(len(t[k]) != n for k in ("split", "left", "right", "count", "rms",
+                                                  "model")):
+            raise ValueError("its tree's node lists differ in length")
+        below = [False] * n
+        below[0] = True
+        for u in range(n):
+            a = t["attr"][u]
+            if type(a) is not int:
+                raise ValueError(f"node {u} does not name a column")
+            if a < 0:
+                if a != -1 or self.models[u] is None:
+                    raise ValueError(f"leaf {u} has no linear model")
+                self.models[u].validate(p, f"leaf {u}")
+                continue
+            if a >= p:
+                raise ValueError(f"node {u} splits on column {a}, which it does not have")
+            check_array([t["split"][u]], f"node {u}'s split value")
+            for c in (t["left"][u], t["right"][u]):
+                if type(c) is not int or not u < c < n or below[c]:
+                    raise ValueError(f"node {u}'s child {c} is not a node after it")
+                below[c] = True
+        if not all(below):
+            raise ValueError(f"node {below.index(False)} hangs below no node")
+        check_array(t["count"], "its node counts", (n,), low=0)
+        check_array(t["rms"], "its node errors", (n,), low=0)
+        check_array(t["global_sd"], "its deviation", (1,), low=0)
 
     @classmethod
     def build(cls, target, attributes, filters, options, instances, built):
@@ -286,6 +341,22 @@ class M5RulesModel(_Numeric):
     @classmethod
     def from_json(cls, d):
         return cls(*cls._base_args(d), d["rules"])
+
+    def validate(self):
+        """Rules whose conditions test kept columns against finite values, each
+        with a linear model and its figures."""
+        p = self._validate_base()
+        if not self.rules:
+            raise ValueError("it has no rule")
+        for k, (r, m) in enumerate(zip(self.rules, self.models), 1):
+            for c in r["conditions"]:
+                if len(c) != 3 or type(c[0]) is not int or not 0 <= c[0] < p \
+                        or type(c[2]) is not bool:
+                    raise ValueError(f"rule {k} tests a column it does not have")
+                check_array([c[1]], f"rule {k}'s test value")
+            m.validate(p, f"rule {k}")
+            check_array([r[key] for key in ("coverage", "rms", "global_sd", "abs_dev")],
+                        f"rule {k}'s figures", low=0)
 
     def predict(self, columns, n):
         """Predictions of the first rule covering each row (NaN where none does)."""

@@ -16,6 +16,7 @@ import numpy as np
 from ..dataset import Attribute
 from ..javafmt import java_double
 from ..jit import njit
+from ..models import check_array, check_attribute
 
 
 class OneRModel:
@@ -54,6 +55,26 @@ class OneRModel:
                    d["attribute"], d["classes"], d["breakpoints"], d["missing_class"],
                    d["counts"], d["missing_counts"], d["correct"], d["options"],
                    d["instances"])
+
+    def validate(self):
+        """The rule's attribute (not the target), one class per branch (a nominal
+        attribute's values, or one more than the ascending cut points), the missing
+        branch's class, and counts of those shapes."""
+        attr = check_attribute(self.attributes, self.attribute, self.target, "its rule")
+        k = len(self.classes)
+        n = len(self.rule_classes)
+        if attr.nominal:
+            if self.breakpoints is not None or n != len(attr.values):
+                raise ValueError(f"its rule does not have a branch per value of {attr.name!r}")
+        else:
+            cuts = check_array(self.breakpoints, "its cut points", (None,))
+            if n != len(cuts) + 1 or (np.diff(cuts) < 0).any():
+                raise ValueError("its cut points are not ascending, one fewer than its "
+                                 "branches")
+        check_array(self.rule_classes, "its branches' classes", (n,), 0, k, whole=True)
+        check_array([self.missing_class], "its missing branch's class", None, -1, k)
+        check_array(self.counts, "its counts", (n, k), low=0)
+        check_array(self.missing_counts, "its missing counts", (k,), low=0)
 
     def classify(self, x):
         """The class code of each value ``x`` of the rule's attribute (NaN missing)."""

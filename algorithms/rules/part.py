@@ -25,6 +25,7 @@ from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, randomize
 from ..jit import njit
 from ..models import Classifier, attributes_of, body, check_attribute, check_weights
+from ..stop import checkpoint
 
 SMALL = 1e-6
 
@@ -181,6 +182,7 @@ class Learner:
     # ------------------------------------------------------------ a partial tree
 
     def build(self, data, leaf, test=None):
+        checkpoint()  # once per node of a partial tree
         node = DecList()
         per_class = c45.class_weights(self.y, data.rows, data.w, self.k)
         split = None

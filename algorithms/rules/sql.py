@@ -94,17 +94,19 @@ def part(model, dialect):
         for c in rule["conditions"]:
             share = exp.Mul(this=share, expression=_condition_share(model, c))
         covers.append(share)
-    query = _select([_as(c, f"_dm_c{i}") for i, c in enumerate(covers)]
-                    + [_as(_number(1.0, double=True), "_dm_left")]
-                    + [_as(_number(0.0, double=True), f"_dm_p{c}") for c in range(k)])
     probs = model.leaf_probs()
+
+    def covers_of(start):  # a group's covers, read from the outer row where used
+        return [_as(covers[i], f"_dm_c{i}") for i in range(start, min(start + GROUP,
+                                                                        len(rules)))]
 
     def carried(names):  # columns handed on as they are
         return [_as(_var(name), name) for name in names]
 
+    query = _select(covers_of(0) + [_as(_number(1.0, double=True), "_dm_left")]
+                    + [_as(_number(0.0, double=True), f"_dm_p{c}") for c in range(k)])
     for start in range(0, len(rules), GROUP):
         group = range(start, min(start + GROUP, len(rules)))
-        later = carried(f"_dm_c{j}" for j in range(group.stop, len(rules)))
         sums = carried(f"_dm_p{c}" for c in range(k))
         left = _var("_dm_left")  # what the rules before the group left
         takes = []
@@ -119,8 +121,7 @@ def part(model, dialect):
                            exp.Sub(this=exp.Literal.number(1), expression=cover.copy()))],
                          exp.Literal.number(1))
             left = exp.Mul(this=left, expression=rest)  # a share past the rule's
-        query = _select(later + takes + [_as(left, "_dm_left")] + sums,
-                        _from(query, f"_dm_t{start}"))
+        query = _select(takes + [_as(left, "_dm_left")] + sums, _from(query, f"_dm_t{start}"))
         sums = [_var(f"_dm_p{c}") for c in range(k)]
         for i in group:  # each rule adds its share times its leaf's probabilities
             for c in range(k):
@@ -128,7 +129,7 @@ def part(model, dialect):
                     sums[c] = exp.Add(this=sums[c], expression=exp.Mul(
                         this=_var(f"_dm_t{i}"), expression=_number(probs[i, c],
                                                                    double=True)))
-        query = _select(later + carried(["_dm_left"])
+        query = _select(covers_of(group.stop) + carried(["_dm_left"])
                         + [_as(x, f"_dm_p{c}") for c, x in enumerate(sums)],
                         _from(query, f"_dm_r{start}"))
     return first_best(query, k, lambda c: exp.Literal.string(model.classes[c]),

@@ -12,6 +12,7 @@ import numpy as np
 from ..dataset import Attribute
 from ..javafmt import java_double
 from ..jit import njit
+from ..models import check_array, target_of
 
 SMALL = 1e-6  # the reference's tolerance for "greater than"
 
@@ -49,6 +50,16 @@ class ZeroRModel:
     def from_json(cls, d):
         return cls([Attribute.from_json(a) for a in d["attributes"]], d["target"],
                    d["counts"], d["total"], d["mean"], d["instances"])
+
+    def validate(self):
+        """A nominal target's class counts (one each, and a positive total), or a
+        numeric target's mean."""
+        target_of(self.attributes, self.target)
+        if self.classes is None:
+            check_array([self.mean], "its mean")
+        else:
+            check_array(self.counts, "its class counts", (len(self.classes),), low=0)
+            check_array([self.total], "its total", low=1e-300)
 
     def proba(self, columns, n):
         return np.tile(self.dist, (n, 1))

@@ -64,6 +64,10 @@ class RepTreeModel:
 
     def validate(self):
         nd = self.nodes
+        keys = ("attr", "cut", "props", "children", "probs", "dist", "held", "held_error")
+        if set(nd) != set(keys) or any(not isinstance(nd[k], list)
+                                       or len(nd[k]) != len(nd["attr"]) for k in keys):
+            raise ValueError("its nodes are not the lists of a tree")
         width = 1 if self.classes is None else len(self.classes)
         check_tree(self.attributes, nd["attr"], nd["children"], nd["props"], nd["probs"],
                    width, lambda a: len(a.values) if a.nominal else 2, self.target)
