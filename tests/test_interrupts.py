@@ -257,7 +257,8 @@ def cold_cache(tmp_path):
     return dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "kernels"))
 
 
-@pytest.mark.parametrize("threads,cache", [(1, "warm"), (2, "warm"), (2, "cold")])
+@pytest.mark.parametrize("threads,cache", [(1, "warm"), (2, "warm"), (2, "cold")],
+                         ids=["1-warm", "2-warm", "2-cold"])
 def test_ctrl_c_stops_a_fit(threads, cache, tmp_path):
     """On one DuckDB thread the fit runs on Python's main thread; on two it may run
     on one of DuckDB's, where no Python signal handler runs. With a cold cache the

@@ -820,6 +820,10 @@ class RipperModel(Classifier):
             raise ValueError("its rules do not end with a default rule")
         for i, r in enumerate(self.rules):
             where = f"rule {i}"
+            if set(r) != {"antds", "class", "dist", "cover", "errors"} or not all(
+                    isinstance(r[key], (int, float)) and not isinstance(r[key], bool)
+                    and math.isfinite(r[key]) for key in ("cover", "errors")):
+                raise ValueError(f"{where} is not tests, a class and its figures")
             check_weights(r["dist"], k, where)
             if not isinstance(r["class"], int) or not 0 <= r["class"] < k:
                 raise ValueError(f"{where} gives no class of the model's")

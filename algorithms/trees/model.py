@@ -7,7 +7,7 @@ import numpy as np
 
 from ..javafmt import double_to_string
 from ..jit import njit
-from ..models import attributes_of, body, check_tree
+from ..models import attributes_of, body, check_array, check_tree
 from . import reptree
 
 
@@ -72,9 +72,16 @@ class RepTreeModel:
         check_tree(self.attributes, nd["attr"], nd["children"], nd["props"], nd["probs"],
                    width, lambda a: len(a.values) if a.nominal else 2, self.target)
         for i, a in enumerate(nd["attr"]):
-            if a >= 0 and not self.attributes[a].nominal and not (
-                    isinstance(nd["cut"][i], (int, float)) and math.isfinite(nd["cut"][i])):
+            cut = nd["cut"][i]
+            number = isinstance(cut, (int, float)) and not isinstance(cut, bool) \
+                and math.isfinite(cut)
+            if not (number or cut is None) or (
+                    a >= 0 and not self.attributes[a].nominal and not number):
                 raise ValueError(f"node {i} has no finite cut")
+            for key in ("dist", "held"):
+                check_array(nd[key][i], f"node {i}'s {key}", (None,))
+            if nd["held_error"][i] is not None:
+                check_array([nd["held_error"][i]], f"node {i}'s held-out error")
 
     # -------------------------------------------------------------- scoring
 
