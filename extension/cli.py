@@ -255,20 +255,17 @@ def main(argv=None):
             return 1
     except KeyboardInterrupt:  # Ctrl-C: the query stopped, as the shell expects
         print("duckmine: interrupted", file=sys.stderr)
-        _exit_now_if_busy(130)
-        return 130
+        _exit_now(130)
     return 0
 
 
-def _exit_now_if_busy(code):
-    """Exit with ``code`` at once when a stopped fit is still compiling a kernel:
-    a normal exit would wait for the compilation (``stop._drain``), and the
-    connection is closed already, so nothing is lost."""
-    stop = sys.modules.get(__package__.rsplit(".", 1)[0] + ".algorithms.stop")
-    if stop is not None and stop.running():
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
+def _exit_now(code):
+    """Exit with ``code`` at once, past Python's finalisation: a stopped fit may
+    still be compiling a kernel on another thread (which nothing can stop), and
+    finalising under it aborts the process. The connection is closed already."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -71,7 +71,7 @@ class interrupt_when_running:
         self.thread.join()
 
 
-def assert_stopped(con, query, jobs=1):
+def assert_stopped(con, query, jobs=1, groups=False):
     """``query`` (a CREATE TABLE ... AS) is stopped by duckmine.interrupt: its jobs
     noticed the stop and gave up their work (none finished), the query fails as
     interrupted, stores nothing, and ``con`` stays usable. How soon is measured by
@@ -81,7 +81,8 @@ def assert_stopped(con, query, jobs=1):
     assert seconds is not None, f"failed before the interrupt: {error}"
     assert "Interrupted" in str(error) or INTERRUPTED in str(error), error
     after = job_outcomes()
-    assert after["finished"] == before["finished"], "a job finished its work"
+    if not groups:  # with one job per group, groups before the interrupt may finish
+        assert after["finished"] == before["finished"], "a job finished its work"
     if jobs:
         assert after["stopped"] - before["stopped"] >= jobs
     else:  # scoring runs as no job: DuckDB stops it between chunks
@@ -104,7 +105,7 @@ def test_interrupt_stops_a_fit(big, learner):
 
 def test_interrupt_stops_an_aggregate_fit_and_cross_validation(big):
     assert_stopped(big, "CREATE TABLE stored AS SELECT d, c45_fit(m, 'y') AS model "
-                        "FROM mixed m GROUP BY d")
+                        "FROM mixed m GROUP BY d", groups=True)
     assert_stopped(big, "CREATE TABLE stored AS SELECT * FROM "
                         "cross_validate('naive_bayes', 'wide', 'y')")
 
