@@ -129,7 +129,7 @@ def run(fn, *args, tag=None):
         _wait(job)
     except BaseException:  # the waiting thread was interrupted: stop the job first
         job.stop()
-        _wait(job, GRACE)
+        _wait(job)
         raise
     finally:
         with _JOBS_LOCK:
@@ -143,15 +143,15 @@ def run(fn, *args, tag=None):
     return job.result
 
 
-def _wait(job, grace=None):
-    """Until the job ends; once it is stopped, ``GRACE`` more seconds at most (or
-    ``grace``), for a job that is compiling notices nothing until it is done."""
+def _wait(job):
+    """Until the job ends; once it is stopped, ``GRACE`` more seconds at most, for a
+    job that is compiling notices nothing until it is done."""
     stopped_at = None
     while job.thread.is_alive():  # in steps, so that Ctrl-C reaches this thread
         job.thread.join(_WAIT)
         if job.flag[0]:
             stopped_at = stopped_at or time.monotonic()
-            if time.monotonic() - stopped_at >= (GRACE if grace is None else grace):
+            if time.monotonic() - stopped_at >= GRACE:
                 return
 
 
