@@ -10,6 +10,7 @@ import time
 
 import duckdb
 
+from .arguments import explain
 from .loader import connect
 from .samples import create_sample_tables
 
@@ -251,7 +252,8 @@ def main(argv=None):
         except Exception as err:  # a readable message, not a traceback
             if interrupted(err):
                 raise KeyboardInterrupt from None
-            print(f"duckmine: {type(err).__name__}: {err}", file=sys.stderr)
+            hint = explain(err, args.query) if args.command == "sql" else None
+            print(f"duckmine: {type(err).__name__}: {hint or err}", file=sys.stderr)
             return 1
     except KeyboardInterrupt:  # Ctrl-C: the query stopped, as the shell expects
         print("duckmine: interrupted", file=sys.stderr)

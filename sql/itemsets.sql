@@ -3,7 +3,7 @@
 CREATE OR REPLACE TEMP MACRO fp_growth(tbl, min_support, max_length := NULL,
                                        target := 'all', layout := 'auto') AS TABLE
 SELECT r.itemset, r.support_count, r.support
-FROM (SELECT unnest(_dm_itemsets(tx, items, min_support, typeof(min_support),
+FROM (SELECT unnest(_dm_itemsets(tx, items, min_support,
                                  max_length, target,
                                  getvariable('duckmine_max_itemsets'),
                               current_connection_id())) AS r
@@ -15,7 +15,7 @@ CREATE OR REPLACE TEMP MACRO association_rules(tbl, min_support, min_confidence 
                                                layout := 'auto') AS TABLE
 SELECT r.antecedent, r.consequent, r.support_count, r.support, r.confidence, r.lift,
        r.leverage, r.conviction
-FROM (SELECT unnest(_dm_rules(tx, items, min_support, typeof(min_support),
+FROM (SELECT unnest(_dm_rules(tx, items, min_support,
                               min_confidence, max_length, max_consequent,
                               getvariable('duckmine_max_itemsets'),
                               current_connection_id())) AS r
@@ -26,7 +26,7 @@ ORDER BY r.confidence DESC, r.support_count DESC, r.antecedent, r.consequent;
 -- each group is mined on its own. They return lists of the same structs.
 CREATE OR REPLACE TEMP MACRO fp_growth_agg(items, min_support, max_length := NULL,
                                            target := 'all') AS
-_dm_itemsets_agg(list(items::VARCHAR[]), min_support, typeof(min_support), max_length,
+_dm_itemsets_agg(list(items::VARCHAR[]), min_support, max_length,
                  target, getvariable('duckmine_max_itemsets'),
                               current_connection_id());
 
@@ -34,6 +34,6 @@ CREATE OR REPLACE TEMP MACRO association_rules_agg(items, min_support,
                                                    min_confidence := 0.9,
                                                    max_length := NULL,
                                                    max_consequent := NULL) AS
-_dm_rules_agg(list(items::VARCHAR[]), min_support, typeof(min_support), min_confidence,
+_dm_rules_agg(list(items::VARCHAR[]), min_support, min_confidence,
               max_length, max_consequent, getvariable('duckmine_max_itemsets'),
                               current_connection_id());

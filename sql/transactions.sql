@@ -40,7 +40,7 @@ WITH src AS (FROM _dm_source(tbl, fn)),
 -- a NULL column after the others, so that #2 exists whatever the table
 padded AS (SELECT *, NULL::VARCHAR AS _dm_pad FROM src),
 spec AS (
-    SELECT _dm_layout(n.names, t.types, layout) AS _dm_s
+    SELECT _dm_layout(n.names, t.types, layout, fn) AS _dm_s
     FROM (SELECT list_value(*COLUMNS(*)) AS names
           FROM (SELECT alias(COLUMNS(s.*)) FROM (SELECT 1) o LEFT JOIN (FROM src LIMIT 1) s ON true)) n,
          (SELECT list_value(*COLUMNS(*)) AS types

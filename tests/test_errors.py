@@ -32,21 +32,40 @@ def test_bad_min_support(con, support, message):
           message)
 
 
-@pytest.mark.parametrize("conf", ["-0.1", "1.5", "NULL"])
+@pytest.mark.parametrize("conf", ["-0.1", "1.5", "NULL", "'x'", "true"])
 def test_bad_min_confidence(con, conf):
     fails(con, f"SELECT * FROM association_rules('weather', 2, min_confidence := {conf})",
-          "min_confidence must be in [0, 1]")
+          "association_rules: min_confidence must be in [0, 1]")
 
 
-def test_bad_options(con):
-    fails(con, "SELECT * FROM fp_growth('weather', 2, max_length := 0)",
-          "max_length must be >= 1")
-    fails(con, "SELECT * FROM fp_growth('weather', 2, target := 'frequent')",
-          "target must be one of 'all', 'closed', 'maximal'")
-    fails(con, "SELECT * FROM association_rules('weather', 2, max_consequent := 0)",
-          "max_consequent must be >= 1")
-    fails(con, "SELECT * FROM fp_growth('weather', 2, layout := 'tall')",
-          "layout must be one of")
+@pytest.mark.parametrize("sql,message", [
+    ("fp_growth('weather', 2, max_length := 0)",
+     "fp_growth: max_length must be a whole number >= 1 or NULL, got 0"),
+    ("fp_growth('weather', 2, max_length := 2.5)", "max_length must be a whole number"),
+    ("fp_growth('weather', 2, max_length := 'x')", "max_length must be a whole number"),
+    ("fp_growth('weather', 2, target := 'frequent')",
+     "fp_growth: target must be one of 'all', 'closed', 'maximal', got 'frequent'"),
+    ("fp_growth('weather', 2, target := 3)", "target must be one of"),
+    ("association_rules('weather', 2, max_consequent := 0)",
+     "association_rules: max_consequent must be a whole number >= 1"),
+    ("association_rules('weather', 2, max_consequent := true)",
+     "max_consequent must be a whole number >= 1 or NULL, got true"),
+    ("fp_growth('weather', 2, layout := 'tall')", "fp_growth: layout must be one of"),
+    ("fp_growth('weather', 2, layout := 3)", "fp_growth: layout must be one of"),
+    ("fp_growth('weather', 'abc')", "fp_growth: min_support must be a fraction"),
+    ("fp_growth('weather', true)", "fp_growth: min_support must be a fraction"),
+    ("ad_counts('weather', 3)", "ad_counts: columns must be a list of names, got 3"),
+])
+def test_bad_options(con, sql, message):
+    """Options of the wrong type are refused by name, as those out of range."""
+    fails(con, f"SELECT * FROM {sql}", message)
+
+
+def test_bad_aggregate_options_name_the_aggregate(con):
+    fails(con, "SELECT fp_growth_agg([outlook::VARCHAR], 2, target := 3) FROM weather",
+          "fp_growth_agg: target must be one of")
+    fails(con, "SELECT association_rules_agg([outlook::VARCHAR], 2, min_confidence := "
+          "'x') FROM weather", "association_rules_agg: min_confidence must be in")
 
 
 def test_no_recognised_layout(fresh):
@@ -57,7 +76,7 @@ def test_no_recognised_layout(fresh):
     fails(fresh, "SELECT * FROM fp_growth('two_lists', 1)",
           "exactly one LIST column of items (found: p, q)")
     fails(fresh, "SELECT * FROM fp_growth('nums', 1, layout := 'long')",
-          "the long layout needs exactly two columns")
+          "fp_growth: the long layout needs exactly two columns")
 
 
 def test_output_limit_says_how_many(fresh):

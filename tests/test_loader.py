@@ -83,3 +83,37 @@ def test_version(capsys):
         cli.main(["--version"])
     assert done.value.code == 0
     assert capsys.readouterr().out.strip() == f"duckmine {duckmine.__version__}"
+
+
+@pytest.mark.parametrize("sql,message", [
+    ("SELECT * FROM c45('weather', 'play', confidnce := 0.1)",
+     "c45: unknown option 'confidnce' (did you mean 'confidence'?); its options are "
+     "confidence, min_leaf,"),
+    ("SELECT c45_fit(w, 'play', min_leaf => 3, pruned := true, x := 1) FROM weather w",
+     "c45_fit: unknown option 'x'"),
+    ("SELECT * FROM cross_validate('c45', 'weather', 'play', opts := {})",
+     "cross_validate: unknown option 'opts' (did you mean 'options'?)"),
+    ("SELECT * FROM c45('weather')", "c45: missing argument target"),
+    ("SELECT * FROM cross_validate('c45')", "cross_validate: missing arguments tbl, target"),
+    ("SELECT * FROM c45('weather', 'play', 0.25, 2, true, true, false, true, true, NULL, 1)",
+     "c45: takes at most 10 arguments (tbl, target, confidence,"),
+])
+def test_sql_command_names_the_argument_a_macro_refused(tmp_path, capsys, sql, message):
+    """DuckDB's binder refuses such a call before duckmine runs, and does not say
+    which argument is wrong; the command line does."""
+    db = str(tmp_path / "w.duckdb")
+    assert cli.main(["sql", "CREATE TABLE weather AS SELECT 'sunny' AS outlook, "
+                     "'no' AS play", "--db", db, "--create"]) == 0
+    assert cli.main(["sql", sql, "--db", db]) == 1
+    assert message in capsys.readouterr().err
+
+
+def test_other_binder_errors_are_left_as_they_are():
+    from duckmine.extension.arguments import explain
+
+    assert explain(duckdb.BinderException("Referenced column x not found"), "x") is None
+    # a refused call the query does not hold (a macro calling another)
+    err = duckdb.BinderException(
+        "Binder Error: Macro c45() does not support the supplied arguments.\n"
+        "Candidate macros:\n\tc45(tbl, target, confidence := 0.25)")
+    assert explain(err, "SELECT 1") is None

@@ -97,6 +97,7 @@ def ad_count(ids, bodies, conditions):
     return pa.array(out, pa.int64(), mask=null)
 
 
+COLUMNS = contract.names("columns", contract.REQUIRED, "the columns to count")
 CELL_SQL = "STRUCT(combination MAP(VARCHAR, VARCHAR), count BIGINT)[]"
 
 
@@ -107,6 +108,7 @@ def ad_counts(rows, columns, cutoff, max_values, max_mb):
     out = []
     for i, (names, cut, mv, mb) in enumerate(zip(scalars(columns), scalars(cutoff),
                                                  scalars(max_values), scalars(max_mb))):
+        names = COLUMNS.check("ad_counts", names)
         if not names:
             raise ValueError("ad_counts: columns must name at least one column")
         group = _rows_of("ad_counts", rows[i].values if rows[i].is_valid else None, names)

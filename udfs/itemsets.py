@@ -8,20 +8,30 @@ the results are decoded back to names.
 """
 
 import math
+import numbers
+from decimal import Decimal
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..algorithms import stop
+from ..algorithms.contract import ContractError, choice, literal, number, whole
 from .registry import arrow_type, column, list_csr, scalars, udf
 
 DEFAULT_MAX_ITEMSETS = 20_000_000
 MAX_LIMIT = 1_000_000_000  # results are Arrow lists with 32-bit offsets
 MAX_RULE_ITEMSET = 24  # a rule search enumerates 2**n splits of an n-itemset
 
-INTEGER_TYPES = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT",
-                 "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT"}
+# the options besides min_support, checked for type and range as a learner's are
+OPTIONS = {p.name: p for p in (
+    whole("max_length", None, "the most items in an itemset (NULL: no limit)", low=1,
+          nullable=True),
+    choice("target", "all", ("all", "closed", "maximal"), "which itemsets to give"),
+    number("min_confidence", 0.9, "the least confidence of a rule", low=0, high=1),
+    whole("max_consequent", None, "the most items in a rule's consequent (NULL: no "
+          "limit)", low=1, nullable=True),
+)}
 
 ITEMSET_SQL = "STRUCT(itemset VARCHAR[], support_count BIGINT, support DOUBLE)[]"
 RULE_SQL = ("STRUCT(antecedent VARCHAR[], consequent VARCHAR[], support_count BIGINT, "
@@ -38,53 +48,48 @@ def _core():
     return itemsets
 
 
-def min_count(fn, min_support, sql_type, n):
+def min_count(fn, min_support, n):
     """The absolute support threshold for ``n`` transactions.
 
-    An integer-typed ``min_support`` is a count. Any other number is a fraction
-    when it is at most 1, and a count when it is a whole number above 1.
+    An integer ``min_support`` is a count. Any other number is a fraction when it
+    is at most 1, and a count when it is a whole number above 1.
     """
     if min_support is None:
-        raise ValueError(f"{fn}: min_support must not be NULL")
+        raise ContractError(f"{fn}: min_support must not be NULL")
+    if isinstance(min_support, bool) or not isinstance(min_support, (numbers.Real,
+                                                                     Decimal)):
+        raise ContractError(f"{fn}: min_support must be a fraction in (0, 1] or a count "
+                            f">= 1, got {literal(min_support)}")
     if not math.isfinite(min_support) or min_support <= 0:
-        raise ValueError(f"{fn}: min_support must be a fraction in (0, 1] or a count "
-                         f">= 1, got {min_support}")
-    if sql_type.upper() in INTEGER_TYPES:
+        raise ContractError(f"{fn}: min_support must be a fraction in (0, 1] or a count "
+                            f">= 1, got {min_support}")
+    if isinstance(min_support, numbers.Integral):
         return int(min_support)
+    min_support = float(min_support)
     if min_support <= 1:
         # the least count whose share of n reaches the fraction
         return max(1, math.ceil(min_support * n - 1e-9 * max(1, n)))
     if min_support != int(min_support):
-        raise ValueError(f"{fn}: min_support {min_support} is above 1 but not a whole "
-                         "count; give a fraction in (0, 1] or a count")
+        raise ContractError(f"{fn}: min_support {min_support} is above 1 but not a whole "
+                            "count; give a fraction in (0, 1] or a count")
     return int(min_support)
 
 
 UNBOUNDED = np.iinfo(np.int32).max
 
 
-def check_options(fn, max_length, limit, target="all"):
-    """Validate the options every mining call has; return (max_length, limit)."""
-    if max_length is not None and max_length < 1:
-        raise ValueError(f"{fn}: max_length must be >= 1 or NULL, got {max_length}")
-    if target not in _core().TARGETS:
-        raise ValueError(f"{fn}: target must be one of 'all', 'closed', 'maximal', "
-                         f"got {target!r}")
+def check_options(fn, options, limit):
+    """``options`` (name: value) checked against OPTIONS, and the session's itemset
+    limit; the unbounded NULLs made numbers."""
+    out = {name: OPTIONS[name].check(fn, v) for name, v in options.items()}
     if limit is not None and not 1 <= limit <= MAX_LIMIT:
-        raise ValueError(f"{fn}: duckmine_max_itemsets must be in [1, {MAX_LIMIT:,}], "
-                         f"got {limit}")
-    return (UNBOUNDED if max_length is None else int(max_length),
-            DEFAULT_MAX_ITEMSETS if limit is None else int(limit))
-
-
-def check_rule_options(fn, min_confidence, max_consequent):
-    """Validate the options of rule mining; return max_consequent."""
-    if min_confidence is None or not 0 <= min_confidence <= 1:
-        raise ValueError(f"{fn}: min_confidence must be in [0, 1], got {min_confidence}")
-    if max_consequent is not None and max_consequent < 1:
-        raise ValueError(f"{fn}: max_consequent must be >= 1 or NULL, got "
-                         f"{max_consequent}")
-    return UNBOUNDED if max_consequent is None else int(max_consequent)
+        raise ContractError(f"{fn}: duckmine_max_itemsets must be in [1, {MAX_LIMIT:,}], "
+                            f"got {limit}")
+    for name in ("max_length", "max_consequent"):
+        if name in out and out[name] is None:
+            out[name] = UNBOUNDED
+    out["limit"] = DEFAULT_MAX_ITEMSETS if limit is None else int(limit)
+    return out
 
 
 class Transactions:
@@ -92,10 +97,10 @@ class Transactions:
     for infrequent items), the frequent item names in rank order, and each one's
     position in name order (itemsets are shown sorted by name)."""
 
-    def __init__(self, offsets, codes, names, fn, min_support, sql_type):
+    def __init__(self, offsets, codes, names, fn, min_support):
         """``codes`` index ``names``; -1 is a missing item."""
         self.n = len(offsets) - 1
-        self.threshold = min_count(fn, min_support, sql_type, self.n)
+        self.threshold = min_count(fn, min_support, self.n)
         self.offsets = offsets
         from ..algorithms.fpgrowth import item_supports
 
@@ -144,19 +149,20 @@ def _too_many(fn, err, limit):
         "limit with SET VARIABLE duckmine_max_itemsets = N")
 
 
-def _rows(fn, tx, names, min_support, sql_type, *options):
-    """Per row (one transaction set each): its Transactions and the remaining
-    options as Python values. ``names`` is None when ``tx`` holds item lists."""
+def _rows(fn, tx, names, min_support, limit, **options):
+    """Per row (one transaction set each): its Transactions and its checked options
+    (``check_options``). ``names`` is None when ``tx`` holds item lists."""
     tx = column(tx)
     names = None if names is None else column(names)
-    rows = zip(scalars(min_support), scalars(sql_type), *map(scalars, options))
+    values = {k: scalars(v) for k, v in options.items()}
     empty = pa.array([], pa.list_(pa.int32() if names is not None else pa.string()))
-    for i, (support, sql_type_i, *opts) in enumerate(rows):
+    for i, (support, lim) in enumerate(zip(scalars(min_support), scalars(limit))):
+        opts = check_options(fn, {k: v[i] for k, v in values.items()}, lim)
         group = tx[i].values if tx[i].is_valid else empty
         if names is None:
-            t = Transactions.from_items(group, fn, support, sql_type_i)
+            t = Transactions.from_items(group, fn, support)
         else:
-            t = Transactions.from_codes(group, names[i].values, fn, support, sql_type_i)
+            t = Transactions.from_codes(group, names[i].values, fn, support)
         yield t, opts
 
 
@@ -168,14 +174,14 @@ def _wrap(parts, value_type):
     return pa.ListArray.from_arrays(pa.array(offsets), values)
 
 
-def itemsets(tx, names, min_support, sql_type, max_length, target, limit):
-    fn = "fp_growth"
+def _itemsets(fn, tx, names, min_support, max_length, target, limit):
     parts = []
-    for t, (mx, tgt, lim) in _rows(fn, tx, names, min_support, sql_type, max_length,
-                                   target, limit):
-        max_len, lim = check_options(fn, mx, lim, tgt)
+    for t, o in _rows(fn, tx, names, min_support, limit, max_length=max_length,
+                      target=target):
+        lim = o["limit"]
         try:
-            rec_parent, rec_item, rec_count, sel = t.itemsets(max_len, tgt, lim)
+            rec_parent, rec_item, rec_count, sel = t.itemsets(o["max_length"],
+                                                              o["target"], lim)
         except _core().TooManyItemsets as err:
             raise _too_many(fn, err, lim) from None
         counts = rec_count[sel]
@@ -185,16 +191,14 @@ def itemsets(tx, names, min_support, sql_type, max_length, target, limit):
     return _wrap(parts, ITEMSET)
 
 
-def rules(tx, names, min_support, sql_type, min_confidence, max_length, max_consequent,
-          limit):
-    fn = "association_rules"
+def _rules(fn, tx, names, min_support, min_confidence, max_length, max_consequent,
+           limit):
     parts = []
-    for t, (conf, mx, mc, lim) in _rows(fn, tx, names, min_support, sql_type,
-                                        min_confidence, max_length, max_consequent, limit):
-        max_len, lim = check_options(fn, mx, lim)
-        max_con = check_rule_options(fn, conf, mc)
+    for t, o in _rows(fn, tx, names, min_support, limit, min_confidence=min_confidence,
+                      max_length=max_length, max_consequent=max_consequent):
+        lim = o["limit"]
         try:
-            rec_parent, rec_item, rec_count, _ = t.itemsets(max_len, "all", lim)
+            rec_parent, rec_item, rec_count, _ = t.itemsets(o["max_length"], "all", lim)
         except _core().TooManyItemsets as err:
             raise _too_many(fn, err, lim) from None
         longest = int(_core().lengths(rec_parent).max()) if len(rec_parent) else 0
@@ -203,8 +207,9 @@ def rules(tx, names, min_support, sql_type, min_confidence, max_length, max_cons
                              f"are searched for itemsets of at most {MAX_RULE_ITEMSET}: "
                              "set max_length or raise min_support")
         halt = stop.flag()
-        whole, ant, con, n_rules = _core().rules(rec_parent, rec_item, rec_count, conf,
-                                              max_con, lim, halt)
+        whole, ant, con, n_rules = _core().rules(rec_parent, rec_item, rec_count,
+                                                 o["min_confidence"], o["max_consequent"],
+                                                 lim, halt)
         stop.check(halt)
         if n_rules > lim:
             raise ValueError(f"{fn}: stopped after finding more than {lim:,} rules; "
@@ -214,23 +219,27 @@ def rules(tx, names, min_support, sql_type, min_confidence, max_length, max_cons
     return _wrap(parts, RULE)
 
 
-TAIL = ["DOUBLE", "VARCHAR", "BIGINT", "VARCHAR", "BIGINT"]
-RULE_TAIL = ["DOUBLE", "VARCHAR", "DOUBLE", "BIGINT", "BIGINT", "BIGINT"]
-udf("_dm_itemsets", ["INTEGER[][]", "VARCHAR[]", *TAIL], ITEMSET_SQL, stoppable=True)(itemsets)
-udf("_dm_rules", ["INTEGER[][]", "VARCHAR[]", *RULE_TAIL], RULE_SQL, stoppable=True)(
-    rules)
+# the options arrive as given (no parameter types), to be checked by name here
+@udf("_dm_itemsets", None, ITEMSET_SQL, stoppable=True)
+def itemsets(tx, names, min_support, max_length, target, limit):
+    return _itemsets("fp_growth", tx, names, min_support, max_length, target, limit)
 
 
-@udf("_dm_itemsets_agg", ["VARCHAR[][]", *TAIL], ITEMSET_SQL, stoppable=True)
-def itemsets_agg(tx, min_support, sql_type, max_length, target, limit):
-    return itemsets(tx, None, min_support, sql_type, max_length, target, limit)
+@udf("_dm_rules", None, RULE_SQL, stoppable=True)
+def rules(tx, names, min_support, min_confidence, max_length, max_consequent, limit):
+    return _rules("association_rules", tx, names, min_support, min_confidence, max_length,
+                  max_consequent, limit)
 
 
-@udf("_dm_rules_agg", ["VARCHAR[][]", *RULE_TAIL], RULE_SQL, stoppable=True)
-def rules_agg(tx, min_support, sql_type, min_confidence, max_length, max_consequent,
-              limit):
-    return rules(tx, None, min_support, sql_type, min_confidence, max_length,
-                 max_consequent, limit)
+@udf("_dm_itemsets_agg", None, ITEMSET_SQL, stoppable=True)
+def itemsets_agg(tx, min_support, max_length, target, limit):
+    return _itemsets("fp_growth_agg", tx, None, min_support, max_length, target, limit)
+
+
+@udf("_dm_rules_agg", None, RULE_SQL, stoppable=True)
+def rules_agg(tx, min_support, min_confidence, max_length, max_consequent, limit):
+    return _rules("association_rules_agg", tx, None, min_support, min_confidence,
+                  max_length, max_consequent, limit)
 
 
 def rule_columns(t, rec_parent, rec_item, rec_count, whole, ant, con):

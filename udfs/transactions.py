@@ -8,9 +8,11 @@ import re
 
 import pyarrow as pa
 
+from ..algorithms.contract import choice
 from .registry import arrow_type, scalars, udf
 
 LAYOUTS = ("auto", "long", "list", "wide")
+LAYOUT = choice("layout", "auto", LAYOUTS, "how the relation holds its transactions")
 INTEGER = re.compile(r"^U?(TINY|SMALL|BIG|HUGE)?INT(EGER)?$")
 LIST = re.compile(r"\[\d*\]$")
 NOMINAL = re.compile(r"^(VARCHAR|BOOLEAN|ENUM\(.*\))$", re.S)
@@ -24,8 +26,6 @@ SPEC = arrow_type(SPEC_SQL)
 def layout(names, types, requested):
     """Return the layout's kind and, for the list layout, the (1-based) LIST
     column. Raise a ValueError naming the problem."""
-    if requested not in LAYOUTS:
-        raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {requested!r}")
     lists = [i for i, t in enumerate(types) if LIST.search(t)]
     if requested == "list" or (requested == "auto" and lists):
         if len(lists) != 1:
@@ -49,11 +49,14 @@ def layout(names, types, requested):
     return "wide", 0
 
 
-@udf("_dm_layout", ["VARCHAR[]", "VARCHAR[]", "VARCHAR"], SPEC_SQL)
-def layout_udf(names, types, requested):
+@udf("_dm_layout", None, SPEC_SQL)  # the layout arrives as given, checked here
+def layout_udf(names, types, requested, fn):
     out = []
-    for n, t, r in zip(scalars(names), scalars(types), scalars(requested)):
-        kind, list_column = layout(n, t, r)
+    for n, t, r, f in zip(scalars(names), scalars(types), scalars(requested), scalars(fn)):
+        try:
+            kind, list_column = layout(n, t, LAYOUT.check(f, r))
+        except ValueError as err:
+            raise ValueError(f"{f}: {err}") from None
         out.append({"kind": kind, "list_column": list_column, "names": n,
                     "bool": [x == "BOOLEAN" for x in t]})
     return pa.array(out, SPEC)
