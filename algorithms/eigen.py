@@ -5,7 +5,12 @@ component depend on its last digits and on the signs of its vectors."""
 
 import math
 
+import numpy as np
 
+from .jit import njit
+
+
+@njit(cache=True)
 def _hypot(a, b):
     if abs(a) > abs(b):
         r = b / a
@@ -21,12 +26,19 @@ def symmetric_eigen(a):
     ``a`` by Householder tridiagonalisation and the QL method, step for step as the
     reference's matrix package computes them (whose digits the nominal ordering
     depends on)."""
-    n = len(a)
-    v = [list(map(float, row)) for row in a]
-    d = [0.0] * n
-    e = [0.0] * n
+    v = np.array(a, np.float64)
+    d = np.zeros(len(v))
+    _eigen(v, d, np.zeros(len(v)))
+    return d, v
+
+
+@njit(cache=True)
+def _eigen(v, d, e):
+    """``symmetric_eigen`` in place: ``v`` the matrix, then its vectors; ``d`` the
+    values."""
+    n = len(d)
     # Householder reduction to tridiagonal form
-    d[:] = v[n - 1][:]
+    d[:] = v[n - 1, :]
     for i in range(n - 1, 0, -1):
         scale = 0.0
         h = 0.0
@@ -35,9 +47,9 @@ def symmetric_eigen(a):
         if scale == 0.0:
             e[i] = d[i - 1]
             for j in range(i):
-                d[j] = v[i - 1][j]
-                v[i][j] = 0.0
-                v[j][i] = 0.0
+                d[j] = v[i - 1, j]
+                v[i, j] = 0.0
+                v[j, i] = 0.0
         else:
             for k in range(i):
                 d[k] /= scale
@@ -53,11 +65,11 @@ def symmetric_eigen(a):
                 e[j] = 0.0
             for j in range(i):
                 f = d[j]
-                v[j][i] = f
-                g = e[j] + v[j][j] * f
+                v[j, i] = f
+                g = e[j] + v[j, j] * f
                 for k in range(j + 1, i):
-                    g += v[k][j] * d[k]
-                    e[k] += v[k][j] * f
+                    g += v[k, j] * d[k]
+                    e[k] += v[k, j] * f
                 e[j] = g
             f = 0.0
             for j in range(i):
@@ -70,29 +82,29 @@ def symmetric_eigen(a):
                 f = d[j]
                 g = e[j]
                 for k in range(j, i):
-                    v[k][j] -= (f * e[k] + g * d[k])
-                d[j] = v[i - 1][j]
-                v[i][j] = 0.0
+                    v[k, j] -= (f * e[k] + g * d[k])
+                d[j] = v[i - 1, j]
+                v[i, j] = 0.0
         d[i] = h
     for i in range(n - 1):
-        v[n - 1][i] = v[i][i]
-        v[i][i] = 1.0
+        v[n - 1, i] = v[i, i]
+        v[i, i] = 1.0
         h = d[i + 1]
         if h != 0.0:
             for k in range(i + 1):
-                d[k] = v[k][i + 1] / h
+                d[k] = v[k, i + 1] / h
             for j in range(i + 1):
                 g = 0.0
                 for k in range(i + 1):
-                    g += v[k][i + 1] * v[k][j]
+                    g += v[k, i + 1] * v[k, j]
                 for k in range(i + 1):
-                    v[k][j] -= g * d[k]
+                    v[k, j] -= g * d[k]
         for k in range(i + 1):
-            v[k][i + 1] = 0.0
+            v[k, i + 1] = 0.0
     for j in range(n):
-        d[j] = v[n - 1][j]
-        v[n - 1][j] = 0.0
-    v[n - 1][n - 1] = 1.0
+        d[j] = v[n - 1, j]
+        v[n - 1, j] = 0.0
+    v[n - 1, n - 1] = 1.0
     e[0] = 0.0
     # QL iterations on the tridiagonal form
     for i in range(1, n):
@@ -139,9 +151,9 @@ def symmetric_eigen(a):
                     p = c * d[i] - s * g
                     d[i + 1] = h + s * (c * g + s * d[i])
                     for k in range(n):
-                        h = v[k][i + 1]
-                        v[k][i + 1] = s * v[k][i] + c * h
-                        v[k][i] = c * v[k][i] - s * h
+                        h = v[k, i + 1]
+                        v[k, i + 1] = s * v[k, i] + c * h
+                        v[k, i] = c * v[k, i] - s * h
                 p = -s * s2 * c3 * el1 * e[low] / dl1
                 e[low] = s * p
                 d[low] = c * p
@@ -160,5 +172,4 @@ def symmetric_eigen(a):
             d[k] = d[i]
             d[i] = p
             for j in range(n):
-                v[j][i], v[j][k] = v[j][k], v[j][i]
-    return d, v
+                v[j, i], v[j, k] = v[j, k], v[j, i]

@@ -5,9 +5,9 @@ or the first class when training had no missing value, as scoring does).
 PART: the decision list in rule order, as scoring reads it::
 
     (SELECT <label of the first best> FROM
-      (SELECT ... "_dm_p0" + "_dm_t<i>" * p ... FROM       -- a group's class sums
-        (SELECT <the part rule i takes> AS "_dm_t<i>", ... FROM   -- a group's takes
-          ... (SELECT <the share rule i covers> AS "_dm_c<i>", ...) AS "_dm_row")))
+      (SELECT r.*, "_dm_p0_<g>" + "_dm_t<i>" * p ... FROM     -- a group's class sums
+        (SELECT t.*, <the part rule i takes> AS "_dm_t<i>", ... FROM  -- its takes
+          ... (SELECT <the share rule i covers> AS "_dm_c<i>", ...) AS t) AS r))
 
 A rule covers 1 or 0 of a row whose tested values are known, and where a tested
 value is missing the share of the training weight its branch holds; each rule in
@@ -15,8 +15,10 @@ turn takes that part of what the rules before it left (when both are above 1e-6)
 and adds it, times its leaf's class probabilities, to the row's (once less than
 1e-6 is left, nothing more is added). Rules go ``GROUP`` at a time: one SELECT
 works out what each rule of the group takes, the next adds those parts to the
-class sums, so no expression is repeated per class. Without missing values this is the
-first rule whose conditions all hold.
+class sums, so no expression is repeated per class. Each SELECT hands on every column
+before it as ``alias.*`` and adds its own under new names, so that the text grows
+with the rules, not with their square. Without missing values this is the first rule
+whose conditions all hold.
 """
 
 import sys
@@ -95,20 +97,17 @@ def part(model, dialect):
             share = exp.Mul(this=share, expression=_condition_share(model, c))
         covers.append(share)
     probs = model.leaf_probs()
+    query = _select([_as(c, f"_dm_c{i}") for i, c in enumerate(covers)]
+                    + [_as(_number(1.0, double=True), "_dm_l0")]
+                    + [_as(_number(0.0, double=True), f"_dm_p{c}_0") for c in range(k)])
 
-    def covers_of(start):  # a group's covers, read from the outer row where used
-        return [_as(covers[i], f"_dm_c{i}") for i in range(start, min(start + GROUP,
-                                                                        len(rules)))]
+    def adding(columns, alias):  # every column so far, and ``columns``
+        star = exp.Column(this=exp.Star(), table=exp.to_identifier(alias, quoted=True))
+        return _select([star] + columns, _from(query, alias))
 
-    def carried(names):  # columns handed on as they are
-        return [_as(_var(name), name) for name in names]
-
-    query = _select(covers_of(0) + [_as(_number(1.0, double=True), "_dm_left")]
-                    + [_as(_number(0.0, double=True), f"_dm_p{c}") for c in range(k)])
     for start in range(0, len(rules), GROUP):
         group = range(start, min(start + GROUP, len(rules)))
-        sums = carried(f"_dm_p{c}" for c in range(k))
-        left = _var("_dm_left")  # what the rules before the group left
+        left = _var(f"_dm_l{start}")  # what the rules before the group left
         takes = []
         for i in group:
             cover = _var(f"_dm_c{i}")
@@ -121,17 +120,18 @@ def part(model, dialect):
                            exp.Sub(this=exp.Literal.number(1), expression=cover.copy()))],
                          exp.Literal.number(1))
             left = exp.Mul(this=left, expression=rest)  # a share past the rule's
-        query = _select(takes + [_as(left, "_dm_left")] + sums, _from(query, f"_dm_t{start}"))
-        sums = [_var(f"_dm_p{c}") for c in range(k)]
+        query = adding(takes + [_as(left, f"_dm_l{group.stop}")], f"_dm_t{start}")
+        sums = [_var(f"_dm_p{c}_{start}") for c in range(k)]
         for i in group:  # each rule adds its share times its leaf's probabilities
             for c in range(k):
                 if probs[i, c] != 0.0:  # adding nothing changes no sum
                     sums[c] = exp.Add(this=sums[c], expression=exp.Mul(
                         this=_var(f"_dm_t{i}"), expression=_number(probs[i, c],
                                                                    double=True)))
-        query = _select(covers_of(group.stop) + carried(["_dm_left"])
-                        + [_as(x, f"_dm_p{c}") for c, x in enumerate(sums)],
-                        _from(query, f"_dm_r{start}"))
+        query = adding([_as(x, f"_dm_p{c}_{group.stop}") for c, x in enumerate(sums)],
+                       f"_dm_r{start}")
+    query = _select([_as(_var(f"_dm_p{c}_{len(rules)}"), f"_dm_p{c}") for c in range(k)],
+                    _from(query, "_dm_sums"))
     return first_best(query, k, lambda c: exp.Literal.string(model.classes[c]),
                       _greatest_convention(dialect_of(dialect)))
 

@@ -160,6 +160,59 @@ def _error_rate(row_pred, y, w):
     return wrong / total
 
 
+@njit(cache=True)
+def _distributions(X, attr, cut, lefts, left, right, is_leaf, props, probs, rows, out):
+    """``distributionForInstance`` of each row of ``rows`` from the root: a known
+    value goes down its branch, a missing one down both, the two results added as
+    ``(0 + p_left * left) + p_right * right`` (the reference's order of sums, kept
+    with an explicit stack of frames and of results)."""
+    n = len(left)
+    k = out.shape[1]
+    node = np.empty(2 * n + 1, np.int64)
+    state = np.empty(2 * n + 1, np.int64)
+    vals = np.empty((n + 1, k))
+    for r in range(len(rows)):
+        row = rows[r]
+        sp, vp = 1, 0
+        node[0], state[0] = 0, 0
+        while sp > 0:
+            sp -= 1
+            i = node[sp]
+            if state[sp] == 1:  # both branches known: add them
+                vp -= 1
+                for c in range(k):
+                    vals[vp - 1, c] = (props[i, 0] * vals[vp - 1, c]
+                                       + props[i, 1] * vals[vp, c])
+                continue
+            if is_leaf[i]:
+                vals[vp] = probs[i]
+                vp += 1
+                continue
+            v = X[attr[i], row]
+            if np.isnan(v):  # left is worked out first, then right, then added
+                node[sp], state[sp] = i, 1
+                node[sp + 1], state[sp + 1] = right[i], 0
+                node[sp + 2], state[sp + 2] = left[i], 0
+                sp += 3
+            else:
+                go_left = lefts[i, int(v)] if np.isnan(cut[i]) else v < cut[i]
+                node[sp], state[sp] = left[i] if go_left else right[i], 0
+                sp += 1
+        out[r] = vals[0]
+
+
+@njit(cache=True)
+def _predictions(dist):
+    """``predicted`` of each row."""
+    out = np.full(dist.shape[0], -1, np.int64)
+    for r in range(dist.shape[0]):
+        best = 0.0
+        for c in range(dist.shape[1]):
+            if dist[r, c] > best:
+                best, out[r] = dist[r, c], c
+    return out
+
+
 class Tree:
     """A grown tree flattened depth first, for pruning and scoring: ``is_leaf``
     marks leaves and nodes cut back (their children kept, to grow back), while
@@ -222,28 +275,12 @@ class Tree:
                           self.tree_err, self.leaves)
         return self.changed[:count].copy()
 
-    def distribution(self, fit, i, rows):
-        """``distributionForInstance`` of the rows ``rows`` from node ``i``."""
-        if self.is_leaf[i]:
-            return np.tile(self.probs[i], (len(rows), 1))
-        out = np.zeros((len(rows), fit.k))
-        x = fit.X[self.attr[i], rows]
-        missing = np.isnan(x)
-        if missing.any():
-            sub = rows[missing]
-            acc = np.zeros((len(sub), fit.k))
-            for side, child in enumerate((self.left[i], self.right[i])):
-                acc = acc + self.props[i, side] * self.distribution(fit, child, sub)
-            out[missing] = acc
-        known = ~missing
-        if np.isnan(self.cut[i]):
-            go_left = np.zeros(len(rows), np.bool_)
-            go_left[known] = self.lefts[i, x[known].astype(np.int64)]
-        else:
-            go_left = known & (np.where(known, x, 0.0) < self.cut[i])
-        for side, child in ((go_left, self.left[i]), (known & ~go_left, self.right[i])):
-            if side.any():
-                out[side] = self.distribution(fit, child, rows[side])
+    def distribution(self, fit, rows):
+        """``distributionForInstance`` of the rows ``rows``."""
+        out = np.empty((len(rows), fit.k))
+        _distributions(fit.X, self.attr, self.cut, self.lefts, self.left, self.right,
+                       self.is_leaf, self.props, self.probs, np.asarray(rows, np.int64),
+                       out)
         return out
 
     def sequence(self, fit, test=None):
@@ -314,6 +351,5 @@ class _Scorer:
         _assign(nodes, self.offsets, self.members, self.tree.pred, self.row_pred)
         if self.spread.any():
             sub = self.rows[self.spread]
-            dist = self.tree.distribution(self.fit, 0, sub)
-            self.row_pred[self.spread] = [predicted(d) for d in dist]
+            self.row_pred[self.spread] = _predictions(self.tree.distribution(self.fit, sub))
         return _error_rate(self.row_pred, self.y, self.w)
