@@ -26,8 +26,8 @@ import numpy as np
 
 from . import stop
 from .buffers import grow
+from .halt import halted
 from .jit import njit
-from .stop import halted
 
 STATUS_OK = 0
 STATUS_LIMIT = 1

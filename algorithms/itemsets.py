@@ -9,8 +9,8 @@ the record of any frequent itemset in as many probes as it has items.
 import numpy as np
 
 from .fpgrowth import STATUS_LIMIT, STATUS_OK, find_slot, fp_growth, pack_key
+from .halt import halted
 from .jit import njit
-from .stop import halted
 
 TARGETS = ("all", "closed", "maximal")
 

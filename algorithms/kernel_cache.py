@@ -5,17 +5,29 @@ that calls one from another file (``javautil.sorted_by``, ``reptree._sum``) is t
 loaded from the cache after that other file changed, with the old callee compiled
 in or linked against it: wrong results or a crash (a segfault was seen after an
 edit). Here every kernel of this package is stamped with the content of all of the
-package's source files, so that any change compiles them all again. The cache stays
-where numba keeps it (``NUMBA_CACHE_DIR`` when set, else ``__pycache__`` beside the
-source, else the user's cache directory).
+package's source files, so that any change compiles them all again.
+
+The kernels live in ``NUMBA_CACHE_DIR`` when it is set, else in the user's cache
+directory under the package stamp and numba's version
+(``~/.cache/duckmine/kernels/numba-<version>/<stamp>/``, or ``$DUCKMINE_CACHE_DIR``
+or ``$XDG_CACHE_HOME/duckmine``): every install of the same duckmine and numba, in
+any clone or virtual environment, compiles each kernel once. Where that directory
+cannot be written, they go beside the source, as numba keeps them. A stamp
+directory unused for ``KEEP_DAYS`` is removed.
 """
 
 import hashlib
+import os
+import shutil
+import sys
+import time
 from pathlib import Path
 
+import numba
 from numba.core import caching
 
 ROOT = Path(__file__).resolve().parent
+KEEP_DAYS = 30
 
 
 def _package_stamp():
@@ -27,6 +39,20 @@ def _package_stamp():
 
 
 STAMP = _package_stamp()
+
+
+def cache_root():
+    """The user's duckmine cache directory."""
+    if os.environ.get("DUCKMINE_CACHE_DIR"):
+        return Path(os.environ["DUCKMINE_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "duckmine"
+
+
+def kernel_dir():
+    """Where this duckmine's kernels are kept for this numba and Python."""
+    version = f"numba-{numba.__version__}-py{sys.version_info[0]}{sys.version_info[1]}"
+    return cache_root() / "kernels" / version / STAMP.hex()[:20]
 
 
 def _ours(py_file):
@@ -47,6 +73,34 @@ class _PackageStamp:
         return super().from_function(py_func, py_file)
 
 
+class SharedLocator(_PackageStamp, caching._CacheLocator):
+    """In the user's cache directory, by the package stamp: shared by every copy of
+    the same source (``kernel_dir``)."""
+
+    def __init__(self, py_func, py_file):
+        self._py_file = py_file
+        self._lineno = py_func.__code__.co_firstlineno
+        here = Path(py_file).resolve().parent.relative_to(ROOT)
+        self._cache_path = str(kernel_dir() / here)
+
+    def get_cache_path(self):
+        return self._cache_path
+
+    def get_disambiguator(self):
+        return str(self._lineno)
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        if not _ours(py_file):
+            return None
+        self = cls(py_func, py_file)
+        try:
+            self.ensure_cache_path()
+        except OSError:  # not writable: the next locator's place
+            return None
+        return self
+
+
 class InTreeLocator(_PackageStamp, caching.InTreeCacheLocator):
     """Beside the source, stamped with the whole package."""
 
@@ -60,9 +114,26 @@ class UserWideLocator(_PackageStamp, caching.UserWideCacheLocator):
 
 
 def install():
-    """Put the three locators first, in numba's order, once; numba asks them about
-    every cached kernel, and they answer only for this package's."""
+    """Put the locators first, once: ``NUMBA_CACHE_DIR``, the shared directory,
+    beside the source, numba's user directory. numba asks them about every cached
+    kernel, and they answer only for this package's."""
     classes = caching.CacheImpl._locator_classes
-    for cls in (UserWideLocator, InTreeLocator, UserProvidedLocator):
+    for cls in (UserWideLocator, InTreeLocator, SharedLocator, UserProvidedLocator):
         if cls not in classes:
             classes.insert(0, cls)
+    _forget_old()
+
+
+def _forget_old():
+    """Mark this stamp's directory used, and remove those unused for KEEP_DAYS (an
+    older duckmine's kernels). Never an error: a cache is only a cache."""
+    here = kernel_dir()
+    try:
+        if here.exists():
+            os.utime(here)
+        for version in here.parent.parent.iterdir():
+            for stamp in version.iterdir():
+                if stamp != here and time.time() - stamp.stat().st_mtime > KEEP_DAYS * 86400:
+                    shutil.rmtree(stamp, ignore_errors=True)
+    except OSError:
+        pass

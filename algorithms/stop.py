@@ -5,7 +5,7 @@ leave the process and the connection as they were. A computation that may be lon
 runs through ``run``: on a thread of its own, while the calling thread waits for
 it. To stop it, ``Job.stop`` sets the job's flag, and the computation itself
 notices: kernels with long loops read it at their loop boundaries (they take
-``flag()``, test it with ``halted``, return early, and their caller raises with
+``flag()``, test it with ``halt.halted``, return early, and their caller raises with
 ``check``), and Python loops over nodes, folds or iterations call ``checkpoint``.
 Kernels release the GIL (``jit``), so the waiting thread always gets to run,
 whatever the job is doing.
@@ -27,11 +27,6 @@ import threading
 import time
 
 import numpy as np
-from llvmlite import ir
-from numba.core import types
-from numba.extending import intrinsic
-
-from .jit import njit
 
 
 class Stopped(BaseException):
@@ -55,24 +50,6 @@ def flag():
     """The stop flag of the calling thread's job, for kernels to poll: once
     ``flag()[0]`` is set, a kernel returns early and its caller is stopped."""
     return getattr(_local, "flag", _IDLE)
-
-
-@intrinsic
-def _load_acquire(typingctx, halt):
-    """``halt[0]`` read as an atomic load: another thread sets it while a kernel
-    runs, and a plain read in a loop that never writes it may be hoisted out."""
-    def codegen(context, builder, sig, args):
-        data = context.make_array(sig.args[0])(context, builder, args[0]).data
-        value = builder.load_atomic(data, "acquire", 1)
-        return builder.icmp_unsigned("!=", value, ir.Constant(value.type, 0))
-    return types.boolean(halt), codegen
-
-
-@njit(cache=True)
-def halted(halt):
-    """Whether the stop flag ``halt`` (from ``flag``) is set: what a kernel reads
-    at its loop boundaries."""
-    return _load_acquire(halt)
 
 
 def check(halt):

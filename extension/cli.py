@@ -12,7 +12,6 @@ import duckdb
 
 from .arguments import explain
 from .loader import connect
-from .samples import create_sample_tables
 
 DEMO_DB = "duckmine_demo.duckdb"
 
@@ -162,6 +161,8 @@ DEMO = [
 
 
 def demo(db):
+    from .samples import create_sample_tables  # generates baskets with a kernel
+
     if os.path.exists(db):
         os.remove(db)
     con = connect(db)

@@ -69,11 +69,8 @@ def load(con):
     interrupts.remember(con)
     interrupts.watch_ctrl_c()
     sql = resources.files("duckmine") / "sql"
-    for name in SQL_FILES:
-        for statement in _statements((sql / name).read_text()):
-            con.execute(statement)
-    for statement in wiring.statements():
-        con.execute(statement)
+    statements = [s for name in SQL_FILES for s in _statements((sql / name).read_text())]
+    con.execute(";\n".join(statements + wiring.statements()))  # one call: quicker
     return con
 
 

@@ -8,6 +8,7 @@ import random
 import numpy as np
 import pytest
 
+import duckmine
 from duckmine.algorithms import contract
 from duckmine.algorithms.contract import literal
 from duckmine.udfs.models import model_of
@@ -273,3 +274,18 @@ def test_every_learner_package_is_packaged():
     found = {f"duckmine.algorithms.{p.parent.name}"
              for p in (root / "algorithms").glob("*/__init__.py")}
     assert found <= set(listed), sorted(found - set(listed))
+
+
+def test_aggregate_fits_give_one_model_on_a_parallel_scan():
+    """A table large enough that two threads scan it, handing the aggregate its rows
+    in a different order each run: the same model every run
+    (``benchmarks/determinism.py`` runs every learner at a million rows)."""
+    from duckmine.benchmarks import determinism
+
+    con = duckmine.connect()
+    con.execute("SET threads = 2")
+    determinism.make_table(con, 300_000)
+    for name in ("kmeans", "naive_bayes", "c45"):
+        got, _ = determinism.ids(con, name, 3)
+        assert len(set(got)) == 1, name
+    con.close()

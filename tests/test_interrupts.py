@@ -16,6 +16,7 @@ import pytest
 
 import duckmine
 from duckmine.algorithms import contract, stop
+from duckmine.algorithms.halt import halted
 from duckmine.algorithms.jit import njit
 from duckmine.benchmarks.interrupts import (
     LONG,
@@ -160,7 +161,7 @@ def _spin(halt, limit):
     """Busy for up to ``limit`` ns, or until ``halt[0]``."""
     x = 0.0
     for i in range(limit):
-        if stop.halted(halt):
+        if halted(halt):
             return -1.0
         x += i * 1e-9
     return x

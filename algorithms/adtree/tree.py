@@ -33,8 +33,8 @@ import numpy as np
 from .. import stop
 from ..buffers import grow
 from ..dataset import Attribute, find_name
+from ..halt import halted
 from ..jit import njit
-from ..stop import halted
 
 STATUS_OK = 0
 STATUS_MEMORY = 1

@@ -21,8 +21,8 @@ import numpy as np
 from numba.typed import List
 
 from .. import stop
+from ..halt import halted
 from ..jit import njit
-from ..stop import halted
 
 SMALL = 1e-6
 LOG2 = math.log(2.0)

@@ -37,9 +37,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import stop
+from ..halt import halted
 from ..javautil import JavaRandom, next_int
 from ..jit import njit, prange
-from ..stop import halted
 
 CHUNK = 4096
 INITS = ("k-means++", "random")

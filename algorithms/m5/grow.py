@@ -28,9 +28,9 @@ import numpy as np
 
 from .. import linear, stop
 from ..filters import NominalToBinary, Pipeline, ReplaceMissing
+from ..halt import halted
 from ..javautil import JavaRandom, _qsort, randomize
 from ..jit import njit, prange
-from ..stop import halted
 
 SMOOTHING = 15.0
 SMALL = 1e-10   # the reference's tolerance once its split search has run

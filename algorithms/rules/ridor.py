@@ -23,11 +23,11 @@ import numpy as np
 
 from .. import stop
 from ..evaluation import check_folds, stratified
+from ..halt import halted
 from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, _randomize, marked, sorted_by
 from ..jit import njit
 from ..models import Classifier, attributes_of, body, check_attribute
-from ..stop import halted
 
 SMALL = 1e-6
 LOG2 = math.log(2.0)

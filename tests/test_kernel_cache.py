@@ -1,0 +1,62 @@
+"""Compiled kernels are kept in the user's cache directory, shared by every copy of
+the same source, and found again by a copy somewhere else."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# compiles (or loads) one small kernel, and says which it did and where it looked
+PROBE = """
+import json
+import duckmine.algorithms.eigen as eigen
+from duckmine.algorithms import kernel_cache
+eigen.symmetric_eigen([[2.0, 1.0], [1.0, 3.0]])
+print(json.dumps({"hits": sum(eigen._eigen.stats.cache_hits.values()),
+                  "misses": sum(eigen._eigen.stats.cache_misses.values()),
+                  "dir": str(kernel_cache.kernel_dir())}))
+"""
+
+
+def _copy(to):
+    """The package's source at ``to``/duckmine, as a second clone would hold it."""
+    shutil.copytree(ROOT, to / "duckmine", ignore=shutil.ignore_patterns(
+        ".venv", ".git", "__pycache__", "tests", "benchmarks", "*.egg-info", "*.duckdb"))
+
+
+def _probe(where, cache):
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env.update(DUCKMINE_CACHE_DIR=str(cache), PYTHONPATH=str(where))
+    out = subprocess.run([sys.executable, "-c", PROBE], env=env, cwd=where,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_a_second_copy_of_the_source_reuses_the_first_ones_kernels(tmp_path):
+    cache = tmp_path / "cache"
+    for name in ("a", "b"):
+        _copy(tmp_path / name)
+    first = _probe(tmp_path / "a", cache)
+    assert first["misses"] == 1 and first["hits"] == 0
+    assert first["dir"].startswith(str(cache / "kernels"))
+    assert any(Path(first["dir"]).rglob("*.nbi"))
+    second = _probe(tmp_path / "b", cache)
+    assert second == {**first, "misses": 0, "hits": 1}
+    # no kernel was written beside either copy's source
+    assert not list((tmp_path / "a").rglob("*.nbi"))
+    assert not list((tmp_path / "b").rglob("*.nbi"))
+
+
+def test_an_edited_source_gets_its_own_directory(tmp_path):
+    cache = tmp_path / "cache"
+    _copy(tmp_path / "a")
+    first = _probe(tmp_path / "a", cache)
+    with open(tmp_path / "a" / "duckmine" / "algorithms" / "eigen.py", "a") as f:
+        f.write("\n# an edit\n")
+    again = _probe(tmp_path / "a", cache)
+    assert again["dir"] != first["dir"] and again["misses"] == 1
