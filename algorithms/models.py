@@ -4,7 +4,6 @@ the model class the declaration names."""
 
 import hashlib
 import json
-import math
 
 import numpy as np
 
@@ -130,9 +129,11 @@ def _has_huge_int(d):
 
 def _finite(values, width=None):
     """Whether ``values`` is a list of finite numbers (of length ``width``)."""
-    return isinstance(values, list) and (width is None or len(values) == width) and all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-        for v in values)
+    try:
+        check_array(values, "", (width,))
+    except ValueError:
+        return False
+    return isinstance(values, list)
 
 
 def check_tree(attributes, attr, children, props, probs, width, branches, target=None):
@@ -176,9 +177,12 @@ def check_array(values, where, shape=None, low=None, high=None, whole=False):
     length) holding finite numbers in [low, high) (whole ones if ``whole``);
     ValueError naming ``where`` otherwise."""
     try:
-        x = np.asarray(values, np.float64)
-    except (TypeError, ValueError):
+        x = np.asarray(values)
+    except (TypeError, ValueError):  # ragged
         raise ValueError(f"{where} does not hold numbers") from None
+    if x.dtype.kind not in "iuf" and x.size:  # not text, truth values or None
+        raise ValueError(f"{where} does not hold numbers")
+    x = x.astype(np.float64, copy=False)
     if shape is not None and (x.ndim != len(shape) or any(
             s is not None and s != n for s, n in zip(shape, x.shape))):
         want = " x ".join("n" if s is None else str(s) for s in shape)
@@ -198,14 +202,6 @@ def check_class(attributes, class_index):
             or not attributes[class_index].nominal or not attributes[class_index].values:
         raise ValueError("its class is not a nominal attribute with values")
     return len(attributes[class_index].values)
-
-
-def target_of(attributes, target):
-    """The index of the target attribute named ``target``."""
-    for i, a in enumerate(attributes):
-        if a.name == target:
-            return i
-    raise ValueError(f"its target {str(target)[:60]} is not one of its attributes")
 
 
 def check_attribute(attributes, a, target, where):

@@ -12,7 +12,7 @@ import numpy as np
 from ..dataset import Attribute
 from ..javafmt import java_double
 from ..jit import njit
-from ..models import check_array, target_of
+from ..models import check_array
 
 SMALL = 1e-6  # the reference's tolerance for "greater than"
 
@@ -54,7 +54,9 @@ class ZeroRModel:
     def validate(self):
         """A nominal target's class counts (one each, and a positive total), or a
         numeric target's mean."""
-        target_of(self.attributes, self.target)
+        if self.target not in [a.name for a in self.attributes]:
+            raise ValueError(f"its target {str(self.target)[:60]} is not one of its "
+                             "attributes")
         if self.classes is None:
             check_array([self.mean], "its mean")
         else:

@@ -1,0 +1,92 @@
+"""Memory per row: the peak resident memory of each learner's aggregate fit, over
+what the process held before it, per row of the table, next to the bytes per row
+of the columns it reads.
+
+    python -m duckmine.benchmarks.memory [--rows 1000000,10000000]
+        [--learners c45,naive_bayes,...]
+
+Each fit runs in a fresh process on a table kept in a database file (5 DOUBLE, 1
+INTEGER and 1 two-valued VARCHAR column and a two-class target, some NULLs), after
+a fit on a small table has compiled the kernels, so that the figure is the fit's
+own. ``ru_maxrss`` is the high-water mark of the process.
+"""
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+DEFAULT = ("c45", "naive_bayes", "kmeans", "em", "m5p")
+COLUMNS_BYTES = 5 * 8 + 4 + 16 + 16  # DuckDB's own widths: DOUBLE, INTEGER, 2 VARCHAR
+
+
+def make(path, rows):
+    import duckmine
+
+    con = duckmine.connect(path)
+    con.execute(f"""CREATE OR REPLACE TABLE t AS SELECT
+        random() * 100 AS a, random() * 100 AS b, random() AS c,
+        CASE WHEN random() < 0.02 THEN NULL ELSE random() * 1e3 END AS d,
+        random() AS e, (random() * 1000)::INTEGER AS i,
+        CASE WHEN random() < 0.5 THEN 'x' ELSE 'z' END AS s,
+        CASE WHEN random() < 0.3 THEN 'p' ELSE 'q' END AS y
+        FROM range({rows})""")
+    con.close()
+
+
+def fit_sql(name, table):
+    from duckmine.benchmarks.determinism import fit_sql as sql
+
+    return sql(name).replace(" FROM t t", f" FROM {table} t").replace(
+        "FROM (SELECT * EXCLUDE (y) FROM t) t", f"FROM (SELECT * EXCLUDE (y) FROM {table}) t")
+
+
+def child(path, name):
+    """In the fresh process: warm up on 2,000 rows, then fit the whole table."""
+    import duckmine
+
+    con = duckmine.connect(path, read_only=True)
+    con.execute("SET enable_progress_bar = false")
+    con.execute(fit_sql(name, "(SELECT * FROM t LIMIT 2000)")).fetchall()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    start = time.perf_counter()
+    con.execute(fit_sql(name, "t")).fetchall()
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(before, peak, seconds)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", default="1000000,10000000")
+    parser.add_argument("--learners", default=",".join(DEFAULT))
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        return child(*args.child)
+    print(f"columns read: about {COLUMNS_BYTES} bytes a row in DuckDB")
+    print(f"{'rows':>12} {'learner':12} {'seconds':>8} {'peak MiB':>9} {'bytes/row':>10} "
+          f"{'x columns':>9}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for rows in map(int, args.rows.split(",")):
+            path = os.path.join(tmp, f"t{rows}.duckdb")
+            make(path, rows)
+            for name in args.learners.split(","):
+                out = subprocess.run(
+                    [sys.executable, "-m", "duckmine.benchmarks.memory", "--child", path,
+                     name], capture_output=True, text=True)
+                if out.returncode != 0:
+                    last = (out.stderr.strip().splitlines() or ["?"])[-1]
+                    print(f"{rows:>12,} {name:12} failed: {last[:100]}", flush=True)
+                    continue
+                before, peak, seconds = map(float, out.stdout.split())
+                per_row = (peak - before) / rows
+                print(f"{rows:>12,} {name:12} {seconds:8.1f} {peak / 2**20:9,.0f} "
+                      f"{per_row:10,.0f} {per_row / COLUMNS_BYTES:9.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
