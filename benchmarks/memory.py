@@ -25,15 +25,10 @@ COLUMNS_BYTES = 5 * 8 + 4 + 16 + 16  # DuckDB's own widths: DOUBLE, INTEGER, 2 V
 
 def make(path, rows):
     import duckmine
+    from duckmine.benchmarks.determinism import make_table
 
     con = duckmine.connect(path)
-    con.execute(f"""CREATE OR REPLACE TABLE t AS SELECT
-        random() * 100 AS a, random() * 100 AS b, random() AS c,
-        CASE WHEN random() < 0.02 THEN NULL ELSE random() * 1e3 END AS d,
-        random() AS e, (random() * 1000)::INTEGER AS i,
-        CASE WHEN random() < 0.5 THEN 'x' ELSE 'z' END AS s,
-        CASE WHEN random() < 0.3 THEN 'p' ELSE 'q' END AS y
-        FROM range({rows})""")
+    make_table(con, rows)
     con.close()
 
 

@@ -22,6 +22,8 @@ from ..algorithms.contract import literal
 from ..udfs.learners import SUMMARY, relation_name
 
 SETTINGS = ("{'max_values': getvariable('duckmine_max_nominal_values'), "
+            "'memory_limit': coalesce(getvariable('duckmine_memory_limit')::VARCHAR, "
+            "current_setting('memory_limit')), "
             "'ad_tree_max_mb': getvariable('duckmine_ad_tree_max_mb')}")
 # the last argument of a stoppable UDF: whose interrupt stops it (udfs.registry)
 CONNECTION = "current_connection_id()"

@@ -13,11 +13,12 @@ ROOT = Path(__file__).resolve().parent.parent
 # compiles (or loads) one small kernel, and says which it did and where it looked
 PROBE = """
 import json
-import duckmine.algorithms.eigen as eigen
+import numpy as np
 from duckmine.algorithms import kernel_cache
-eigen.symmetric_eigen([[2.0, 1.0], [1.0, 3.0]])
-print(json.dumps({"hits": sum(eigen._eigen.stats.cache_hits.values()),
-                  "misses": sum(eigen._eigen.stats.cache_misses.values()),
+from duckmine.algorithms.halt import halted
+halted(np.zeros(1, np.uint8))
+print(json.dumps({"hits": sum(halted.stats.cache_hits.values()),
+                  "misses": sum(halted.stats.cache_misses.values()),
                   "dir": str(kernel_cache.kernel_dir())}))
 """
 
@@ -56,7 +57,7 @@ def test_an_edited_source_gets_its_own_directory(tmp_path):
     cache = tmp_path / "cache"
     _copy(tmp_path / "a")
     first = _probe(tmp_path / "a", cache)
-    with open(tmp_path / "a" / "duckmine" / "algorithms" / "eigen.py", "a") as f:
+    with open(tmp_path / "a" / "duckmine" / "algorithms" / "halt.py", "a") as f:
         f.write("\n# an edit\n")
     again = _probe(tmp_path / "a", cache)
     assert again["dir"] != first["dir"] and again["misses"] == 1

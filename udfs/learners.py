@@ -6,7 +6,7 @@ nothing here."""
 import numpy as np
 import pyarrow as pa
 
-from ..algorithms import contract
+from ..algorithms import contract, memory
 from ..algorithms.stop import checkpoint
 from .models import MODEL_SQL, model_list, values
 from .registry import Udf, arrow_type, column, scalars, udf
@@ -16,7 +16,8 @@ from .table import dataset
 def _settings(v):
     """The engine settings a fit reads (NULL fields: defaults)."""
     v = v or {}
-    return {"max_values": v.get("max_values"), "ad_tree_max_mb": v.get("ad_tree_max_mb")}
+    return {"max_values": v.get("max_values"), "ad_tree_max_mb": v.get("ad_tree_max_mb"),
+            "memory_limit": v.get("memory_limit")}
 
 
 def _group(rows, i):
@@ -27,6 +28,9 @@ def training(decl, fn, group, weight, settings):
     """The Dataset of one group of rows; an empty group is refused."""
     if group is None or len(group) == 0:
         raise ValueError(f"{fn}: the table is empty")
+    if pa.types.is_struct(group.type):
+        memory.check(fn, decl.memory, len(group), group.type.num_fields,
+                     settings["memory_limit"])
     return dataset(group, fn, settings["max_values"], weight if decl.weights else None)
 
 

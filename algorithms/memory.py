@@ -1,0 +1,64 @@
+"""Refuse a fit that would not fit in memory, before it starts.
+
+A fit holds its data as float64 columns and, at its peak, some bytes more per
+cell (row x column) that depend on the learner: its ``memory`` declaration,
+measured by ``benchmarks/memory.py``. The estimate is made from the row and column
+counts alone, before any column is converted, and compared with the limit: the
+session's ``duckmine_memory_limit`` or else DuckDB's ``memory_limit``. A fit over
+the limit is refused with the estimate, the limit and the ways out, instead of
+running the machine out of memory.
+"""
+
+import math
+import re
+
+UNITS = {"": 1, "b": 1, "byte": 1, "bytes": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3,
+         "tb": 1000**4, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+_SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*([a-z]*)\s*$", re.I)
+
+
+def parse_size(text, what="duckmine_memory_limit"):
+    """Bytes of a size written as DuckDB writes them ('19.1 GiB', '500MB') or a
+    number of bytes; ValueError naming ``what`` otherwise."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        value, unit = float(text), ""
+    else:
+        found = _SIZE.match(str(text))
+        if not found or found.group(2).lower() not in UNITS:
+            raise ValueError(f"{what} must be a size such as '8GB' or '512 MiB', got "
+                             f"{str(text)[:40]!r}")
+        value, unit = float(found.group(1)), found.group(2).lower()
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{what} must be a positive size, got {str(text)[:40]!r}")
+    return value * UNITS[unit]
+
+
+def size_text(n):
+    """``n`` bytes as a reader reads them."""
+    for unit in ("TiB", "GiB", "MiB", "KiB"):
+        scale = UNITS[unit.lower()]
+        if n >= scale:
+            return f"{n / scale:,.1f} {unit}"
+    return f"{n:,.0f} bytes"
+
+
+def needed(per_cell, rows, columns):
+    """The bytes a fit of ``rows`` x ``columns`` holds at its peak: the float64
+    columns and weights, and ``per_cell`` more per cell."""
+    return rows * ((columns + 1) * 8.0 + per_cell * columns)
+
+
+def check(fn, per_cell, rows, columns, limit):
+    """Refuse (ValueError naming ``fn``) a fit whose estimate exceeds ``limit``
+    (a size, or None for no limit)."""
+    if limit is None:
+        return
+    bytes_ = parse_size(limit, f"{fn}: duckmine_memory_limit")
+    estimate = needed(per_cell, rows, columns)
+    if estimate > bytes_:
+        raise ValueError(
+            f"{fn}: this fit would take about {size_text(estimate)} of memory ({rows:,} "
+            f"rows x {columns} columns), more than the limit of {size_text(bytes_)}; fit a "
+            "sample (FROM t USING SAMPLE 10%), fewer columns, one model per group "
+            "(GROUP BY), or run it on Spark; the limit is SET VARIABLE "
+            "duckmine_memory_limit = '...' (by default DuckDB's memory_limit)")

@@ -1,0 +1,71 @@
+"""A fit that would not fit in memory is refused before it starts, with the
+estimate, the limit and the ways out; the connection stays usable."""
+
+import pytest
+
+import duckmine
+from duckmine.algorithms import contract, memory
+
+from .conftest import fails
+
+
+@pytest.mark.parametrize("text,bytes_", [
+    ("18.8 GiB", 18.8 * 2**30), ("500MB", 500e6), ("512 MiB", 2**29), ("1e9", 1e9),
+    (4096, 4096), ("2 kb", 2000), ("3TiB", 3 * 2**40), ("10 bytes", 10),
+])
+def test_sizes_read_as_duckdb_writes_them(text, bytes_):
+    assert memory.parse_size(text) == pytest.approx(bytes_)
+
+
+@pytest.mark.parametrize("text", ["lots", "-1GB", "0", "1 XB", "", "nan", True])
+def test_a_size_that_is_none_is_refused(text):
+    with pytest.raises(ValueError, match="duckmine_memory_limit must be a"):
+        memory.parse_size(text)
+
+
+def test_every_learner_declares_what_a_fit_holds():
+    for decl in contract.learners().values():
+        assert 0 < decl.memory < 10_000, decl.name
+
+
+@pytest.fixture
+def big():
+    con = duckmine.connect()
+    con.execute("CREATE TABLE t AS SELECT random() AS a, random() AS b, "
+                "CASE WHEN random() < 0.5 THEN 'x' ELSE 'y' END AS y FROM range(100000)")
+    yield con
+    con.close()
+
+
+@pytest.mark.parametrize("sql,fn", [
+    ("SELECT c45_fit(t, 'y') FROM t t", "c45"),
+    ("SELECT * FROM c45('t', 'y')", "c45"),
+    ("SELECT * FROM fit('kmeans', 't', NULL, options := {'k': 2})", "kmeans"),
+    ("SELECT * FROM cross_validate('naive_bayes', 't', 'y')", "cross_validate"),
+])
+def test_a_fit_over_the_limit_is_refused_by_name(big, sql, fn):
+    big.execute("SET VARIABLE duckmine_memory_limit = '1MB'")
+    fails(big, sql, f"{fn}: this fit would take about", "(100,000 rows x 3 columns), "
+          "more than the limit of 976.6 KiB", "USING SAMPLE", "GROUP BY", "Spark",
+          "duckmine_memory_limit")
+    big.execute("SET VARIABLE duckmine_memory_limit = '1GB'")
+    assert big.execute(sql).fetchall()
+
+
+def test_the_default_limit_is_duckdbs(big):
+    """A wide table, whose rows DuckDB gathers within its limit, while the fit's
+    float64 columns would exceed it."""
+    columns = ", ".join(f"random() AS c{i}" for i in range(40))
+    big.execute(f"CREATE TABLE wide AS SELECT {columns}, CASE WHEN random() < 0.5 THEN 'x' "
+                "ELSE 'z' END AS y FROM range(20000)")
+    big.execute("SET memory_limit = '64MB'")
+    fails(big, "SELECT c45_fit(t, 'y') FROM wide t", "(20,000 rows x 41 columns), more "
+          "than the limit of 61.0 MiB")
+    big.execute("SET VARIABLE duckmine_memory_limit = '1GB'")  # ours, when set
+    assert big.execute("SELECT c45_fit(t, 'y') IS NOT NULL FROM wide t").fetchall()
+
+
+def test_a_limit_that_is_no_size_is_refused_by_name(big):
+    big.execute("SET VARIABLE duckmine_memory_limit = 'lots'")
+    fails(big, "SELECT c45_fit(t, 'y') FROM t t",
+          "c45: duckmine_memory_limit must be a size such as '8GB'")
