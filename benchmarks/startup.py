@@ -15,7 +15,7 @@ import time
 QUERY = "SELECT count(*) FROM fp_growth('(SELECT [''a'', ''b''] AS items)', 1)"
 CODE = ("import time; t = time.perf_counter(); import duckdb; t0 = time.perf_counter(); "
         "import duckmine; con = duckdb.connect(); duckmine.load(con); "
-        "t1 = time.perf_counter(); "
+        "t1 = time.perf_counter(); con.execute('SET enable_progress_bar = false'); "
         f"con.execute(\"{QUERY}\").fetchall(); "
         "print(t0 - t, t1 - t0, time.perf_counter() - t1)")
 

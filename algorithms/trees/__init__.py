@@ -5,6 +5,7 @@ from ..contract import Learner, flag, number, whole
 
 LEARNERS = (
     Learner(
+        memory=200,  # bytes a cell, measured at 1M rows (benchmarks/memory.py)
         name="rep_tree", kind="predictor", package=__name__,
         doc="a fast tree grown by information gain or variance reduction and pruned "
             "by reduced error on a held-out fold, as Weka's REPTree",
@@ -32,6 +33,7 @@ LEARNERS = (
                   ("holdout_errors", "DOUBLE")),
         order_by=("node",)),
     Learner(
+        memory=200,  # bytes a cell, measured at 50,000 rows (benchmarks/memory.py)
         name="cart", kind="classifier", package=__name__,
         doc="CART: binary splits by the Gini index, minimal cost-complexity pruning "
             "chosen by internal cross-validation, as Weka's SimpleCart",
