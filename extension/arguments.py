@@ -23,21 +23,20 @@ def _named(arg):
     return None
 
 
-def _signatures(message, name):
-    """(positional names, option names) of each candidate macro in ``message``."""
-    out = []
+def _signature(message, name):
+    """(positional names, option names) of the macro's signature in ``message``, or
+    None (duckmine's macros have one each)."""
     for line in message.splitlines():
         line = line.strip()
         if not line.startswith(name + "("):
             continue
         try:
-            call = sqlglot.parse_one(line, read="duckdb")
+            args = sqlglot.parse_one(line, read="duckdb").expressions
         except sqlglot.errors.ParseError:
-            continue
-        args = getattr(call, "expressions", [])
-        positional = [a.name for a in args if _named(a) is None]
-        out.append((positional, [_named(a) for a in args if _named(a) is not None]))
-    return out
+            return None
+        return ([a.name for a in args if _named(a) is None],
+                [_named(a) for a in args if _named(a) is not None])
+    return None
 
 
 def _calls(query, name):
@@ -57,10 +56,10 @@ def explain(err, query):
     if not found:
         return None
     name = found.group(1)
-    signatures = _signatures(message, name)
-    if not signatures:
+    signature = _signature(message, name)
+    if signature is None:
         return None
-    positional, options = signatures[0]
+    positional, options = signature
     for call in _calls(query, name):
         given = [_named(a) for a in call.expressions]
         for option in (g for g in given if g is not None):

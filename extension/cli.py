@@ -10,7 +10,6 @@ import time
 
 import duckdb
 
-from .arguments import explain
 from .loader import connect
 
 DEMO_DB = "duckmine_demo.duckdb"
@@ -253,7 +252,11 @@ def main(argv=None):
         except Exception as err:  # a readable message, not a traceback
             if interrupted(err):
                 raise KeyboardInterrupt from None
-            hint = explain(err, args.query) if args.command == "sql" else None
+            hint = None
+            if args.command == "sql":
+                from .arguments import explain  # sqlglot: imported when needed
+
+                hint = explain(err, args.query)
             print(f"duckmine: {type(err).__name__}: {hint or err}", file=sys.stderr)
             return 1
     except KeyboardInterrupt:  # Ctrl-C: the query stopped, as the shell expects

@@ -53,8 +53,9 @@ def layout(names, types, requested):
 def layout_udf(names, types, requested, fn):
     out = []
     for n, t, r, f in zip(scalars(names), scalars(types), scalars(requested), scalars(fn)):
+        requested = LAYOUT.check(f, r)  # names f itself
         try:
-            kind, list_column = layout(n, t, LAYOUT.check(f, r))
+            kind, list_column = layout(n, t, requested)
         except ValueError as err:
             raise ValueError(f"{f}: {err}") from None
         out.append({"kind": kind, "list_column": list_column, "names": n,

@@ -15,13 +15,14 @@ from ..stop import checkpoint
 DBL_MAX = sys.float_info.max
 
 
+@njit(cache=True)
 def predicted(probs):
     """The reference's evaluation's prediction: the first largest positive
     probability, -1 for none."""
     best, pick = 0.0, -1
-    for i, p in enumerate(probs):
-        if p > best:
-            best, pick = p, i
+    for i in range(len(probs)):
+        if probs[i] > best:
+            best, pick = probs[i], i
     return pick
 
 
@@ -204,12 +205,9 @@ def _distributions(X, attr, cut, lefts, left, right, is_leaf, props, probs, rows
 @njit(cache=True)
 def _predictions(dist):
     """``predicted`` of each row."""
-    out = np.full(dist.shape[0], -1, np.int64)
+    out = np.empty(dist.shape[0], np.int64)
     for r in range(dist.shape[0]):
-        best = 0.0
-        for c in range(dist.shape[1]):
-            if dist[r, c] > best:
-                best, out[r] = dist[r, c], c
+        out[r] = predicted(dist[r])
     return out
 
 
