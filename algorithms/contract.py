@@ -32,7 +32,8 @@ KINDS = ("classifier", "regressor", "predictor", "clusterer", "counter")
 ONLY = {"predict_proba": ("classifier", "clusterer"), "predict_value": ("regressor",)}
 # capability -> the model method that provides it
 METHODS = {"predict": None, "predict_proba": "proba", "predict_value": "predict",
-           "log_likelihood": "log_density", "model_text": "text", "model_to_sql": None}
+           "log_likelihood": "log_density", "model_text": "text", "model_to_sql": None,
+           "model_dot": "dot"}
 TYPES = ("double", "integer", "boolean", "text", "text_list")
 
 

@@ -172,6 +172,18 @@ def check_tree(attributes, attr, children, props, probs, width, branches, target
         raise ValueError(f"node {below.index(False)} hangs below no node")
 
 
+def check_records(records, keys, where):
+    """Raise ValueError unless ``records`` is a non-empty list of objects, each with
+    exactly the fields ``keys`` (a model's nodes or rules, before any is read)."""
+    if not isinstance(records, list) or not records:
+        raise ValueError(f"its {where}s are not a list")
+    want = set(keys)
+    for i, r in enumerate(records):
+        if not isinstance(r, dict) or r.keys() != want:
+            raise ValueError(f"{where} {i} does not have exactly the fields "
+                             f"{', '.join(keys)}")
+
+
 def check_array(values, where, shape=None, low=None, high=None, whole=False):
     """``values`` (a list or array) as a float64 array of ``shape`` (None for any
     length) holding finite numbers in [low, high) (whole ones if ``whole``);
@@ -185,6 +197,8 @@ def check_array(values, where, shape=None, low=None, high=None, whole=False):
     x = x.astype(np.float64, copy=False)
     if shape is not None and (x.ndim != len(shape) or any(
             s is not None and s != n for s, n in zip(shape, x.shape))):
+        if tuple(shape) == (1,):
+            raise ValueError(f"{where} is not a number")
         want = " x ".join("n" if s is None else str(s) for s in shape)
         raise ValueError(f"{where} is not {want} numbers")
     if not np.isfinite(x).all() or (low is not None and (x < low).any()) or (

@@ -341,3 +341,15 @@ def test_errors_and_nulls(db):
                      f"UNION ALL SELECT NULL UNION ALL SELECT model FROM {iris})").fetchall()
     assert sorted(several, key=str) == sorted(
         [(sql_of(db, models),), (sql_of(db, iris),), (None,)], key=str)
+
+
+def test_a_model_too_large_to_write_is_refused(db, monkeypatch):
+    from duckmine.udfs import models as model_udfs
+
+    models, _ = fit(db, "soybean", "default")
+    size = db.sql(f"SELECT length(model.body) FROM {models}").fetchall()[0][0]
+    monkeypatch.setattr(model_udfs, "MAX_SQL_BODY", size - 1)
+    fails(db, f"SELECT model_to_sql(model) FROM {models}", "model_to_sql",
+          "too large to write as SQL", "score it with predict")
+    monkeypatch.setattr(model_udfs, "MAX_SQL_BODY", size)
+    assert db.sql(f"SELECT model_to_sql(model) FROM {models}").fetchall()[0][0]

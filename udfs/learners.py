@@ -3,6 +3,8 @@ value), its relation (a model value to the rows of its table form) and
 cross-validation. They read the learner's declaration, so a new learner needs
 nothing here."""
 
+import math
+
 import numpy as np
 import pyarrow as pa
 
@@ -61,6 +63,10 @@ def relation_sql(decl):
 def _relation(decl):
     row = arrow_type(relation_sql(decl)).value_type
     maps = [name for name, typ in decl.relation if typ.upper().startswith("MAP(")]
+    # a whole number past 2^53 (a forged figure) is no double Arrow converts exactly
+    doubles = [name for name, typ in decl.relation if typ.upper() == "DOUBLE"]
+    wholes = {name: 2**31 if typ.upper() == "INTEGER" else 2**63
+              for name, typ in decl.relation if typ.upper() in ("INTEGER", "BIGINT")}
 
     def rows(models_):
         out = []
@@ -79,11 +85,29 @@ def _relation(decl):
                 for name in maps:
                     if isinstance(r[name], dict):
                         r[name] = list(r[name].items())
+                for name in doubles:
+                    if isinstance(r[name], int):
+                        r[name] = float(r[name])
+                for name, top in wholes.items():
+                    r[name] = _whole(decl.name, name, r[name], top)
                 listed.append(r)
             out.append(listed)
         return pa.array(out, pa.list_(row))
 
     return rows
+
+
+def _whole(fn, name, x, top):
+    """``x`` for a whole-number column of a model's rows; a forged figure (not whole,
+    or past the column's range) is refused by name."""
+    if x is None or (isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+                     and -top <= x < top):
+        return x
+    if isinstance(x, (float, np.floating)) and math.isfinite(x) and x == int(x) \
+            and -top <= x < top:
+        return int(x)
+    raise ValueError(f"{fn}: the model value is corrupt: its {name} {str(x)[:30]} is not "
+                     f"a whole number below {top:,}")
 
 
 def relation_name(decl):

@@ -238,6 +238,22 @@ def model_text(models_):
                      for m in model_list("model_text", models_)], pa.string())
 
 
+@udf("_dm_model_dot", None, "VARCHAR")
+def model_dot(models_):
+    """Graphviz DOT of each model's structure; a model with none is refused with
+    the learners that have one."""
+    out = []
+    for m in model_list("model_dot", models_):
+        if m is not None and "model_dot" not in declaration(m).capabilities_of(m):
+            drawn = [d.name for d in contract.learners().values()
+                     if "model_dot" in d.capabilities]
+            raise ValueError(f"model_dot: a {m.learner} model has no structure to draw; "
+                             f"the learners whose models have pictures are "
+                             f"{', '.join(drawn)}")
+        out.append(None if m is None else m.dot())
+    return pa.array(out, pa.string())
+
+
 INFO_SQL = ("STRUCT(learner VARCHAR, version INTEGER, kind VARCHAR, "
             "options MAP(VARCHAR, VARCHAR), instances BIGINT, "
             "attributes STRUCT(name VARCHAR, kind VARCHAR, \"values\" VARCHAR[])[], "
@@ -262,6 +278,10 @@ def model_info(models_):
 
 SQL_CACHE_SIZE = 64
 _sql_cache = OrderedDict()
+# The largest body model_to_sql writes. Its SQL is about twice the body, takes about
+# 10 s a megabyte to write, and cannot be stopped once begun; a query past tens of
+# megabytes is beyond what SQL engines accept.
+MAX_SQL_BODY = 4 << 20
 
 
 @udf("_dm_model_to_sql", None, "VARCHAR")
@@ -278,6 +298,10 @@ def model_to_sql(models_, dialects):
         if d is None:
             raise ValueError(f"{fn}: dialect must name a SQL dialect, got NULL")
         key = (v["id"], d)
+        if len(v["body"]) > MAX_SQL_BODY:
+            raise ValueError(f"{fn}: the model is too large to write as SQL (its body is "
+                             f"{len(v['body']) / 2**20:.1f} MB; the limit is "
+                             f"{MAX_SQL_BODY >> 20} MB); score it with predict")
         if key not in _sql_cache:
             _sql_cache[key] = model_sql(declaration(m).sql_writer(), m, d)
             while len(_sql_cache) > SQL_CACHE_SIZE:

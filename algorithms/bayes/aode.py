@@ -21,7 +21,7 @@ from ..dataset import Attribute
 from ..filters import Discretize
 from ..javafmt import double_to_string
 from ..jit import njit
-from ..models import check_array
+from ..models import MAX_WEIGHT, check_array
 from ..stop import checkpoint
 from . import net as bn
 from .model import Coding
@@ -156,7 +156,7 @@ class AODEModel:
             raise ValueError("its counts are not those of AODE")
         for key, shape in (("classes", (k,)), ("total", (1,)), ("freq", (slots,)),
                            ("cond", (k, slots, slots)), ("sum_for", (k, p))):
-            check_array(c[key], f"its {key} counts", shape, low=-1e-6)
+            check_array(c[key], f"its {key} counts", shape, low=-1e-6, high=MAX_WEIGHT)
         if c["total"][0] <= 0 or self.min_frequency < 0:
             raise ValueError("its total or frequency limit is not positive")
 
@@ -214,7 +214,7 @@ def _width4(text):
     else:
         out[1] = "."
     offset = 4 - 2 - dot - 1
-    if offset < 0:
+    if offset < 0 or offset + len(text) > 4:  # too wide to align: as it is
         return text
     for i, ch in enumerate(text):
         if i != dot:

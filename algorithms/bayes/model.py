@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import pictures
 from ..adtree.tree import code_type, memory_limit
 from ..dataset import Attribute
 from ..filters import Discretize, Pipeline, ReplaceMissing
@@ -146,7 +147,7 @@ class BayesNetModel:
             if (abs(cpt.sum(axis=1) - 1) > 1e-6).any():
                 raise ValueError(f"node {i}'s table does not hold distributions")
         for key in ("bayes", "bdeu", "mdl", "loglik", "aic"):
-            check_array([self.scores[key]], f"its {key} score")
+            check_array([self.scores[key]], f"its {key} score", (1,))
 
     def proba(self, columns, n):
         """Class probabilities of ``n`` rows; ``columns`` holds the attributes in
@@ -178,6 +179,9 @@ class BayesNetModel:
                            ("ENTROPY", "loglik"), ("AIC", "aic")):
             lines.append(f"LogScore {label}: {java_double(self.scores[key])}")
         return "\n".join(lines) + "\n"
+
+    def dot(self):
+        return pictures.network([a.name for a in self.attributes], self.parents, "bayes_net")
 
     def rows(self):
         """One row per entry of each node's table: the node, its parents and their

@@ -79,7 +79,7 @@ class NaiveBayesModel:
         k = check_class(self.attributes, self.class_index)
         self.pipeline.validate()
         check_array(self.prior["counts"], "its class counts", (k,), low=0)
-        check_array([self.prior["total"]], "its class total", low=1e-300)
+        check_array([self.prior["total"]], "its class total", (1,), low=1e-300)
         outputs = self.pipeline.outputs
         if len(self.estimators) != len(outputs):
             raise ValueError("its estimators are not one per attribute")
@@ -92,7 +92,7 @@ class NaiveBayesModel:
                 continue
             if a.nominal or kind not in (NORMAL, KERNEL):
                 raise ValueError(f"{where} is not of a kind its attribute takes")
-            check_array([e["precision"]], f"{where}'s precision", low=1e-300)
+            check_array([e["precision"]], f"{where}'s precision", (1,), low=1e-300)
             check_array(e["sd"], f"{where}'s deviations", (k,), low=1e-300)
             check_array(e["weight"], f"{where}'s weights", (k,), low=0)
             if kind == NORMAL:

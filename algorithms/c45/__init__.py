@@ -19,7 +19,7 @@ LEARNERS = (
         name="c45", kind="classifier", package=__name__, params=PARAMS,
         doc="C4.5 decision tree, as Weka's J48 grows and prunes it",
         fit="model:fit", model="model:C45Model", to_sql="sql:expression",
-        capabilities=("predict", "predict_proba", "model_text", "model_to_sql"),
+        capabilities=("predict", "predict_proba", "model_text", "model_to_sql", "model_dot"),
         relation=(("node", "INTEGER"), ("parent", "INTEGER"), ("depth", "INTEGER"),
                   ("attribute", "VARCHAR"), ("operator", "VARCHAR"), ("value", "VARCHAR"),
                   ("is_leaf", "BOOLEAN"), ("class", "VARCHAR"), ("weight", "DOUBLE"),
@@ -30,7 +30,7 @@ LEARNERS = (
         name="c45_rules", kind="classifier", package=__name__, params=PARAMS,
         doc="rules from a C4.5 tree: one per leaf, conditions dropped greedily while "
             "the pessimistic error does not grow, duplicates removed",
-        fit="rules:fit", model="rules:C45RulesModel", capabilities=(),
+        fit="rules:fit", model="rules:C45RulesModel", capabilities=("model_dot",),
         relation=(("rule", "INTEGER"), ("conditions", "VARCHAR[]"), ("class", "VARCHAR"),
                   ("coverage", "DOUBLE"), ("errors", "DOUBLE"),
                   ("error_estimate", "DOUBLE")),

@@ -8,6 +8,7 @@ distribution per branch, with missing values spread across the branches.
 
 import numpy as np
 
+from .. import pictures
 from ..dataset import Attribute
 from ..javafmt import counts, double_to_string, java_double
 from ..jit import njit
@@ -341,6 +342,9 @@ class C45Model:
         """Class probabilities of ``n`` rows; ``columns`` holds the attributes in
         ``used``, in that order."""
         return self.tree.proba(columns, n)
+
+    def dot(self):
+        return pictures.tree(self.rows(), "c45")
 
     def rows(self):
         """One row per node (see the c45 declaration's relation)."""

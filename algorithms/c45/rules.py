@@ -8,6 +8,7 @@ instances that meet every one of its conditions.
 
 import numpy as np
 
+from .. import pictures
 from ..dataset import Attribute
 from ..jit import njit
 from ..models import check_array
@@ -138,7 +139,10 @@ class C45RulesModel:
                     or r["class"] not in self.classes:
                 raise ValueError(f"rule {i} is not conditions, a class and its figures")
             check_array([r["coverage"], r["errors"], r["error_estimate"]],
-                        f"rule {i}'s figures", low=0)
+                        f"rule {i}'s figures", (3,), low=0)
+
+    def dot(self):
+        return pictures.decision_list(self.rows(), "c45_rules")
 
     def rows(self):
         return [{"rule": i + 1, **r} for i, r in enumerate(self.rules)]

@@ -340,14 +340,15 @@ class KMeansModel(_Clustering):
         self._validate_base()
         p = len(self.attributes)
         k = len(self.centroids)
-        if k < 1 or len(self.sizes) != k or min(self.sizes) < 0:
+        if k < 1:
             raise ValueError("its clusters do not each have a centre and a size")
+        check_array(self.sizes, "its cluster sizes", (k,), 0, 2**62, whole=True)
         for name, x in (("minima", self.lo), ("ranges", self.width), ("full", self.full)):
             if x.shape != (p,):
                 raise ValueError(f"its {name} are not one per attribute")
             check_array(x[~np.isnan(x)], f"its {name}")  # NaN: an attribute never seen
         check_array(self.squared_errors, "its squared errors", (k,), low=0)
-        check_array([self.sse], "its squared error", low=0)
+        check_array([self.sse], "its squared error", (1,), low=0)
         for j, a in enumerate(self.attributes):
             col = np.append(self.centroids[:, j], self.full[j])  # the whole data's centre
             check_array(col[~np.isnan(col)], f"its centres' {a.name!r}", None,

@@ -8,7 +8,7 @@ PARAMS = (
     flag("smoothed", True, "smooth the leaf models along the path (false: M5P -U)"),
     flag("regression_tree", False, "constant leaves: a regression tree (M5P -R)"),
 )
-CAPABILITIES = ("predict", "predict_value", "model_text", "model_to_sql")
+CAPABILITIES = ("predict", "predict_value", "model_text", "model_to_sql", "model_dot")
 COEFFICIENTS = "MAP(VARCHAR, DOUBLE)"
 
 LEARNERS = (

@@ -8,6 +8,7 @@ attribute order, which is also the order the prediction sums them in).
 
 import numpy as np
 
+from .. import pictures
 from ..dataset import Attribute
 from ..javafmt import double_to_string
 from ..jit import njit
@@ -41,7 +42,7 @@ class LinearModel:
         if any(not 0 <= j < p for j in cols) or sorted(set(cols)) != cols:
             raise ValueError(f"{where}'s linear model has terms on columns it does not have")
         check_array([c for _, c in self.terms] + [self.intercept],
-                    f"{where}'s linear model")
+                    f"{where}'s linear model", (len(self.terms) + 1,))
 
     def text(self, names, target):
         """The reference's printout: one signed term per line, intercept last."""
@@ -199,7 +200,7 @@ class M5Model(_Numeric):
                 continue
             if a >= p:
                 raise ValueError(f"node {u} splits on column {a}, which it does not have")
-            check_array([t["split"][u]], f"node {u}'s split value")
+            check_array([t["split"][u]], f"node {u}'s split value", (1,))
             for c in (t["left"][u], t["right"][u]):
                 if type(c) is not int or not u < c < n or below[c]:
                     raise ValueError(f"node {u}'s child {c} is not a node after it")
@@ -271,6 +272,9 @@ class M5Model(_Numeric):
         models = "".join(f"\nLM num: {number[u]}" + self.models[u].text(names, self.target)
                          + "\n" for u in self.leaves)
         return head + "".join(lines) + models + f"\nNumber of Rules : {len(self.leaves)}"
+
+    def dot(self):
+        return pictures.tree(self.rows(), "m5p")
 
     def rows(self):
         """One dict per node, as the m5p relation lists them."""
@@ -353,10 +357,10 @@ class M5RulesModel(_Numeric):
                 if len(c) != 3 or type(c[0]) is not int or not 0 <= c[0] < p \
                         or type(c[2]) is not bool:
                     raise ValueError(f"rule {k} tests a column it does not have")
-                check_array([c[1]], f"rule {k}'s test value")
+                check_array([c[1]], f"rule {k}'s test value", (1,))
             m.validate(p, f"rule {k}")
             check_array([r[key] for key in ("coverage", "rms", "global_sd", "abs_dev")],
-                        f"rule {k}'s figures", low=0)
+                        f"rule {k}'s figures", (4,), low=0)
 
     def predict(self, columns, n):
         """Predictions of the first rule covering each row (NaN where none does)."""
@@ -380,8 +384,11 @@ class M5RulesModel(_Numeric):
                                             for c in r["conditions"]) + "THEN\n")
             out.append(m.text(names, self.target) + f" [{r['coverage']}")
             out.append(f"/{double_to_string(100.0 * r['rms'] / r['global_sd'], 3)}%]\n\n"
-                       if r["abs_dev"] > 0 else "]\n\n")
+                       if r["abs_dev"] > 0 and r["global_sd"] > 0 else "]\n\n")
         return "".join(out).rstrip("\n")
+
+    def dot(self):
+        return pictures.decision_list(self.rows(), "m5_rules")
 
     def rows(self):
         names = self.filters.names

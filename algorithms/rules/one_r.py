@@ -72,7 +72,7 @@ class OneRModel:
                 raise ValueError("its cut points are not ascending, one fewer than its "
                                  "branches")
         check_array(self.rule_classes, "its branches' classes", (n,), 0, k, whole=True)
-        check_array([self.missing_class], "its missing branch's class", None, -1, k)
+        check_array([self.missing_class], "its missing branch's class", (1,), -1, k)
         check_array(self.counts, "its counts", (n, k), low=0)
         check_array(self.missing_counts, "its missing counts", (k,), low=0)
 

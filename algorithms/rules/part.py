@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from .. import pictures
 from ..c45 import grow as c45
 from ..c45.grow import NOMINAL_SPLIT, NUMERIC_SPLIT
 from ..c45.model import _label as c45_label
@@ -515,6 +516,9 @@ class PartModel(Classifier):
                        else f": {self._label(rule)}\n\n")
         out.append(f"Number of Rules  : \t{len(self.rules)}\n")
         return "".join(out)
+
+    def dot(self):
+        return pictures.decision_list(self.rows(), "part")
 
     def rows(self):
         out = []

@@ -21,13 +21,13 @@ import math
 
 import numpy as np
 
-from .. import stop
+from .. import pictures, stop
 from ..evaluation import check_folds, stratified
 from ..halt import halted
 from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, _randomize, marked, sorted_by
 from ..jit import njit
-from ..models import Classifier, attributes_of, body, check_attribute
+from ..models import Classifier, attributes_of, body, check_array, check_attribute, check_records
 
 SMALL = 1e-6
 LOG2 = math.log(2.0)
@@ -519,6 +519,39 @@ def _hits(x, nominal, value, split, hit):
             hit[i] = False
 
 
+NODE_FIELDS = ("level", "default", "rules", "excepts")
+RULE_FIELDS = ("antds", "accu_grow", "cover_grow", "cover_prune", "worth")
+
+
+def _check_shape(root):
+    """Raise ValueError unless the tree of exceptions below ``root`` is made of
+    nodes and rules with their fields (the figures finite), before any is read."""
+    stack = [[root]]
+    while stack:
+        nodes = stack.pop()
+        check_records(nodes, NODE_FIELDS, "node")
+        for node in nodes:
+            for key, fields in (("rules", RULE_FIELDS), ("excepts", None)):
+                if node[key] is None or node[key] == []:
+                    continue
+                if fields is None:
+                    stack.append(node[key])
+                    continue
+                check_records(node[key], fields, "rule")
+                for r in node[key]:
+                    check_array([r[f] for f in fields[1:]], "a rule's figures", (4,))
+                    if not isinstance(r["antds"], list) or not all(
+                            isinstance(a, list) and len(a) == 4 and isinstance(a[1], bool)
+                            and _number(a[2]) and (a[3] is None or _number(a[3]))
+                            for a in r["antds"]):
+                        raise ValueError("a rule's tests are not an attribute, a kind, a "
+                                         "value and a split")
+
+
+def _number(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
 class RidorModel(Classifier):
     learner = "ridor"
 
@@ -539,6 +572,8 @@ class RidorModel(Classifier):
 
     @classmethod
     def from_json(cls, d):
+        _check_shape(d["root"])
+        check_array([d["cover"], d["error"]], "its cover and error", (2,))
         return cls(attributes_of(d), d["target"],
                    d["root"], d["cover"], d["error"], d["options"], d["instances"])
 
@@ -619,6 +654,9 @@ class RidorModel(Classifier):
                 "--------------------------------------\n\n" + "".join(out)
                 + f"\nTotal number of rules (incl. the default rule): "
                 f"{self._size(self.root) + 1}")
+
+    def dot(self):
+        return pictures.exceptions(self.rows(), "ridor")
 
     def rows(self):
         """The exception tree, depth first: one row per rule (the default rule

@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 
+from .. import pictures
 from ..evaluation import check_folds
 from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, randomize, sorted_by, weka_order
@@ -871,6 +872,9 @@ class RipperModel(Classifier):
         body = "".join(self._rule_text(r) + "\n" for r in self.rules)
         return (f"JRIP rules:\n===========\n\n{body}\nNumber of Rules : "
                 f"{len(self.rules)}\n")
+
+    def dot(self):
+        return pictures.decision_list(self.rows(), "ripper")
 
     def rows(self):
         return [{"rule": i, "conditions": [self.condition(*a) for a in r["antds"]],

@@ -177,7 +177,8 @@ def ridor(model, dialect):
     the row hands it to its exception node, else the node's default class."""
     def node(n):
         default = exp.Literal.string(model.classes[n["default"]])
-        pairs = [(exp.and_(*[_ridor_condition(model, *c) for c in rule["antds"]]), node(sub))
+        pairs = [(exp.and_(*[_ridor_condition(model, *c) for c in rule["antds"]])
+                  if rule["antds"] else exp.true(), node(sub))  # no test: every row
                  for rule, sub in zip(n["rules"] or [], n["excepts"] or [])]
         return _case(pairs, default) if pairs else default
     return node(model.root)

@@ -58,10 +58,10 @@ class ZeroRModel:
             raise ValueError(f"its target {str(self.target)[:60]} is not one of its "
                              "attributes")
         if self.classes is None:
-            check_array([self.mean], "its mean")
+            check_array([self.mean], "its mean", (1,))
         else:
             check_array(self.counts, "its class counts", (len(self.classes),), low=0)
-            check_array([self.total], "its total", low=1e-300)
+            check_array([self.total], "its total", (1,), low=1e-300)
 
     def proba(self, columns, n):
         return np.tile(self.dist, (n, 1))

@@ -23,12 +23,21 @@ import sys
 
 import numpy as np
 
+from .. import pictures
 from ..eigen import symmetric_eigen
 from ..evaluation import check_folds, stratify, test_cv, train_cv
 from ..javafmt import java_double
 from ..javautil import JavaRandom, randomize, weka_order
 from ..jit import njit, prange
-from ..models import Classifier, attributes_of, body, check_tree
+from ..models import (
+    Classifier,
+    attributes_of,
+    body,
+    check_array,
+    check_records,
+    check_tree,
+    check_weights,
+)
 from ..stop import checkpoint
 from .cost_complexity import Tree, predicted
 from .reptree import _sum
@@ -718,6 +727,10 @@ def fit(data, target, options, settings):
 
 # ---------------------------------------------------------------- the model
 
+NODE_FIELDS = ("attr", "cut", "split", "lefts", "props", "probs", "dist", "cls",
+               "children", "size")
+
+
 class CartModel(Classifier):
     learner = "cart"
 
@@ -768,6 +781,7 @@ class CartModel(Classifier):
 
     @classmethod
     def from_json(cls, d):
+        check_records(d["nodes"], NODE_FIELDS, "node")
         return cls(attributes_of(d), d["target"],
                    d["nodes"], d["options"], d["instances"])
 
@@ -776,7 +790,14 @@ class CartModel(Classifier):
         check_tree(self.attributes, [n["attr"] for n in nd], [n["children"] for n in nd],
                    [n["props"] for n in nd], [n["probs"] for n in nd], len(self.classes),
                    lambda a: 2, self.target)
+        k = len(self.classes)
         for i, n in enumerate(nd):
+            check_weights(n["dist"], k, f"node {i}")
+            if type(n["cls"]) is not int or not -1 <= n["cls"] < k \
+                    or not isinstance(n["split"], str):
+                raise ValueError(f"node {i} does not name a class and a split")
+            if n["attr"] < 0 or n["size"] is not None:  # a leaf's (nodes, leaves) below
+                check_array(n["size"], f"node {i}'s size", (2,), 0, 2**62, whole=True)
             if n["attr"] < 0:
                 continue
             a = self.attributes[n["attr"]]
@@ -850,6 +871,9 @@ class CartModel(Classifier):
         leaves = sum(n["size"][1] for n in self.nodes if n["attr"] < 0)
         return (f"CART Decision Tree\n{''.join(out)}\n\nNumber of Leaf Nodes: {leaves}\n\n"
                 f"Size of the Tree: {size}")
+
+    def dot(self):
+        return pictures.tree(self.rows(), "cart")
 
     def rows(self):
         """One row per node, depth first, with its parent, the test that leads to

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from .. import pictures
 from ..javafmt import double_to_string
 from ..jit import njit
 from ..models import attributes_of, body, check_array, check_tree
@@ -71,17 +72,22 @@ class RepTreeModel:
         width = 1 if self.classes is None else len(self.classes)
         check_tree(self.attributes, nd["attr"], nd["children"], nd["props"], nd["probs"],
                    width, lambda a: len(a.values) if a.nominal else 2, self.target)
+        sizes = {"dist": width if self.classes else 2, "held": width if self.classes else 2}
         for i, a in enumerate(nd["attr"]):
+            if not isinstance(nd["children"][i], list):
+                raise ValueError(f"node {i}'s children are not a list")
+            if (a >= 0 or i == 0) and nd["probs"][i] is None:
+                raise ValueError(f"node {i} has no probabilities for its leaves to fall "
+                                 "back on")
             cut = nd["cut"][i]
             number = isinstance(cut, (int, float)) and not isinstance(cut, bool) \
                 and math.isfinite(cut)
             if not (number or cut is None) or (
                     a >= 0 and not self.attributes[a].nominal and not number):
                 raise ValueError(f"node {i} has no finite cut")
-            for key in ("dist", "held"):
-                check_array(nd[key][i], f"node {i}'s {key}", (None,))
-            if nd["held_error"][i] is not None:
-                check_array([nd["held_error"][i]], f"node {i}'s held-out error")
+            for key, size in sizes.items():
+                check_array(nd[key][i], f"node {i}'s {key}", (size,))
+            check_array([nd["held_error"][i]], f"node {i}'s held-out error", (1,))
 
     # -------------------------------------------------------------- scoring
 
@@ -161,6 +167,9 @@ class RepTreeModel:
         self._lines(0, 0, None, out)
         return ("\nREPTree\n============\n" + "".join(out) + "\n"
                 + f"\nSize of the tree : {len(self.nodes['attr'])}")
+
+    def dot(self):
+        return pictures.tree(self.rows(), "rep_tree")
 
     def rows(self):
         """One row per node, depth first (see the rep_tree declaration)."""

@@ -84,7 +84,8 @@ def expression(model, dialect):
     sums = []
     for c in range(width):  # a zero probability adds nothing
         terms = [exp.Mul(this=_var(f"_dm_l{j}"), expression=_number(probs[c], double=True))
-                 for j, (_, probs) in enumerate(leaves) if probs[c] != 0.0]
+                 for j, (_, probs) in enumerate(leaves)
+                 if probs is not None and probs[c] != 0.0]  # None: no weight reached it
         sums.append(_sum(terms) if terms else _number(0.0, double=True))
     if model.classes is None:
         return exp.Subquery(this=_select([sums[0]], _from(weights, "_dm_leaf")))
