@@ -30,13 +30,13 @@ from ..javafmt import java_double
 from ..javautil import JavaRandom, randomize, weka_order
 from ..jit import njit, prange
 from ..models import (
+    MAX_WEIGHT,
     Classifier,
     attributes_of,
     body,
     check_array,
     check_records,
     check_tree,
-    check_weights,
 )
 from ..stop import checkpoint
 from .cost_complexity import Tree, predicted
@@ -792,7 +792,8 @@ class CartModel(Classifier):
                    lambda a: 2, self.target)
         k = len(self.classes)
         for i, n in enumerate(nd):
-            check_weights(n["dist"], k, f"node {i}")
+            # class weights, less a rounding error where weights were subtracted
+            check_array(n["dist"], f"node {i}'s class weights", (k,), -1e-6, MAX_WEIGHT)
             if type(n["cls"]) is not int or not -1 <= n["cls"] < k \
                     or not isinstance(n["split"], str):
                 raise ValueError(f"node {i} does not name a class and a split")
