@@ -382,3 +382,11 @@ def test_a_column_may_have_any_internal_name(fresh):
                          ).fetchall() == [(4,)]
     assert fresh.execute("SELECT pct_correct FROM cross_validate('zero_r', 'u', 'y', "
                          "folds := 2)").fetchall() == [(0.0,)]
+
+
+def test_an_option_of_another_learner_is_refused(con):
+    fails(con, "SELECT * FROM cross_validate('naive_bayes', 'weather', 'play', "
+               "options := {'confidence': 0.2})",
+          "cross_validate: naive_bayes has no option 'confidence' (its options: numeric)")
+    fails(con, "SELECT * FROM fit('kmeans', 'weather', NULL, options := {'k': 2, 'pruned': "
+               "false})", "fit: kmeans has no option 'pruned'")
