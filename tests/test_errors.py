@@ -389,4 +389,4 @@ def test_an_option_of_another_learner_is_refused(con):
                "options := {'confidence': 0.2})",
           "cross_validate: naive_bayes has no option 'confidence' (its options: numeric)")
     fails(con, "SELECT * FROM fit('kmeans', 'weather', NULL, options := {'k': 2, 'pruned': "
-               "false})", "fit: kmeans has no option 'pruned'")
+               "false})", "kmeans: kmeans has no option 'pruned'")
