@@ -34,23 +34,25 @@ def leaf_label(r):
     return f"{java_double(round(r['mean'], 4))}{_figures(r.get('weight'), r.get('errors'))}"
 
 
-def _edge(r):
-    if "test" in r:  # CART names the whole test
-        return r["test"]
+def _edge(r, attribute):
+    """A branch's test, less the name of the attribute its parent shows."""
+    if "test" in r:  # CART writes each test whole: "outlook=(sunny)", "humidity < 75.5"
+        return r["test"].removeprefix(attribute).strip()
     value = r["value"]
     if isinstance(value, float):
         value = java_double(value)
     return f"{r['operator']} {value}"
 
 
-def tree(rows, name):
+def tree(rows, name, tested=None):
     """A tree from its rows (``node``, ``parent``, ``is_leaf``, the test that leads
     to each node, and a leaf's figures): an inner node shows the attribute its
-    branches test, each edge its branch's test, each leaf its answer."""
-    tested = {}
+    branches test (``tested``: node to name, where the rows do not name it), each
+    edge its branch's test, each leaf its answer."""
+    tested = dict(tested or {})
     for r in rows:
         if r["parent"] is not None and r["parent"] not in tested:
-            tested[r["parent"]] = r["test"].split(" ")[0] if "test" in r else r["attribute"]
+            tested[r["parent"]] = r["attribute"]
     out = [HEAD.format(name=quote(name))]
     for r in rows:
         i = r["node"]
@@ -59,7 +61,8 @@ def tree(rows, name):
         else:
             out.append(f"  N{i} [label={quote(leaf_label(r))}, shape=box];\n")
         if r["parent"] is not None:
-            out.append(f"  N{r['parent']} -> N{i} [label={quote(_edge(r))}];\n")
+            edge = _edge(r, tested[r["parent"]])
+            out.append(f"  N{r['parent']} -> N{i} [label={quote(edge)}];\n")
     return "".join(out) + "}\n"
 
 

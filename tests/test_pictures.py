@@ -74,6 +74,13 @@ def test_the_picture_is_the_model(db, learner):
         order = [f"R{r['rule']}" for r in rows]
         assert set(edges) == set(zip(order, order[1:]))
         assert set(edges.values()) == {"else"}
+    if key == "node":  # an inner node shows the attribute its branches test
+        tbl = DATA.get(learner, ("labor",))[0]
+        columns = {c for (c,) in db.execute(f"SELECT column_name FROM (DESCRIBE {tbl})"
+                                            ).fetchall()}
+        inner = {r["parent"] for r in rows if r["parent"] is not None}
+        assert inner and all(nodes[f"N{i}"] in columns for i in inner)
+        assert all(not label.startswith(nodes[a]) for (a, _), label in edges.items())
     for r in rows:
         text = nodes[f"{prefix}{r[key]}"]
         if "conditions" in r:  # a rule shows its conditions and what it gives

@@ -874,7 +874,9 @@ class CartModel(Classifier):
                 f"Size of the Tree: {size}")
 
     def dot(self):
-        return pictures.tree(self.rows(), "cart")
+        return pictures.tree(self.rows(), "cart", {
+            i: self.attributes[n["attr"]].name for i, n in enumerate(self.nodes)
+            if n["attr"] >= 0})
 
     def rows(self):
         """One row per node, depth first, with its parent, the test that leads to
