@@ -25,9 +25,14 @@ def java_double(d):
 
 
 def round_double(value, places):
-    """``Math.round(value * 10^places) / 10^places``."""
+    """``Math.round(value * 10^places) / 10^places``; like Java's, the rounding
+    saturates at a long's range (and gives 0 for NaN) rather than failing."""
     scale = 10.0 ** places
-    return math.floor(value * scale + 0.5) / scale
+    t = value * scale + 0.5
+    if math.isnan(t):
+        return 0.0
+    r = math.floor(t) if math.isfinite(t) else math.copysign(2**63, t)
+    return min(max(r, -2**63), 2**63 - 1) / scale
 
 
 def double_to_string(value, places):

@@ -3,7 +3,7 @@ rows its table form lists (so the picture and the relation never disagree): a
 tree's tests and leaves, a decision list's rules in order, Ridor's exceptions, a
 Bayesian network's arcs."""
 
-from .javafmt import java_double
+from .javafmt import counts, java_double
 
 HEAD = ('digraph {name} {{\n  graph [rankdir=TB];\n'
         '  node [fontname="Helvetica", fontsize=11];\n'
@@ -16,13 +16,13 @@ def quote(text):
 
 
 def _figures(weight, errors):
-    """A leaf's weight and errors as the reference prints them: ``(3.0)`` or
-    ``(3.0/1.0)``."""
+    """A leaf's weight and errors as a tree prints them (two decimals at most):
+    ``(3.0)`` or ``(3.0/1.33)``."""
     if weight is None:
         return ""
-    if not errors:
-        return f" ({java_double(weight)})"
-    return f" ({java_double(weight)}/{java_double(errors)})"
+    if not errors or round(errors, 2) <= 0:
+        return f" ({counts(weight)})"
+    return f" ({counts(weight)}/{counts(errors)})"
 
 
 def leaf_label(r):

@@ -108,6 +108,7 @@ def test_weather_tree(db):
 
 def test_models_without_a_picture(db):
     fails(db, "SELECT model_dot(model) FROM fit('naive_bayes', 'labor', 'class')",
-          "model_dot", "naive_bayes model has no structure to draw", "c45", "bayes_net")
+          "model_dot", "naive_bayes model (classifier) does not offer model_dot",
+          "the learners whose models offer it are bayes_net, c45")
     fails(db, "SELECT model_dot(42)", "model_dot", "expected a model value")
     assert db.execute("SELECT model_dot(NULL)").fetchall() == [(None,)]

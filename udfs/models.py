@@ -122,11 +122,14 @@ def declaration(model):
 
 def require(fn, model, capability):
     """The model, if its learner declares ``capability``; else one clear error
-    naming the learner and what it does offer."""
+    naming the learner, what it does offer, and the learners that offer it."""
     decl = declaration(model)
     if capability not in decl.capabilities_of(model):
+        others = [d.name for d in contract.learners().values()
+                  if capability in d.capabilities]
         raise ValueError(f"{fn}: a {decl.name} model ({decl.kind_of(model)}) does not "
-                         f"offer {fn}; it offers {', '.join(decl.offers(model))}")
+                         f"offer {fn}; it offers {', '.join(decl.offers(model))}; the "
+                         f"learners whose models offer it are {', '.join(others)}")
     return model
 
 
@@ -242,16 +245,8 @@ def model_text(models_):
 def model_dot(models_):
     """Graphviz DOT of each model's structure; a model with none is refused with
     the learners that have one."""
-    out = []
-    for m in model_list("model_dot", models_):
-        if m is not None and "model_dot" not in declaration(m).capabilities_of(m):
-            drawn = [d.name for d in contract.learners().values()
-                     if "model_dot" in d.capabilities]
-            raise ValueError(f"model_dot: a {m.learner} model has no structure to draw; "
-                             f"the learners whose models have pictures are "
-                             f"{', '.join(drawn)}")
-        out.append(None if m is None else m.dot())
-    return pa.array(out, pa.string())
+    return pa.array([None if m is None else require("model_dot", m, "model_dot").dot()
+                     for m in model_list("model_dot", models_)], pa.string())
 
 
 INFO_SQL = ("STRUCT(learner VARCHAR, version INTEGER, kind VARCHAR, "
@@ -294,14 +289,15 @@ def model_to_sql(models_, dialects):
         if v is None:
             out.append(None)
             continue
+        body = v.get("body") if isinstance(v, dict) else None
+        if isinstance(body, str) and len(body) > MAX_SQL_BODY:  # before parsing it
+            raise ValueError(f"{fn}: the model is too large to write as SQL (its body is "
+                             f"{len(body) / 2**20:.1f} MB; the limit is "
+                             f"{MAX_SQL_BODY >> 20} MB); score it with predict")
         m = require(fn, model_of(fn, v), "model_to_sql")
         if d is None:
             raise ValueError(f"{fn}: dialect must name a SQL dialect, got NULL")
         key = (v["id"], d)
-        if len(v["body"]) > MAX_SQL_BODY:
-            raise ValueError(f"{fn}: the model is too large to write as SQL (its body is "
-                             f"{len(v['body']) / 2**20:.1f} MB; the limit is "
-                             f"{MAX_SQL_BODY >> 20} MB); score it with predict")
         if key not in _sql_cache:
             _sql_cache[key] = model_sql(declaration(m).sql_writer(), m, d)
             while len(_sql_cache) > SQL_CACHE_SIZE:
