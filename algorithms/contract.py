@@ -33,7 +33,9 @@ ONLY = {"predict_proba": ("classifier", "clusterer"), "predict_value": ("regress
 # capability -> the model method that provides it
 METHODS = {"predict": None, "predict_proba": "proba", "predict_value": "predict",
            "log_likelihood": "log_density", "model_text": "text", "model_to_sql": None,
-           "model_dot": "dot"}
+           "model_dot": "picture", "model_svg": "picture"}
+# a capability that brings others with it: a model that has a picture draws it both ways
+IMPLIES = {"model_dot": ("model_svg",)}
 TYPES = ("double", "integer", "boolean", "text", "text_list")
 
 
@@ -214,6 +216,8 @@ class Learner:
     def __post_init__(self):
         if self.kind not in KINDS:
             raise TypeError(f"{self.name}: unknown kind {self.kind!r}")
+        object.__setattr__(self, "capabilities", tuple(dict.fromkeys(
+            c for d in self.capabilities for c in (d, *IMPLIES.get(d, ())))))
         unknown = set(self.capabilities) - set(METHODS)
         if unknown:
             raise TypeError(f"{self.name}: unknown capabilities {sorted(unknown)}")

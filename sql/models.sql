@@ -20,8 +20,9 @@ _dm_predict_proba(_dm_model_key(model), CASE WHEN _dm_model_needed(_dm_model_key
 
 CREATE OR REPLACE TEMP MACRO model_text(model) AS _dm_model_text(model);
 
--- The model's structure (tree, rules, network) as Graphviz DOT.
+-- The model's structure (tree, rules, network) as Graphviz DOT, or drawn as SVG.
 CREATE OR REPLACE TEMP MACRO model_dot(model) AS _dm_model_dot(model);
+CREATE OR REPLACE TEMP MACRO model_svg(model) AS _dm_model_svg(model);
 
 CREATE OR REPLACE TEMP MACRO model_to_sql(model, dialect := 'duckdb') AS _dm_model_to_sql(model, dialect);
 

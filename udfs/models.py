@@ -241,12 +241,27 @@ def model_text(models_):
                      for m in model_list("model_text", models_)], pa.string())
 
 
-@udf("_dm_model_dot", None, "VARCHAR")
-def model_dot(models_):
-    """Graphviz DOT of each model's structure; a model with none is refused with
-    the learners that have one."""
-    return pa.array([None if m is None else require("model_dot", m, "model_dot").dot()
-                     for m in model_list("model_dot", models_)], pa.string())
+def _drawn(fn, write):
+    def picture(m):
+        model = require(fn, m, fn)
+        try:
+            return model.picture()
+        except ValueError as err:  # too large to draw
+            raise ValueError(f"{fn}: {err}") from None
+        except (KeyError, IndexError, TypeError) as err:  # links a forged model broke
+            raise ValueError(f"{fn}: {models.corrupt(str(err) or type(err).__name__)}"
+                             ) from None
+
+    def draw(models_):
+        return pa.array([None if m is None else write(picture(m))
+                         for m in model_list(fn, models_)], pa.string())
+    draw.__doc__ = f"{fn}: each model's structure; a model with none is refused with " \
+        "the learners that have one."
+    return draw
+
+
+model_dot = udf("_dm_model_dot", None, "VARCHAR")(_drawn("model_dot", lambda p: p.dot()))
+model_svg = udf("_dm_model_svg", None, "VARCHAR")(_drawn("model_svg", lambda p: p.svg()))
 
 
 INFO_SQL = ("STRUCT(learner VARCHAR, version INTEGER, kind VARCHAR, "

@@ -12,5 +12,5 @@ LEARNERS = (
                   "instead of children", low=0),
             whole("max_depth", None, "most conditions a query will have (NULL: any)",
                   low=1, nullable=True)),
-        fit="tree:fit", model="tree:ADTreeModel", capabilities=("model_text",)),
+        fit="tree:fit", model="tree:ADTreeModel", capabilities=("model_text", "model_dot")),
 )

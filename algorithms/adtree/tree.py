@@ -30,12 +30,13 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from .. import stop
+from .. import pictures, stop
 from ..buffers import grow
 from ..dataset import Attribute, find_name
 from ..halt import halted
 from ..jit import njit
 
+MAX_DRAWN = 2_000  # nodes (AD and vary) of the largest AD-tree drawn
 STATUS_OK = 0
 STATUS_MEMORY = 1
 STATUS_STOPPED = 2  # halt[0] was set (algorithms.stop)
@@ -532,6 +533,41 @@ class ADTreeModel:
                 + f": {len(t.count):,} AD nodes "
                 f"({leaves:,} with a leaf list of {len(t.rows):,} rows in all), "
                 f"{len(t.mcv):,} vary nodes, {t.nbytes / 2**20:.1f} MiB\n")
+
+    def picture(self):
+        """The tree as Moore and Lee draw it: an AD node (a box) holds the count of
+        the conjunction on its path; under it a vary node (an ellipse) per
+        attribute it expands, naming that attribute's most common value there,
+        whose count is not stored; under that an AD node per other value any row
+        has. A node with a leaf list says so. Small trees only."""
+        t, names = self.tree, [a.name for a in self.attributes]
+        nodes = len(t.count) + sum(max(0, len(names) - int(t.start[u]))
+                                   for u in range(len(t.count)) if t.vary[u] >= 0)
+        if nodes > MAX_DRAWN:
+            raise ValueError(f"an ad_tree of {nodes:,} nodes is too large to draw (at most "
+                             f"{MAX_DRAWN:,}); fit one on fewer columns, or with "
+                             "max_depth or leaf_list_cutoff")
+
+        def value(a, v):
+            values = self.attributes[a].values
+            return "?" if v == len(values) else values[v]
+
+        out = pictures.Picture("ad_tree")
+        for u in range(len(t.count)):
+            listed = " (leaf list)" if t.lstart[u] >= 0 else ""
+            out.nodes.append((f"N{u}", f"{int(t.count[u]):,}{listed}", "box"))
+            if t.vary[u] < 0:
+                continue
+            for a in range(int(t.start[u]), len(names)):
+                vi = int(t.vary[u] + a - t.start[u])
+                out.nodes.append((f"V{vi}", f"Vary {names[a]}\nmcv: "
+                                  f"{value(a, int(t.mcv[vi]))}", "ellipse"))
+                out.edges.append((f"N{u}", f"V{vi}", None))
+                for v in range(int(t.card[a])):
+                    c = int(t.child[t.off[vi] + v])
+                    if c >= 0:
+                        out.edges.append((f"V{vi}", f"N{c}", f"= {value(a, v)}"))
+        return out
 
     def to_json(self):
         t = self.tree

@@ -180,7 +180,7 @@ class BayesNetModel:
             lines.append(f"LogScore {label}: {java_double(self.scores[key])}")
         return "\n".join(lines) + "\n"
 
-    def dot(self):
+    def picture(self):
         return pictures.network([a.name for a in self.attributes], self.parents, "bayes_net")
 
     def rows(self):

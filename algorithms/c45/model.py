@@ -343,7 +343,7 @@ class C45Model:
         ``used``, in that order."""
         return self.tree.proba(columns, n)
 
-    def dot(self):
+    def picture(self):
         return pictures.tree(self.rows(), "c45")
 
     def rows(self):

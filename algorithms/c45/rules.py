@@ -141,7 +141,7 @@ class C45RulesModel:
             check_array([r["coverage"], r["errors"], r["error_estimate"]],
                         f"rule {i}'s figures", (3,), low=0)
 
-    def dot(self):
+    def picture(self):
         return pictures.decision_list(self.rows(), "c45_rules")
 
     def rows(self):

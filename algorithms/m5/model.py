@@ -273,7 +273,7 @@ class M5Model(_Numeric):
                          + "\n" for u in self.leaves)
         return head + "".join(lines) + models + f"\nNumber of Rules : {len(self.leaves)}"
 
-    def dot(self):
+    def picture(self):
         return pictures.tree(self.rows(), "m5p")
 
     def rows(self):
@@ -387,7 +387,7 @@ class M5RulesModel(_Numeric):
                        if r["abs_dev"] > 0 and r["global_sd"] > 0 else "]\n\n")
         return "".join(out).rstrip("\n")
 
-    def dot(self):
+    def picture(self):
         return pictures.decision_list(self.rows(), "m5_rules")
 
     def rows(self):

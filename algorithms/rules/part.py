@@ -517,7 +517,7 @@ class PartModel(Classifier):
         out.append(f"Number of Rules  : \t{len(self.rules)}\n")
         return "".join(out)
 
-    def dot(self):
+    def picture(self):
         return pictures.decision_list(self.rows(), "part")
 
     def rows(self):

@@ -655,7 +655,7 @@ class RidorModel(Classifier):
                 + f"\nTotal number of rules (incl. the default rule): "
                 f"{self._size(self.root) + 1}")
 
-    def dot(self):
+    def picture(self):
         return pictures.exceptions(self.rows(), "ridor")
 
     def rows(self):

@@ -873,7 +873,7 @@ class RipperModel(Classifier):
         return (f"JRIP rules:\n===========\n\n{body}\nNumber of Rules : "
                 f"{len(self.rules)}\n")
 
-    def dot(self):
+    def picture(self):
         return pictures.decision_list(self.rows(), "ripper")
 
     def rows(self):

@@ -873,7 +873,7 @@ class CartModel(Classifier):
         return (f"CART Decision Tree\n{''.join(out)}\n\nNumber of Leaf Nodes: {leaves}\n\n"
                 f"Size of the Tree: {size}")
 
-    def dot(self):
+    def picture(self):
         return pictures.tree(self.rows(), "cart", {
             i: self.attributes[n["attr"]].name for i, n in enumerate(self.nodes)
             if n["attr"] >= 0})

@@ -168,7 +168,7 @@ class RepTreeModel:
         return ("\nREPTree\n============\n" + "".join(out) + "\n"
                 + f"\nSize of the tree : {len(self.nodes['attr'])}")
 
-    def dot(self):
+    def picture(self):
         return pictures.tree(self.rows(), "rep_tree")
 
     def rows(self):
