@@ -1,5 +1,6 @@
 """The ``duckmine`` command: ``demo`` builds the sample database and runs every
-mining function on it; ``sql`` runs a query on a loaded connection."""
+mining function on it; ``sql`` runs a query on a loaded connection; ``dashboard``
+opens the database in a web page to fit, look at and use models."""
 
 import argparse
 import csv
@@ -215,6 +216,41 @@ def run_sql(query, db, create=False, output="table", max_rows=100):
         con.close()
 
 
+def dashboard(db, port=None):
+    """Serve the dashboard on ``db`` (the demo database by default, made with the
+    sample tables if it is not there) until Ctrl-C."""
+    import subprocess
+    from importlib.util import find_spec
+
+    if find_spec("streamlit") is None:
+        raise ModuleNotFoundError("the dashboard needs Streamlit: pip install "
+                                  "'duckmine[dashboard]'")
+    if db is None:
+        db = DEMO_DB
+        if not os.path.exists(db):
+            from .samples import create_sample_tables
+
+            con = connect(db)
+            try:
+                create_sample_tables(con)
+            finally:
+                con.close()
+    elif db != ":memory:" and not os.path.isfile(db):
+        raise FileNotFoundError(f"no database file {db!r}")
+    else:
+        duckdb.connect(db, read_only=True).close()  # a file that is not a database fails here
+    from . import dashboard as page
+
+    app = os.path.join(os.path.dirname(page.__file__), "dashboard_app.py")
+    command = [sys.executable, "-m", "streamlit", "run", app, "--server.headless", "true",
+               "--browser.gatherUsageStats", "false"]
+    if port is not None:
+        command += ["--server.port", str(port)]
+    env = dict(os.environ, **{page.DB_VARIABLE: os.path.abspath(db) if db != ":memory:"
+                              else db})
+    return subprocess.call(command, env=env)
+
+
 def interrupted(err):
     """Whether ``err`` is how a query stopped by Ctrl-C fails: DuckDB's interrupt
     error, its Python client's, or a stopped duckmine job's."""
@@ -242,11 +278,18 @@ def main(argv=None):
                    help="how to print the result (raw: values as they are, tab separated)")
     p.add_argument("--max-rows", type=int, default=100,
                    help="rows a table shows at most (default 100)")
+    p = sub.add_parser("dashboard", help="fit and look at models in a web page")
+    p.add_argument("--db", default=None,
+                   help=f"database file (default {DEMO_DB}, made with the sample tables "
+                        "if it is not there)")
+    p.add_argument("--port", type=int, default=None, help="the page's port (default 8501)")
     args = parser.parse_args(argv)
     try:
         try:
             if args.command == "demo":
                 demo(args.db)
+            elif args.command == "dashboard":
+                return dashboard(args.db, args.port)
             else:
                 run_sql(args.query, args.db, args.create, args.format, args.max_rows)
         except Exception as err:  # a readable message, not a traceback

@@ -1,0 +1,5 @@
+"""The script ``streamlit run`` runs for ``duckmine dashboard``."""
+
+from duckmine.extension.dashboard import page
+
+page()
