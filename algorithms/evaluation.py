@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from . import contract
+from . import contract, progress
 from .dataset import Dataset
 from .javautil import JavaRandom, randomize
 from .jit import njit
@@ -349,11 +349,14 @@ def cross_validate(fit, predict, y, weights=None, folds=10, seed=1, num_classes=
         y = y.astype(np.float64)
     w = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=np.float64)
     evaluation = Evaluation(num_classes)
-    for train, test in cv_splits(y, folds, seed, nominal=num_classes is not None):
+    for k, (train, test) in enumerate(cv_splits(y, folds, seed,
+                                                nominal=num_classes is not None)):
         checkpoint()
+        progress.report("cross-validation folds", k, folds)
         evaluation.set_priors(y[train], w[train])
         model = fit(train)
         evaluation.add(y[test], w[test], predict(model, test))
+    progress.report("cross-validation folds", folds, folds)
     return evaluation.summary()
 
 

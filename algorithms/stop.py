@@ -52,6 +52,11 @@ def flag():
     return getattr(_local, "flag", _IDLE)
 
 
+def tag():
+    """The tag of the calling thread's job (None outside a job)."""
+    return getattr(_local, "tag", None)
+
+
 def check(halt):
     """Raise ``Stopped`` if the flag ``halt`` is set: after a kernel that returns
     early, before its result is used."""
@@ -77,6 +82,7 @@ class Job:
 
     def _main(self):
         _local.flag = self.flag
+        _local.tag = self.tag
         try:
             self.result = self.fn(*self.args)
             outcome = "finished"

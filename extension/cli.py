@@ -8,9 +8,11 @@ import json
 import os
 import sys
 import time
+from contextlib import nullcontext
 
 import duckdb
 
+from . import progress
 from .loader import connect
 
 DEMO_DB = "duckmine_demo.duckdb"
@@ -195,7 +197,15 @@ def run_sql(query, db, create=False, output="table", max_rows=100):
                                 "one)")
     con = connect(db)
     try:
-        rel = con.sql(query)
+        bars = progress.Bars() if sys.stderr.isatty() else None
+        try:  # on a terminal, the query runs here with progress bars
+            with progress.watching(con, bars) if bars else nullcontext():
+                rel = con.sql(query)
+                if rel is not None and bars:
+                    rel = con.from_arrow(rel.to_arrow_table())
+        finally:
+            if bars:
+                bars.close()
         if rel is None:  # a statement without a result
             return
         if output == "table":

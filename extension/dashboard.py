@@ -12,16 +12,19 @@ environment variable ``DUCKMINE_DASHBOARD_DB``, which the command sets."""
 import io
 import os
 import re
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
 
 from ..algorithms import contract
 from ..algorithms.contract import REQUIRED, literal
-from . import charts
+from . import charts, progress
 
 DB_VARIABLE = "DUCKMINE_DASHBOARD_DB"
 RULES = "association_rules"  # not a learner: itemsets and rules of the table
 MODEL_TABLE = "dashboard_model"  # the session's fitted model (TEMP)
+POLL = 0.1  # seconds between looks at the progress of a query
 
 
 def learners():
@@ -112,13 +115,31 @@ def _connection(st, path):
 
 
 def _run(st, con, sql, show=True):
-    """Run ``sql``, showing it: its rows as an Arrow table (an empty one for a
-    statement); an error is shown on the page and gives None."""
+    """Run ``sql``, showing it and a progress bar of the work it reports: its rows
+    as an Arrow table (an empty one for a statement); an error is shown on the page
+    and gives None."""
     if show:
         st.code(sql + ";", language="sql")
+    heard = {}  # task -> (done, total), the latest of each
+
+    def work():
+        with progress.watching(con, lambda task, done, total: heard.update(
+                {task: (done, total)})):
+            rel = con.sql(sql)
+            return rel.to_arrow_table() if rel is not None else pa.table({})
+
+    bar = st.empty()
+    with ThreadPoolExecutor(1) as pool:
+        future = pool.submit(work)
+        while not future.done():
+            time.sleep(POLL)
+            if heard:
+                task, (done, total) = next(iter(heard.items()))  # the outermost
+                bar.progress(min(done / total, 1.0) if total else 0.0,
+                             text=f"{task}: {done}" + (f" of {total}" if total else ""))
+    bar.empty()
     try:
-        rel = con.sql(sql)
-        return rel.to_arrow_table() if rel is not None else pa.table({})
+        return future.result()
     except Exception as err:  # any failure is the user's to read, not a traceback
         st.error(_readable(err))
         return None

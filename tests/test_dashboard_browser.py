@@ -43,6 +43,9 @@ def server(tmp_path_factory):
     db = str(tmp_path_factory.mktemp("browser") / "demo.duckdb")
     con = connect(db)
     create_sample_tables(con)
+    # compile the page's kernels here (kept on disk for the server): on a cold cache
+    # that takes minutes, which the browser should not wait out
+    con.execute("SELECT * FROM cross_validate('c45', 'weather', 'play')").fetchall()
     con.close()
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "duckmine", "dashboard", "--db", db,
@@ -81,7 +84,7 @@ def browser():
 
 def test_fit_a_tree_in_the_browser(server, browser):
     browser.get(f"{server}/?table=weather&learner=c45&target=play")
-    wait = WebDriverWait(browser, 180)
+    wait = WebDriverWait(browser, 300)
     fit = wait.until(lambda d: next((b for b in d.find_elements(By.TAG_NAME, "button")
                                      if b.text.strip() == "Fit"), None))
     fit.click()

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import progress
 from ..evaluation import test_cv, train_cv
 from ..javautil import JavaRandom, randomize
 from ..jit import njit, prange
@@ -441,6 +442,7 @@ def initialise(rows, k, rr, min_sd, chunk=kmeans.CHUNK):
     best, best_sse, chosen = None, MAX_VALUE, 0
     seeds, sses = [], []
     for r in range(10):
+        progress.report(f"EM: k-means starts for {k} clusters", r, 10)
         seed = rr.next_int()
         run = kmeans.run(rows.X, rows.w, lay, k, seed, "random", 500, lo, width, chunk)
         seeds.append(seed)
@@ -517,6 +519,7 @@ def iterate(rows, params, max_iter, min_sd, seed, full, init=None, chunk=kmeans.
         seed += 1
         restarts += 1
         total_restarts += 1
+        progress.report("EM: restarts", total_restarts)
         rr = JavaRandom(seed)
         for _ in range(10):
             rr.next_double()
@@ -564,6 +567,8 @@ def choose_k(rows, max_iter, seed, min_sd, chunk=kmeans.CHUNK):
         order = randomize(np.arange(n), cvr)
         lls = []
         for f in range(folds):
+            progress.report(f"EM: choosing the number of clusters, {k} of them, folds",
+                            f, folds)
             train = train_cv(order, folds, f, cvr)
             if k > len(train):
                 return k - 1, cv

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from .. import pictures
+from .. import pictures, progress
 from ..c45 import grow as c45
 from ..c45.grow import NOMINAL_SPLIT, NUMERIC_SPLIT
 from ..c45.model import _label as c45_label
@@ -349,6 +349,7 @@ class Learner:
             grow, prune = Data(self, train, w[train]), Data(self, held, w[held])
         out = []
         while len(grow.pos) > 0:
+            progress.report("PART: rows covered by rules", n - len(grow.pos), n)
             rule = self.build(grow, False, prune)
             out.append(rule)
             grow = self._rest(rule, grow)

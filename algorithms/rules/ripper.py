@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from .. import pictures
+from .. import pictures, progress
 from ..evaluation import check_folds
 from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, randomize, sorted_by, weka_order
@@ -762,6 +762,7 @@ def fit(data, target, options, settings):
     per_class = []
     rest = rows
     for c in range(k - 1):
+        progress.report("RIPPER: classes", c, k - 1)
         if abs(ordered[c]) < SMALL:
             continue
         exp_fp = ordered[c] / _total(ordered[c:])  # the class's share of the rest

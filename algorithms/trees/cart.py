@@ -23,7 +23,7 @@ import sys
 
 import numpy as np
 
-from .. import pictures
+from .. import pictures, progress
 from ..eigen import symmetric_eigen
 from ..evaluation import check_folds, stratify, test_cv, train_cv
 from ..javafmt import java_double
@@ -481,8 +481,11 @@ class Grower:
         lists, dist, total = self.sorted_info()
         root = Node()
         work = [(root, lists, dist, total)]
+        grown = 0
         while work:  # depth first, without recursion
             checkpoint()
+            progress.report("CART: nodes grown", grown)
+            grown += 1
             node, lists, dist, total = work.pop()
             for child in reversed(self.make_node(node, lists, dist, total)):
                 work.append(child)

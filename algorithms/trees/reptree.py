@@ -29,6 +29,7 @@ import math
 
 import numpy as np
 
+from .. import progress
 from ..evaluation import check_folds, randomize, stratify, test_cv, train_cv
 from ..javautil import JavaRandom, weka_order
 from ..jit import njit, prange
@@ -382,8 +383,11 @@ def grow(columns, nominal, n_values, y, w, rows, target, k, min_leaf, min_varian
         probs = np.array([s / total_w])
     tree = Grown()
     stack = [(idx, wts, total_w, probs, 0, tree.add())]
+    grown = 0
     while stack:
         checkpoint()
+        progress.report("REPTree: nodes grown", grown)
+        grown += 1
         idx, wts, total_w, probs, depth, node = stack.pop()
         if idx.shape[1] == 0:  # no rows: an empty leaf
             tree.dist[node] = np.zeros(k if classed else 2)

@@ -1,0 +1,126 @@
+"""Progress through the one hook: a watcher of a connection hears how far its own
+queries have got (cross-validation folds, EM's choice of clusters and its starts,
+PART's covered rows, RIPPER's classes, tree nodes), nothing of other connections';
+the command line shows the tasks as bars on a terminal."""
+
+import os
+import pty
+import subprocess
+import sys
+import threading
+
+import pytest
+
+import duckmine
+from duckmine.algorithms import progress, stop
+
+from .conftest import arff_tables
+
+
+@pytest.fixture(scope="module")
+def db():
+    con = arff_tables(["labor", "cpu", "weather.numeric"])
+    yield con
+    con.close()
+
+
+def heard(con, sql):
+    """What a watcher of ``con`` hears while ``sql`` runs: (task, done, total)."""
+    out = []
+    with duckmine.progress(con, lambda *a: out.append(a)):
+        con.execute(sql).fetchall()
+    return out
+
+
+def test_cross_validation_folds(db):
+    events = heard(db, "SELECT * FROM cross_validate('c45', 'labor', 'class', folds := 5)")
+    folds = [e for e in events if e[0] == "cross-validation folds"]
+    assert folds == [("cross-validation folds", k, 5) for k in range(6)]
+
+
+def test_learners_report_their_own_work(db):
+    part = heard(db, "SELECT * FROM part('labor', 'class')")
+    covered = [d for t, d, n in part if t == "PART: rows covered by rules"]
+    assert covered[0] == 0 and covered == sorted(covered) and covered[-1] < 57
+    assert all(n == 57 for t, _, n in part)
+    ripper = heard(db, "SELECT * FROM ripper('labor', 'class')")
+    assert ripper == [("RIPPER: classes", 0, 1)]
+    for learner, task in (("rep_tree", "REPTree: nodes grown"), ("cart", "CART: nodes grown")):
+        grown = [d for t, d, n in heard(db, f"SELECT * FROM {learner}('labor', 'class')")
+                 if t == task]
+        # counted node by node, from 0 for each tree (CART grows one per fold too)
+        assert grown[0] == 0 and len(grown) > 2, learner
+        assert all(b == a + 1 or b == 0 for a, b in zip(grown, grown[1:])), learner
+    em = {t for t, _, _ in heard(db, "SELECT * FROM em('cpu')")}
+    assert "EM: choosing the number of clusters, 1 of them, folds" in em
+    assert "EM: k-means starts for 1 clusters" in em
+
+
+def test_only_the_watched_connection_is_heard(db):
+    other = db.cursor()
+    duckmine.load(other)
+    mine, theirs = [], []
+    with duckmine.progress(db, lambda *a: mine.append(a)), \
+            duckmine.progress(other, lambda *a: theirs.append(a)):
+        t = threading.Thread(target=lambda: other.execute(
+            "SELECT * FROM cross_validate('one_r', 'labor', 'class', folds := 3)").fetchall())
+        t.start()
+        db.execute("SELECT * FROM cross_validate('zero_r', 'labor', 'class', folds := 4)"
+                   ).fetchall()
+        t.join()
+    assert {e[2] for e in mine} == {4} and {e[2] for e in theirs} == {3}
+    assert heard(db, "SELECT 1") == []  # after the block, nobody is watching
+    assert not progress._WATCHERS
+
+
+def test_a_failing_watcher_does_not_fail_the_work(db):
+    def broken(*_):
+        raise RuntimeError("display gone")
+    with duckmine.progress(db, broken):
+        rows = db.execute("SELECT correct FROM cross_validate('zero_r', 'labor', 'class')"
+                          ).fetchall()
+    assert rows == [(37.0,)]
+
+
+def test_the_hook_outside_a_job():
+    """Reporting outside any job (the core called directly) goes nowhere."""
+    events = []
+    unwatch = progress.watch(None, lambda *a: events.append(a))
+    try:
+        progress.report("x", 1, 2)  # no job: tag None, heard by a watcher of None only
+        assert events == [("x", 1, 2)]
+        stop.run(lambda: progress.report("y", 0), tag=7)
+        assert events == [("x", 1, 2)]
+    finally:
+        unwatch()
+
+
+def test_the_command_line_draws_bars_on_a_terminal(tmp_path):
+    master, slave = pty.openpty()
+    query = "SELECT pct_correct FROM cross_validate('zero_r', 'weather', 'play')"
+    db = tmp_path / "t.duckdb"
+    subprocess.run([sys.executable, "-m", "duckmine", "sql", "--create", "--db", str(db),
+                    "CREATE TABLE weather AS SELECT * FROM (VALUES ('a', 'yes'), "
+                    "('b', 'no'), ('a', 'yes'), ('b', 'yes')) t(o, play)"], check=True)
+    proc = subprocess.run([sys.executable, "-m", "duckmine", "sql", "--db", str(db),
+                           query.replace("'weather', 'play')", "'weather', 'play', "
+                                         "folds := 2)")],
+                          stdout=subprocess.PIPE, stderr=slave, timeout=300)
+    os.close(slave)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(master)
+    assert proc.returncode == 0 and b"pct_correct" in proc.stdout
+    assert b"cross-validation folds" in shown and b"2/2" in shown
+    # not on a terminal: no bars
+    proc = subprocess.run([sys.executable, "-m", "duckmine", "sql", "--db", str(db), query
+                           .replace("'weather', 'play')", "'weather', 'play', folds := 2)")],
+                          capture_output=True, timeout=300)
+    assert proc.returncode == 0 and proc.stderr == b""
