@@ -276,11 +276,26 @@ def _model(st, con, decl, table, target, values, folds):
             if cm is not None:
                 st.vega_lite_chart(charts.confusion_heatmap(cm))
         if kind == "clusterer":
-            _clusters(st, con, table)
+            _clusters(st, con, decl, table, values)
     _save_and_score(st, con, offers)
 
 
-def _clusters(st, con, table):
+# the column of a clusterer's table form that holds a numeric attribute's centre
+CENTRES = {"kmeans": "value", "em": "mean"}
+
+
+def centres_sql(decl, table, values):
+    """Each cluster's centre as a row (a column per numeric attribute), pivoted from
+    the clusterer's table form; None for a clusterer without centres."""
+    figure = CENTRES.get(decl.name)
+    if figure is None:
+        return None
+    return (f"PIVOT (SELECT cluster::VARCHAR AS cluster, attribute, {figure} AS centre "
+            f"FROM ({table_form_sql(decl, table, None, values)}) WHERE {figure} IS NOT NULL)"
+            f" ON attribute USING first(centre)")
+
+
+def _clusters(st, con, decl, table, values):
     source = table if table.startswith("(") else quote(table)
     numeric = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()
                if r[1] in ("DOUBLE", "FLOAT", "INTEGER", "BIGINT", "SMALLINT", "TINYINT",
@@ -293,8 +308,13 @@ def _clusters(st, con, table):
     y = st.selectbox("y", numeric, index=1)
     rows = _run(st, con, f"SELECT t.*, predict(m.model, t) AS cluster FROM {source} t, "
                          f"{MODEL_TABLE} m")
-    if rows is not None:
-        st.vega_lite_chart(charts.cluster_scatter(rows, x, y))
+    if rows is None:
+        return
+    sql = centres_sql(decl, table, values)
+    centres = None if sql is None else _run(st, con, sql)
+    if centres is not None and not {x, y} <= set(centres.column_names):
+        centres = None  # an attribute left out of the clustering has no centre
+    st.vega_lite_chart(charts.cluster_scatter(rows, x, y, centres=centres))
 
 
 def _save_and_score(st, con, offers):

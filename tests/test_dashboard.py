@@ -147,9 +147,13 @@ def test_every_learner_fits(app, decl):
     if scored and decl.kind in ("classifier", "predictor"):  # a nominal target here
         assert any(c["title"] == "Confusion matrix" for c in charts(at))
     assert ("Score" in [b.label for b in at.button]) == scored
-    if decl.kind == "clusterer":
+    if decl.kind == "clusterer":  # the rows by cluster, and the centres over them
         (scatter,) = charts(at)
-        assert len(scatter["layer"][0]["data"]["values"]) == 14
+        points, centres = scatter["layer"]
+        assert len(points["data"]["values"]) == 14
+        assert {r["cluster"] for r in centres["data"]["values"]} == \
+            {r["cluster"] for r in points["data"]["values"]}
+        assert any(s.startswith("PIVOT (SELECT cluster::VARCHAR AS cluster") for s in sql)
 
 
 def test_save_and_score(app, database):
