@@ -20,6 +20,7 @@ import pyarrow as pa
 from ..algorithms import contract
 from ..algorithms.contract import REQUIRED, literal
 from . import charts, progress
+from .interrupts import interrupt
 
 DB_VARIABLE = "DUCKMINE_DASHBOARD_DB"
 RULES = "association_rules"  # not a learner: itemsets and rules of the table
@@ -131,12 +132,16 @@ def _run(st, con, sql, show=True):
     bar = st.empty()
     with ThreadPoolExecutor(1) as pool:
         future = pool.submit(work)
-        while not future.done():
-            time.sleep(POLL)
-            if heard:
-                task, (done, total) = next(iter(heard.items()))  # the outermost
-                bar.progress(min(done / total, 1.0) if total else 0.0,
-                             text=f"{task}: {done}" + (f" of {total}" if total else ""))
+        try:
+            while not future.done():
+                time.sleep(POLL)
+                if heard:
+                    task, (done, total) = next(iter(heard.items()))  # the outermost
+                    bar.progress(min(done / total, 1.0) if total else 0.0,
+                                 text=f"{task}: {done}" + (f" of {total}" if total else ""))
+        except BaseException:  # the page is run again (a click): stop the query first
+            interrupt(con)
+            raise
     bar.empty()
     try:
         return future.result()
