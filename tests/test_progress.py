@@ -51,7 +51,7 @@ def test_learners_report_their_own_work(db):
         # counted node by node, from 0 for each tree (CART grows one per fold too)
         assert grown[0] == 0 and len(grown) > 2, learner
         assert all(b == a + 1 or b == 0 for a, b in zip(grown, grown[1:])), learner
-    em = {t for t, _, _ in heard(db, "SELECT * FROM em('cpu')")}
+    em = {t for t, _, _ in heard(db, "SELECT * FROM em('weather_numeric')")}
     assert "EM: choosing the number of clusters, 1 of them, folds" in em
     assert "EM: k-means starts for 1 clusters" in em
 
