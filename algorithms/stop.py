@@ -57,6 +57,11 @@ def tag():
     return getattr(_local, "tag", None)
 
 
+def current():
+    """The calling thread's job (None outside a job)."""
+    return getattr(_local, "job", None)
+
+
 def check(halt):
     """Raise ``Stopped`` if the flag ``halt`` is set: after a kernel that returns
     early, before its result is used."""
@@ -77,12 +82,14 @@ class Job:
     def __init__(self, fn, args, tag):
         self.fn, self.args, self.tag = fn, args, tag
         self.flag = np.zeros(1, np.uint8)
+        self.tickers = []  # called while the job is waited for (progress.counter)
         self.result = self.error = None
         self.thread = threading.Thread(target=self._main, name="duckmine-job", daemon=True)
 
     def _main(self):
         _local.flag = self.flag
         _local.tag = self.tag
+        _local.job = self
         try:
             self.result = self.fn(*self.args)
             outcome = "finished"
@@ -132,6 +139,8 @@ def _wait(job):
     stopped_at = None
     while job.thread.is_alive():  # in steps, so that Ctrl-C reaches this thread
         job.thread.join(_WAIT)
+        for tick in list(job.tickers):
+            tick()
         if job.flag[0]:
             stopped_at = stopped_at or time.monotonic()
             if time.monotonic() - stopped_at >= GRACE:

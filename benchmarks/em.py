@@ -304,7 +304,7 @@ def em_stages(con, k, iterations):
     def step():
         status, *_ = em.iterate_kernel(
             data.X, data.w, W, lay.nominal, lay.nvals, lay.offs, nomidx, *params.arrays(),
-            0.0, 1, MIN_SD, data.fsd, data.fsd_done, kmeans.CHUNK, trace)
+            0.0, 1, MIN_SD, data.fsd, data.fsd_done, kmeans.CHUNK, trace, np.zeros(1, np.int64))
         if status != em.OK:
             raise RuntimeError(f"EM step failed: {em.FAILURES[status]}")
 

@@ -56,6 +56,19 @@ def test_learners_report_their_own_work(db):
     assert "EM: k-means starts for 1 clusters" in em
 
 
+def test_kernels_count_into_a_cell(db):
+    """A kernel counts into a cell that the waiting thread reports: C4.5's nodes,
+    EM's iterations. The last figure heard is the whole count."""
+    tree = "c45('labor', 'class', pruned := false, collapse := false, min_leaf := 1)"
+    nodes = [d for t, d, _ in heard(db, f"SELECT * FROM {tree}") if t == "C4.5: nodes grown"]
+    (size,) = db.execute(f"SELECT count(*) FROM {tree}").fetchall()[0]
+    assert nodes and nodes == sorted(set(nodes)) and nodes[-1] == size
+    em = [(t, d, n) for t, d, n in heard(db, "SELECT * FROM em('cpu', k := 3, "
+                                             "max_iterations := 40)")
+          if t.startswith("EM: iterations")]
+    assert em and em[-1] == ("EM: iterations with 3 clusters", 40, 40)
+
+
 def test_only_the_watched_connection_is_heard(db):
     other = db.cursor()
     duckmine.load(other)

@@ -20,7 +20,7 @@ from statistics import NormalDist
 import numpy as np
 from numba.typed import List
 
-from .. import stop
+from .. import progress, stop
 from ..halt import halted
 from ..jit import njit
 
@@ -494,9 +494,9 @@ def spread(X, y, a, kind, threshold, value, nb, idx, w, k):
 
 @njit(cache=True)
 def grow(X, n_values, y, k, idx0, w0, srt0, values, value_off, min_obj, mdl, binary,
-         multi_valued, n_all, keep_train, table, halt):
+         multi_valued, n_all, keep_train, table, halt, count):
     """Grow the tree depth-first as J48 does (see the module docstring), until
-    ``halt[0]`` is set.
+    ``halt[0]`` is set; ``count[0]`` counts the nodes grown (progress).
 
     ``X``: attributes by row (NaN missing, nominal values as codes), ``srt0``: for
     each numeric attribute (slice ``off[a]:off[a+1]``) the rows with a known value
@@ -519,6 +519,7 @@ def grow(X, n_values, y, k, idx0, w0, srt0, values, value_off, min_obj, mdl, bin
     stack_srt = List([srt0])
     branch_of = np.full(X.shape[1], -1, np.int64)
     while len(stack_node) > 0 and not halted(halt):
+        count[0] += 1
         i = stack_node.pop()
         idx = stack_idx.pop()
         w = stack_w.pop()
@@ -817,7 +818,7 @@ def fit(columns, n_values, y, n_classes, weights, options):
         X, n_values, yy, n_classes, idx, w, srt, np.concatenate(values),
         np.asarray(value_off, np.int64),
         float(opt.min_leaf), opt.mdl_correction, opt.binary_splits, multi_valued,
-        float(n_all), raising, _table(w), halt)
+        float(n_all), raising, _table(w), halt, progress.counter("C4.5: nodes grown"))
     stop.check(halt)
     if opt.collapse:
         collapse(n_nodes, nodes, dists, n_classes)

@@ -327,8 +327,9 @@ def m_step(X, w, W, nominal, nvals, offs, nomidx, priors, mean, sd, counts, tota
 
 @njit(cache=True)
 def iterate_kernel(X, w, W, nominal, nvals, offs, nomidx, priors, mean, sd, counts, total,
-                   llk, max_iter, min_sd, fsd, fsd_done, chunk, trace):
-    """The EM loop from the current model (updated in place).
+                   llk, max_iter, min_sd, fsd, fsd_done, chunk, trace, count):
+    """The EM loop from the current model (updated in place); ``count[0]`` counts
+    the iterations (progress).
 
     Returns (status, log-likelihood, E steps done, whether the last step was
     undone); the E values go to ``trace``. On a failure the likelihood is the
@@ -349,6 +350,7 @@ def iterate_kernel(X, w, W, nominal, nvals, offs, nomidx, priors, mean, sd, coun
         llk = new
         trace[steps] = llk
         steps += 1
+        count[0] = steps
         if i > 0 and llk - old < 1e-6:
             if llk - old < 0:
                 priors[:] = p_pri
@@ -512,7 +514,8 @@ def iterate(rows, params, max_iter, min_sd, seed, full, init=None, chunk=kmeans.
         buf = np.empty(max_iter)
         status, llk, steps, reverted = iterate_kernel(
             rows.X, rows.w, W, lay.nominal, lay.nvals, lay.offs, nomidx, *params.arrays(),
-            llk, max_iter, min_sd, rows.fsd, rows.fsd_done, chunk, buf)
+            llk, max_iter, min_sd, rows.fsd, rows.fsd_done, chunk, buf,
+            progress.counter(f"EM: iterations with {params.k} clusters", max_iter))
         trace.extend(buf[:steps].tolist())
         if status == OK:
             return Trained(params, llk, steps, reverted, trace, total_restarts, init)
