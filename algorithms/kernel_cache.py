@@ -55,6 +55,17 @@ def kernel_dir():
     return cache_root() / "kernels" / version / STAMP.hex()[:20]
 
 
+def cached():
+    """How many kernels are compiled and kept for this source (in
+    ``NUMBA_CACHE_DIR`` when it is set, else in ``kernel_dir``)."""
+    where = os.environ.get("NUMBA_CACHE_DIR")
+    path = Path(where) if where else kernel_dir()
+    try:
+        return sum(1 for _ in path.rglob("*.nbi"))
+    except OSError:
+        return 0
+
+
 def _ours(py_file):
     try:
         return Path(py_file).resolve().is_relative_to(ROOT)

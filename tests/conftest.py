@@ -1,9 +1,13 @@
+import os
 from pathlib import Path
 
 import duckdb
 import pytest
 
 import duckmine
+
+# the tests keep every core busy: a first demo compiles in its own process only
+os.environ.setdefault("DUCKMINE_COMPILE_AHEAD", "0")
 
 DATA = Path(__file__).parent / "data"
 SAMPLES = Path(duckmine.__file__).parent / "extension" / "data"

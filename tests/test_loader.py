@@ -69,6 +69,38 @@ def test_demo_and_sql_commands(tmp_path, capsys):
     assert "300 rows" in capsys.readouterr().out
 
 
+def test_a_first_demo_compiles_from_both_ends(monkeypatch, tmp_path):
+    """On an empty kernel cache the demo starts a second process that runs its
+    queries from the last back; on a warm one, or when turned off, it does not."""
+    from duckmine.algorithms import kernel_cache
+
+    started = []
+    monkeypatch.setattr("subprocess.Popen", lambda args, **kw: started.append(args) or "p")
+    monkeypatch.setenv("DUCKMINE_COMPILE_AHEAD", "1")
+    monkeypatch.setattr(kernel_cache, "cached", lambda: 0)
+    assert cli.start_compile_ahead() == "p"
+    assert "compile_ahead()" in started[0][-1]
+    monkeypatch.setattr(kernel_cache, "cached", lambda: cli.COLD)
+    assert cli.start_compile_ahead() is None
+    monkeypatch.setattr(kernel_cache, "cached", lambda: 0)
+    monkeypatch.setenv("DUCKMINE_COMPILE_AHEAD", "0")
+    assert cli.start_compile_ahead() is None
+    assert len(started) == 1
+    # the helper's own work: each query in turn from the last, a failing one passed by
+    ran = []
+    monkeypatch.setattr(cli, "DEMO", [("", "SELECT 1 AS first"), ("", "SELECT * FROM nope"),
+                                      ("", "SELECT 3 AS last")])
+    real = cli.connect
+
+    def spy(*a):
+        con = real(*a)
+        ran.append(con)
+        return con
+    monkeypatch.setattr(cli, "connect", spy)
+    cli.compile_ahead()
+    assert len(ran) == 1
+
+
 def test_sql_command_refuses_a_database_file_that_is_not_there(tmp_path, capsys):
     missing = str(tmp_path / "typo.duckdb")
     assert cli.main(["sql", "SELECT 1", "--db", missing]) == 1
