@@ -2,8 +2,9 @@
 (``report``: a task, how much of it is done, out of how much if that is known),
 and whoever watches the work's tag hears it (``watch``). Cores report
 cross-validation folds, EM's choice of the number of clusters (each number, each
-fold), its k-means starts, restarts and iterations, the rows PART's rules have
-covered, RIPPER's classes, and the nodes C4.5, REPTree and CART have grown.
+fold), its k-means starts, restarts and iterations, k-means' iterations, K2's
+nodes, the rows PART's rules have covered, RIPPER's classes, and the nodes C4.5,
+REPTree and CART have grown.
 
 Work runs as a job (``stop``) whose tag the engine gives: on DuckDB the id of the
 connection that runs the query, so that a watcher hears its own queries only.

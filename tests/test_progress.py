@@ -67,6 +67,16 @@ def test_kernels_count_into_a_cell(db):
                                              "max_iterations := 40)")
           if t.startswith("EM: iterations")]
     assert em and em[-1] == ("EM: iterations with 3 clusters", 40, 40)
+    km = [(t, d, n) for t, d, n in heard(db, "SELECT * FROM kmeans('cpu', 3, "
+                                             "max_iterations := 2)")
+          if t.startswith("k-means: iterations")]
+    assert km and km[-1] == ("k-means: iterations with 3 clusters", 2, 2)
+
+
+def test_k2_reports_each_node(db):
+    k2 = [(d, n) for t, d, n in heard(db, "SELECT * FROM bayes_net('labor', 'class', "
+                                          "max_parents := 2)") if t == "K2: nodes searched"]
+    assert k2 == [(i, 17) for i in range(17)]
 
 
 def test_only_the_watched_connection_is_heard(db):

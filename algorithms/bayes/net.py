@@ -33,6 +33,7 @@ import math
 
 import numpy as np
 
+from .. import progress
 from ..adtree.tree import ADTree, code_type, scan_table
 from ..jit import njit
 from . import SCORES  # declared with the learners
@@ -181,6 +182,7 @@ def k2(p, cls, max_parents, score):
     parents = [[] if i == cls else [cls] for i in range(p)]
     order = [cls] + [i for i in range(p) if i != cls]
     for pos, node in enumerate(order):
+        progress.report("K2: nodes searched", pos, p)
         if node == cls:
             continue
         best_old = score(node, parents[node])

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import stop
+from .. import progress, stop
 from ..halt import halted
 from ..javautil import JavaRandom, next_int
 from ..jit import njit, prange
@@ -369,9 +369,10 @@ def _passes_par(X, w, nominal, offs, lo, width, Z, assign, chunk,
 
 
 @njit(cache=True)
-def lloyd(X, w, nominal, nvals, offs, V, lo, width, C, max_iter, chunk, halt):
+def lloyd(X, w, nominal, nvals, offs, V, lo, width, C, max_iter, chunk, halt, count):
     """Lloyd iterations from centres ``C`` over the rows of ``X`` in their order,
-    until they converge, ``max_iter`` or ``halt[0]`` is set.
+    until they converge, ``max_iter`` or ``halt[0]`` is set; ``count[0]`` counts the
+    iterations (progress).
 
     Returns (centres, assignments, iterations, squared error, per-cluster squared
     errors, sizes, per-cluster standard deviations (NaN for nominal), unweighted
@@ -382,6 +383,7 @@ def lloyd(X, w, nominal, nvals, offs, V, lo, width, C, max_iter, chunk, halt):
     it = 0
     while True:
         it += 1
+        count[0] = it
         K = C.shape[0]
         Z = _scaled(C, nominal, lo, width)
         sse_c = np.zeros((nch, K))
@@ -486,7 +488,8 @@ def run(X, w, layout, k, seed, init="random", max_iter=500, lo=None, width=None,
     halt = stop.flag()
     C, assign, it, sse, errs, sizes, std, nom = lloyd(
         Xp, wp, layout.nominal, layout.nvals, layout.offs, layout.V, lo, width, C,
-        max_iter, chunk, halt)
+        max_iter, chunk, halt, progress.counter(f"k-means: iterations with {len(C)} clusters",
+                                                max_iter))
     stop.check(halt)
     if permuted:
         back = np.empty_like(assign)
