@@ -85,9 +85,11 @@ def browser():
 def test_fit_a_tree_in_the_browser(server, browser):
     browser.get(f"{server}/?table=weather&learner=c45&target=play")
     wait = WebDriverWait(browser, 300)
-    fit = wait.until(lambda d: next((b for b in d.find_elements(By.TAG_NAME, "button")
-                                     if b.text.strip() == "Fit"), None))
-    fit.click()
+    # found and clicked in one script: the page is redrawn while it loads, and an
+    # element found a moment before may be gone
+    click = ("const b = Array.from(document.querySelectorAll('button'))"
+             ".find(b => b.innerText.trim() === 'Fit'); if (b) b.click(); return !!b;")
+    wait.until(lambda d: d.execute_script(click))
     read = ("return Array.from(document.querySelectorAll('.duckmine-model svg g.node'))"
             ".map(g => [g.querySelector('title').textContent, "
             "g.querySelector('text').textContent])")
