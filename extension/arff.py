@@ -194,7 +194,8 @@ def _value(attr, text, quoted, line_no):
     return text
 
 
-def _quote_ident(name):
+def quote_ident(name):
+    """``name`` as a SQL identifier."""
     return '"' + name.replace('"', '""') + '"'
 
 
@@ -220,13 +221,13 @@ def read_arff(con, path, table, replace=False, weight=None):
                   "numeric": pa.float64(), "date": pa.timestamp("us")}
     data = pa.table({f"c{i}": pa.array([r[i] for r in rows], arrow_type[a.kind])
                      for i, a in enumerate(attrs)})
-    columns = ", ".join(f"{_quote_ident(a.name)} {_sql_type(a)}" for a in attrs)
+    columns = ", ".join(f"{quote_ident(a.name)} {_sql_type(a)}" for a in attrs)
     create = "CREATE OR REPLACE TABLE" if replace else "CREATE TABLE"
-    con.execute(f"{create} {_quote_ident(table)} ({columns})")
+    con.execute(f"{create} {quote_ident(table)} ({columns})")
     view = "__duckmine_arff"
     con.register(view, data)
     try:
-        con.execute(f"INSERT INTO {_quote_ident(table)} SELECT * FROM {view}")
+        con.execute(f"INSERT INTO {quote_ident(table)} SELECT * FROM {view}")
     finally:
         con.unregister(view)
     return table

@@ -20,6 +20,7 @@ import pyarrow as pa
 from ..algorithms import contract
 from ..algorithms.contract import REQUIRED, literal
 from . import charts, progress
+from .arff import quote_ident as quote
 from .interrupts import interrupt
 
 DB_VARIABLE = "DUCKMINE_DASHBOARD_DB"
@@ -34,9 +35,10 @@ def learners():
     return [d for d in contract.learners().values() if d.kind != "counter"]
 
 
-def quote(name):
-    """``name`` as a SQL identifier."""
-    return '"' + name.replace('"', '""') + '"'
+def source(table):
+    """What a FROM clause says for ``table``: a name, quoted, or a query in
+    parentheses as it is."""
+    return table if table.startswith("(") else quote(table)
 
 
 def _changed(decl, values):
@@ -211,14 +213,14 @@ def page():
     if not table:
         st.info("The database has no tables: create one, or give a query.")
         return
-    source = table if table.startswith("(") else quote(table)
-    schema = _run(st, con, f"DESCRIBE SELECT * FROM {source}", show=False)
+    relation = source(table)
+    schema = _run(st, con, f"DESCRIBE SELECT * FROM {relation}", show=False)
     if schema is None:
         return
     columns = schema.column("column_name").to_pylist()
     with st.expander(f"{table}: {len(columns)} columns", expanded=False):
         st.dataframe(schema.select(["column_name", "column_type", "null"]))
-        sample = _run(st, con, f"SELECT * FROM {source} LIMIT 20", show=False)
+        sample = _run(st, con, f"SELECT * FROM {relation} LIMIT 20", show=False)
         if sample is not None:
             st.dataframe(sample)
 
@@ -301,8 +303,7 @@ def centres_sql(decl, table, values):
 
 
 def _clusters(st, con, decl, table, values):
-    source = table if table.startswith("(") else quote(table)
-    numeric = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()
+    numeric = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {source(table)}").fetchall()
                if r[1] in ("DOUBLE", "FLOAT", "INTEGER", "BIGINT", "SMALLINT", "TINYINT",
                            "HUGEINT", "UBIGINT", "UINTEGER", "USMALLINT", "UTINYINT")
                or r[1].startswith("DECIMAL")]
@@ -311,7 +312,7 @@ def _clusters(st, con, decl, table, values):
         return
     x = st.selectbox("x", numeric, index=0)
     y = st.selectbox("y", numeric, index=1)
-    rows = _run(st, con, f"SELECT t.*, predict(m.model, t) AS cluster FROM {source} t, "
+    rows = _run(st, con, f"SELECT t.*, predict(m.model, t) AS cluster FROM {source(table)} t, "
                          f"{MODEL_TABLE} m")
     if rows is None:
         return
