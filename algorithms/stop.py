@@ -139,12 +139,17 @@ def _wait(job):
     stopped_at = None
     while job.thread.is_alive():  # in steps, so that Ctrl-C reaches this thread
         job.thread.join(_WAIT)
-        for tick in list(job.tickers):
-            tick()
+        _tick(job)
         if job.flag[0]:
             stopped_at = stopped_at or time.monotonic()
             if time.monotonic() - stopped_at >= GRACE:
                 return
+    _tick(job)  # once more: a job may end before the first step
+
+
+def _tick(job):
+    for tick in list(job.tickers):
+        tick()
 
 
 @atexit.register

@@ -118,6 +118,25 @@ def test_the_hook_outside_a_job():
         unwatch()
 
 
+def test_a_job_that_ends_before_it_is_waited_for_is_still_heard():
+    """A fast job may be over before its waiting thread first looks at the cell;
+    the count is reported all the same, once."""
+    events = []
+    unwatch = progress.watch("fast", lambda *a: events.append(a))
+
+    def work():
+        progress.counter("steps", 3)[0] = 3
+
+    try:
+        job = stop.Job(work, (), "fast")
+        job.thread.start()
+        job.thread.join()  # over before anyone waits
+        stop._wait(job)
+        assert events == [("steps", 3, 3)]
+    finally:
+        unwatch()
+
+
 def test_the_command_line_draws_bars_on_a_terminal(tmp_path):
     master, slave = pty.openpty()
     query = "SELECT pct_correct FROM cross_validate('zero_r', 'weather', 'play')"
