@@ -44,6 +44,13 @@ def _number(x, double=False):
     return exp.Neg(this=lit) if x < 0 else lit
 
 
+def _below(col, threshold, left=True):
+    """J48's numeric test, printed ``x <= t``: ``x - t < 1e-6`` for the left branch
+    and its complement for the right, in doubles as the model scores it."""
+    diff = exp.Sub(this=col, expression=_number(threshold, double=True))
+    return (exp.LT if left else exp.GTE)(this=diff, expression=_number(1e-6, double=True))
+
+
 def _paren(e):
     return e if isinstance(e, (exp.Literal, exp.Column, exp.Paren)) else exp.Paren(this=e)
 

@@ -221,17 +221,24 @@ def numeric_split(value, cls, weight, n_classes, min_obj, total, mdl, table):
 
 
 @njit(cache=True)
+def below(v, threshold):
+    """A numeric test as J48 makes it (``x <= t`` in print): ``v - t < 1e-6``, so a
+    value less than 1e-6 above the threshold goes left too."""
+    return v - threshold < SMALL
+
+
+@njit(cache=True)
 def subsets(col, idx, kind, threshold, value):
-    """The branch of each instance: 0/1 for ``<=``/``>`` a threshold (kind 0), the
-    value for a multiway nominal split (kind 1), 0/1 for ``=``/``!=`` a value (kind
-    2); -1 when the value is missing."""
+    """The branch of each instance: 0/1 for ``<=``/``>`` a threshold (kind 0,
+    ``below``), the value for a multiway nominal split (kind 1), 0/1 for ``=``/``!=``
+    a value (kind 2); -1 when the value is missing."""
     out = np.empty(idx.shape[0], np.int64)
     for i in range(idx.shape[0]):
         v = col[idx[i]]
         if np.isnan(v):
             out[i] = -1
         elif kind == 0:
-            out[i] = 0 if v <= threshold else 1
+            out[i] = 0 if below(v, threshold) else 1
         elif kind == 1:
             out[i] = int(v)
         else:
@@ -433,12 +440,57 @@ def _evaluate(X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, table
 
 
 @njit(cache=True)
+def split_point(col, scope, sorted_values, mid, idx):
+    """The midpoint moved down onto a training value as J48 moves it: a walk over
+    the rows in order keeps a value when it exceeds the last one kept by more than
+    1e-6 and the midpoint by less than 1e-6. The walk ends on the largest such
+    value unless another lies within 1e-6 below it, so only then is it made (and
+    then the rows' order decides, as it does for J48).
+
+    The walk can end low enough that the test ``below`` sends every one of the
+    node's rows (``idx``) down one branch; J48 then splits the same rows again
+    without end, until its stack overflows. There the largest value is kept: the
+    split whose gain was measured."""
+    lo, hi = 0, sorted_values.shape[0]
+    while lo < hi:  # the largest value v with v - mid < 1e-6, computed as J48 does
+        m = (lo + hi) // 2
+        if sorted_values[m] - mid < SMALL:
+            lo = m + 1
+        else:
+            hi = m
+    if lo == 0:
+        return -1.7976931348623157e308
+    top = sorted_values[lo - 1]
+    j = lo - 2
+    while j >= 0 and sorted_values[j] == top:
+        j -= 1
+    if j < 0 or top - sorted_values[j] > SMALL:
+        return top
+    kept = -1.7976931348623157e308
+    n = scope.shape[0] if scope.shape[0] > 0 else col.shape[0]
+    for i in range(n):
+        v = col[scope[i]] if scope.shape[0] > 0 else col[i]
+        if v - kept > SMALL and v - mid < SMALL:  # false for a missing value (NaN)
+            kept = v
+    left = right = 0
+    for i in range(idx.shape[0]):
+        v = col[idx[i]]
+        if not np.isnan(v):
+            if below(v, kept):
+                left += 1
+            else:
+                right += 1
+    return kept if left > 0 and right > 0 else top
+
+
+@njit(cache=True)
 def select_split(X, y, idx, w, srt, n_values, k, min_obj, mdl, binary, multi_valued,
-                 n_all, table, values, value_off):
+                 n_all, table, values, value_off, scope):
     """J48's choice of split for one node's data (C45ModelSelection): among the
     attributes whose gain is at least the average, the one of highest gain ratio;
-    a numeric threshold moved down onto a training value. Returns (attribute or -1
-    for a leaf, kind, threshold, value, the node's class weights)."""
+    a numeric threshold moved down onto a training value (``split_point``; ``values``
+    sorted, ``scope`` the training rows in order, empty for all of ``X``'s). Returns
+    (attribute or -1 for a leaf, kind, threshold, value, the node's class weights)."""
     n = idx.shape[0]
     m = X.shape[0]
     per_class = class_weights(y, idx, w, k)
@@ -474,10 +526,8 @@ def select_split(X, y, idx, w, srt, n_values, k, min_obj, mdl, binary, multi_val
         return -1, -1, 0.0, -1, per_class
     a = best_a
     if n_values[a] == 0:
-        sv = values[value_off[a]:value_off[a + 1]]
-        at = np.searchsorted(sv, mids[a] + 1e-6) - 1
-        return a, NUMERIC_SPLIT, sv[at] if at >= 0 else -1.7976931348623157e308, -1, \
-            per_class
+        return a, NUMERIC_SPLIT, split_point(
+            X[a], scope, values[value_off[a]:value_off[a + 1]], mids[a], idx), -1, per_class
     if binary:
         return a, VALUE_SPLIT, 0.0, vals[a], per_class
     return a, NOMINAL_SPLIT, 0.0, -1, per_class
@@ -518,6 +568,7 @@ def grow(X, n_values, y, k, idx0, w0, srt0, values, value_off, min_obj, mdl, bin
     stack_w = List([w0])
     stack_srt = List([srt0])
     branch_of = np.full(X.shape[1], -1, np.int64)
+    all_rows = np.empty(0, np.int64)  # thresholds move onto values of every row
     while len(stack_node) > 0 and not halted(halt):
         count[0] += 1
         i = stack_node.pop()
@@ -527,7 +578,7 @@ def grow(X, n_values, y, k, idx0, w0, srt0, values, value_off, min_obj, mdl, bin
         n = idx.shape[0]
         best_a, kind, threshold, value, per_class = select_split(
             X, y, idx, w, srt, n_values, k, min_obj, mdl, binary, multi_valued, n_all,
-            table, values, value_off)
+            table, values, value_off, all_rows)
         if best_a < 0:
             nodes[i, ATTR] = -1
             nodes[i, BAGS] = 1

@@ -291,7 +291,7 @@ def _proba(x, column, attr, kind, threshold, value, start, flat, frac, fallback,
                         top += 1
                 continue
             if kind[node] == 0:
-                b = 0 if v <= threshold[node] else 1
+                b = 0 if c45.below(v, threshold[node]) else 1
             elif kind[node] == 1:
                 b = int(v)
             else:

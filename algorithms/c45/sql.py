@@ -48,6 +48,7 @@ from sqlglot import exp
 from ..classes import labels
 from ..sqlgen import (
     _as,
+    _below,
     _case,
     _from,
     _greatest_convention,
@@ -99,8 +100,7 @@ class TreeSql:
         ``x > t`` (see ``nan_guard``)."""
         kind = self.kind[node]
         if kind == NUMERIC_SPLIT:
-            op = exp.LTE if b == 0 else exp.GT
-            return op(this=col, expression=_number(self.threshold[node]))
+            return _below(col, self.threshold[node], left=b == 0)
         values = self.values(node)
         if kind == NOMINAL_SPLIT:
             return exp.EQ(this=col, expression=exp.Literal.string(values[b]))

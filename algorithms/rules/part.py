@@ -160,7 +160,7 @@ class Learner:
         a, kind, threshold, value, per_class = c45.select_split(
             self.X, self.y, data.rows, data.w, data.sorted(), self.n_values, self.k,
             self.min_obj, True, self.binary, self.multi_valued, self.n_all, self.table,
-            self.values, self.value_off)
+            self.values, self.value_off, self.idx)
         return (None if a < 0 else (a, kind, threshold, value,
                                     self.n_values[a] if kind == c45.NOMINAL_SPLIT else 2),
                 per_class)
@@ -413,7 +413,7 @@ def _score(X, conds, ends, probs, n):
                     continue
                 kind = int(conds[c, 1])
                 if kind == NUMERIC_SPLIT:
-                    at = 0 if v <= conds[c, 2] else 1
+                    at = 0 if c45.below(v, conds[c, 2]) else 1
                 elif kind == NOMINAL_SPLIT:
                     at = int(v)
                 else:

@@ -29,6 +29,7 @@ from sqlglot import exp
 from ..c45 import grow as c45
 from ..sqlgen import (
     _as,
+    _below,
     _case,
     _from,
     _greatest_convention,
@@ -77,8 +78,7 @@ def _condition_share(model, condition):
         known = exp.In(this=col.copy(), expressions=[exp.Literal.string(v) for v in values])
     else:
         known = exp.LTE(this=col.copy(), expression=_number(sys.float_info.max, double=True))
-        op = exp.LTE if branch == 0 else exp.GT
-        hit = op(this=col.copy(), expression=_number(threshold, double=True))
+        hit = _below(col.copy(), threshold, left=branch == 0)
     # NULL, NaN or an unseen value: missing, the branch's share
     return _case([(known, _case([(hit, exp.Literal.number(1))], exp.Literal.number(0)))],
                  _number(frac, double=True))

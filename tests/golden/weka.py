@@ -99,3 +99,62 @@ def classifier_harness(folder):
         json.loads(text)  # it must parse
         return text
     return run
+
+
+SERVER = r"""
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import weka.classifiers.Classifier;
+import weka.core.Instances;
+import weka.core.Utils;
+import weka.core.converters.ConverterUtils.DataSource;
+
+public class ClassifierServer extends JsonOut {
+  public static void main(String[] args) throws Exception {
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, "UTF-8"));
+    PrintStream out = new PrintStream(System.out, true, "UTF-8");
+    String line;
+    while ((line = in.readLine()) != null) {
+      String[] f = line.split("\t", -1);
+      try {
+        Instances train = DataSource.read(f[2]);
+        train.setClassIndex(train.numAttributes() - 1);
+        Instances test = DataSource.read(f[3]);
+        test.setClassIndex(test.numAttributes() - 1);
+        Classifier c = Classifier.forName(f[0], Utils.splitOptions(f[1]));
+        c.buildClassifier(train);
+        StringBuilder b = new StringBuilder("{\"text\":").append(str(c.toString()));
+        b.append(",\"dist\":[");
+        for (int i = 0; i < test.numInstances(); i++)
+          b.append(i > 0 ? "," : "").append(arr(c.distributionForInstance(test.instance(i))));
+        out.println(b.append("]}"));
+      } catch (Throwable e) {  // a StackOverflowError too
+        out.println("{\"error\":" + str(e.toString()) + "}");
+      }
+    }
+  }
+}
+"""
+
+
+class ClassifierServer:
+    """One JVM that builds classifiers on request, so that many small data sets
+    cost milliseconds each: ``ask(classifier, options, train_arff, test_arff)``
+    gives ``{"text": toString(), "dist": [distributionForInstance of each test
+    row]}`` (class = last attribute), or ``{"error": what it threw}``."""
+
+    def __init__(self, folder):
+        cp = compile_harness(folder, "ClassifierServer", SERVER)
+        self.process = subprocess.Popen(
+            ["java", "-Xmx1g", "-cp", cp, "ClassifierServer"], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, text=True, encoding="utf-8")
+
+    def ask(self, classifier, options, train, test):
+        self.process.stdin.write(f"{classifier}\t{options}\t{train}\t{test}\n")
+        self.process.stdin.flush()
+        return json.loads(self.process.stdout.readline())
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait(timeout=30)
