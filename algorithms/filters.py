@@ -24,7 +24,7 @@ from sqlglot import exp
 from . import discretize
 from .dataset import NUMERIC, Attribute
 from .javautil import weka_order
-from .jit import njit
+from .jit import frozen, njit
 from .models import check_array
 from .sqlgen import _as, _case, _from, _number, _select, _var
 
@@ -89,7 +89,7 @@ class ReplaceMissing(Filter):
         self.fill = None if fill is None else np.asarray(fill, np.float64)
 
     def fit(self, columns, w, y=None):
-        fill = [fill_values(col.reshape(-1, 1), w, np.array([a.nominal]),
+        fill = [fill_values(frozen(col).reshape(-1, 1), w, np.array([a.nominal]),
                             np.array([len(a.values)], np.int64))[0]
                 for a, col in zip(self.inputs, columns)]
         self.fill = np.nan_to_num(np.array(fill, np.float64))  # no values: 0

@@ -76,12 +76,12 @@ def _insert(path, plen, cnt, ib, up, count, next_link, slot, head, item_count, t
     for t in range(plen):
         it = path[t]
         item_count[ib + it] += cnt
-        key = pack_key(node, it)
+        key = pack_key(np.int64(node), it)
         h = find_slot(table, key, up)
         c = table[h]
         if c == -1:
             if 2 * (top - base + 1) > table.shape[0]:
-                table = _rehash(table, base, top, up, slot)
+                table = _rehash(table, np.int64(base), np.int64(top), up, slot)
                 h = find_slot(table, key, up)
             c = top
             top += 1
@@ -178,8 +178,9 @@ def build_part(offsets, codes, rank, n_items, first, owner, part):
         if first[t] < 0 or owner[first[t]] != part:
             continue
         plen = _sorted_unique(codes, offsets[t], offsets[t + 1], rank, path)
-        top, table = _insert(path, plen, 1, 0, up, count, next_link, slot, head,
-                             item_count, table, 0, top)
+        top, table = _insert(path, np.int64(plen), np.int64(1), np.int64(0), up, count,
+                             next_link, slot, head, item_count, table, np.int64(0),
+                             np.int64(top))
     tail = np.full(n_items, -1, np.int32)  # chains were built by prepending
     for c in range(top):
         it = up[c] & ITEM_MASK
@@ -345,8 +346,9 @@ def mine(g_up, g_count, g_next_link, g_head, g_item_count, items, n_items, min_c
                     path[plen] = li
                     plen += 1
             start = pend[q]
-            top, table = _insert(path, plen, pcnt[q], nib, up, count, next_link, slot,
-                                 head, item_count, table, base, top)
+            top, table = _insert(path, np.int64(plen), np.int64(pcnt[q]), np.int64(nib),
+                                 up, count, next_link, slot, head, item_count, table,
+                                 np.int64(base), np.int64(top))
         for c in range(base, top):
             table[slot[c]] = -1
         for q in range(k):

@@ -34,7 +34,7 @@ def build_index(rec_parent, rec_item):
         size *= 2
     table = np.full(size, -1, np.int32)
     for r in range(n):
-        keys[r] = pack_key(rec_parent[r], rec_item[r])
+        keys[r] = pack_key(np.int64(rec_parent[r]), rec_item[r])
         table[find_slot(table, keys[r], keys)] = r
     return keys, table
 
@@ -44,7 +44,7 @@ def _lookup(keys, table, items, n):
     """Record of the itemset ``items[:n]`` given in descending code order, or -1."""
     r = -1
     for q in range(n):
-        r = table[find_slot(table, pack_key(r, items[q]), keys)]
+        r = table[find_slot(table, pack_key(np.int64(r), items[q]), keys)]
         if r == -1:
             return -1
     return r
@@ -102,7 +102,7 @@ def closed_maximal(rec_parent, rec_item, rec_count):
                 if q != drop:
                     sub[m] = buf[q]
                     m += 1
-            s = _lookup(keys, table, sub, m)
+            s = _lookup(keys, table, sub, np.int64(m))
             maximal[s] = False
             if rec_count[s] == rec_count[r]:
                 closed[s] = False
@@ -145,7 +145,7 @@ def rules(rec_parent, rec_item, rec_count, min_conf, max_consequent, limit, halt
                     na += 1
             if nc > max_consequent:
                 continue
-            a = _lookup(keys, table, ant, na)
+            a = _lookup(keys, table, ant, np.int64(na))
             if rec_count[r] / rec_count[a] < min_conf:
                 continue
             if n_out >= limit:
@@ -156,7 +156,7 @@ def rules(rec_parent, rec_item, rec_count, min_conf, max_consequent, limit, halt
                 out_con = np.concatenate((out_con, np.empty(n_out, np.int64)))
             out_all[n_out] = r
             out_ant[n_out] = a
-            out_con[n_out] = _lookup(keys, table, con, nc)
+            out_con[n_out] = _lookup(keys, table, con, np.int64(nc))
             n_out += 1
     return out_all[:n_out], out_ant[:n_out], out_con[:n_out], n_out
 

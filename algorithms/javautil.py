@@ -91,7 +91,7 @@ def weka_order(values):
     v = np.array(values, np.float64)
     idx = np.arange(len(v), dtype=np.int64)
     if len(v) > 1:
-        _qsort(v, idx, 0, len(v) - 1, np.empty(2 * 64, np.int64))
+        _qsort(v, idx, np.int64(0), len(v) - 1, np.empty(2 * 64, np.int64))
     return idx
 
 
@@ -102,7 +102,7 @@ def sorted_by(x):
     keys = np.where(np.isnan(x), np.finfo(np.float64).max, x)
     order = np.arange(len(x))
     if len(x) > 1:
-        _qsort(keys, order, 0, len(x) - 1, np.empty(128, np.int64))
+        _qsort(keys, order, np.int64(0), len(x) - 1, np.empty(128, np.int64))
     return order
 
 

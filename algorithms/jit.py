@@ -8,6 +8,7 @@ A stopped fit compiles no further kernel.
 """
 
 import numba
+import numpy as np
 from numba import prange
 
 from . import kernel_cache
@@ -38,4 +39,15 @@ def _stoppable(dispatcher):
     return dispatcher
 
 
-__all__ = ["njit", "prange"]
+__all__ = ["frozen", "njit", "prange"]
+
+
+def frozen(a):
+    """A read-only, C-ordered view (a copy only when ``a`` is not C-ordered): numba
+    compiles a kernel once per array type, and an array from Arrow is read-only
+    while a computed one is not, so a kernel that reads an array of either kind
+    would be compiled twice (tens of seconds on a first run)."""
+    view = np.ascontiguousarray(a).view()
+    view.flags.writeable = False
+    return view
+

@@ -786,7 +786,7 @@ def prune(X, y, nodes, thresholds, dists, train_idx, train_w, n_train, k, cf, z,
         branch = 1.7976931348623157e308
         if raising:
             branch = _descend(X, y, nodes, thresholds, dists, c, idx, w, k, cf, z,
-                              train_idx, train_w, n_train, False)[0]
+                              train_idx, train_w, n_train, np.bool_(False))[0]
         as_leaf = estimated_errors(dist.sum(axis=0), cf, z)
         as_tree = _subtree_errors(nodes, dists, i, k, cf, z)
         if as_leaf - (as_tree + 0.1) < 1e-6 and as_leaf - (branch + 0.1) < 1e-6:
@@ -802,7 +802,7 @@ def prune(X, y, nodes, thresholds, dists, train_idx, train_w, n_train, k, cf, z,
             thresholds[i] = thresholds[c]
             _, train_idx, train_w, n_train = _descend(
                 X, y, nodes, thresholds, dists, i, idx, w, k, cf, z, train_idx, train_w,
-                n_train, True)
+                n_train, np.bool_(True))
             s_node.append(i)
             s_state.append(0)
     return nodes

@@ -183,7 +183,7 @@ def _e_par(X, w, nominal, offs, mean, denom, logsd, logp, logprior, W, ld, updat
            chunk, ll_c, sw_c, bad_c):
     for ch in prange(len(ll_c)):
         _e_chunk(X, w, nominal, offs, mean, denom, logsd, logp, logprior, W, ld, update,
-                 ch, chunk, ll_c, sw_c, bad_c)
+                 np.int64(ch), chunk, ll_c, sw_c, bad_c)
 
 
 @njit(cache=True)
@@ -206,7 +206,7 @@ def e_step(X, w, nominal, nvals, offs, priors, mean, sd, counts, total, W, ld, u
                chunk, ll_c, sw_c, bad_c)
     else:
         _e_chunk(X, w, nominal, offs, mean, denom, logsd, logp, logprior, W, ld, update,
-                 0, chunk, ll_c, sw_c, bad_c)
+                 np.int64(0), chunk, ll_c, sw_c, bad_c)
     ll = 0.0
     sw = 0.0
     bad = False
@@ -249,7 +249,7 @@ def _m_chunk(X, w, W, nominal, offs, nomidx, ch, chunk, pri, cnt, tot, S, SS):
 @njit(cache=True, parallel=True)
 def _m_par(X, w, W, nominal, offs, nomidx, chunk, pri, cnt, tot, S, SS):
     for ch in prange(pri.shape[0]):
-        _m_chunk(X, w, W, nominal, offs, nomidx, ch, chunk, pri, cnt, tot, S, SS)
+        _m_chunk(X, w, W, nominal, offs, nomidx, np.int64(ch), chunk, pri, cnt, tot, S, SS)
 
 
 @njit(cache=True)
@@ -278,7 +278,8 @@ def m_step(X, w, W, nominal, nvals, offs, nomidx, priors, mean, sd, counts, tota
     if nch > 1:
         _m_par(X, w, W, nominal, offs, nomidx, chunk, pri, cnt, tot, S, SS)
     else:
-        _m_chunk(X, w, W, nominal, offs, nomidx, 0, chunk, pri, cnt, tot, S, SS)
+        _m_chunk(X, w, W, nominal, offs, nomidx, np.int64(0), chunk, pri, cnt, tot, S,
+                 SS)
     for ch in range(1, nch):
         for c in range(K):
             pri[0, c] += pri[ch, c]
@@ -344,7 +345,7 @@ def iterate_kernel(X, w, W, nominal, nvals, offs, nomidx, priors, mean, sd, coun
     for i in range(max_iter):
         old = llk
         status, new = e_step(X, w, nominal, nvals, offs, priors, mean, sd, counts, total,
-                             W, none, True, chunk)
+                             W, none, np.bool_(True), chunk)
         if status != OK:
             return status, llk, steps, False
         llk = new

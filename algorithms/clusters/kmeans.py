@@ -89,7 +89,7 @@ def mean_or_mode(X, w, nominal, nvals):
                 x = X[i, j]
                 if not np.isnan(x):
                     counts[int(x)] += int(w[i])
-            out[j] = _first_max_i(counts, 0, len(counts))
+            out[j] = _first_max_i(counts, np.int64(0), len(counts))
         else:
             s = 0.0
             sw = 0.0
@@ -256,7 +256,7 @@ def _update_d2(X, nominal, lo, width, C, d2, chunk):
     if X.shape[0] > chunk:
         _d2_par(X, nominal, lo, width, Z, chunk, d2)
     else:
-        _d2_chunk(X, nominal, lo, width, Z, 0, X.shape[0], d2)
+        _d2_chunk(X, nominal, lo, width, Z, np.int64(0), X.shape[0], d2)
 
 
 # ----------------------------------------------------------------- seeding
@@ -288,7 +288,7 @@ def _seed_random(X, state, k):
     for j in range(n - 1, -1, -1):
         idx, state = next_int(state, j + 1)
         r = order[idx]
-        if not seen_row(X, r, chosen, m):
+        if not seen_row(X, r, chosen, np.int64(m)):
             chosen[m] = r
             m += 1
         order[idx] = order[j]
@@ -364,7 +364,7 @@ def _passes_par(X, w, nominal, offs, lo, width, Z, assign, chunk,
     for ch in prange(len(changed)):
         if halted(halt):  # stopped (algorithms.stop): the rest is not looked at
             continue
-        _pass_chunk(X, w, nominal, offs, lo, width, Z, assign, ch, chunk,
+        _pass_chunk(X, w, nominal, offs, lo, width, Z, assign, np.int64(ch), chunk,
                     sse, sw, s, ss, cnt, mode, nom, changed)
 
 
@@ -398,7 +398,7 @@ def lloyd(X, w, nominal, nvals, offs, V, lo, width, C, max_iter, chunk, halt, co
             _passes_par(X, w, nominal, offs, lo, width, Z, assign, chunk,
                         sse_c, sw_c, s_c, ss_c, cnt_c, mode_c, nom_c, changed, halt)
         else:
-            _pass_chunk(X, w, nominal, offs, lo, width, Z, assign, 0, chunk,
+            _pass_chunk(X, w, nominal, offs, lo, width, Z, assign, np.int64(0), chunk,
                         sse_c, sw_c, s_c, ss_c, cnt_c, mode_c, nom_c, changed)
         sqerr = np.zeros(K)
         sw = np.zeros(K)

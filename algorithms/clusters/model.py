@@ -427,7 +427,7 @@ def _distinct_at_least(X, k):
     seen = np.empty(k, np.int64)
     m = 0
     for i in range(n):
-        if not kmeans.seen_row(X, i, seen, m):
+        if not kmeans.seen_row(X, i, seen, np.int64(m)):
             seen[m] = i
             m += 1
             if m == k:

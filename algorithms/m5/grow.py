@@ -30,7 +30,7 @@ from .. import linear, stop
 from ..filters import NominalToBinary, Pipeline, ReplaceMissing
 from ..halt import halted
 from ..javautil import JavaRandom, _qsort, randomize
-from ..jit import njit, prange
+from ..jit import frozen, njit, prange
 
 SMOOTHING = 15.0
 SMALL = 1e-10   # the reference's tolerance once its split search has run
@@ -187,7 +187,7 @@ def _search(x, y, seg, vals, ys, min_leaf, min_sd, halt):
         for i in range(m):
             vals[i] = x[a, seg[i]]
         if m > 1:
-            _qsort(vals, seg, 0, m - 1, qstack)
+            _qsort(vals, seg, np.int64(0), m - 1, qstack)
         for i in range(m):
             ys[i] = y[seg[i]]
         imp, pos = _best_cut(vals, ys)
@@ -503,6 +503,7 @@ class Built:
 
 def build_tree(x, y, w, order, options):
     """Grow, fit (and prune) and smooth a tree on the rows ``order`` of ``x``."""
+    y = frozen(y)
     global_sd = std_dev(y, order)
     halt = stop.flag()
     nodes, split, rows = grow(x, y, order, float(options.min_leaf), global_sd, halt)

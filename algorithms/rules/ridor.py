@@ -229,8 +229,8 @@ def _grow(X, nominal, n_values, attrs, w, ids, label, min_weight, antds, presort
     that presorted list instead of the reference's quicksort at every step: the
     same cuts, the same sums."""
     exact, srt_rows, srt_off, mark, lab_row = presorted
-    accu = _wsum(w, ids, label, 0)
-    cover = _wsum(w, ids, label, -1)
+    accu = _wsum(w, ids, label, np.int64(0))
+    cover = _wsum(w, ids, label, np.int64(-1))
     default_rate = accu / cover
     n_attr = X.shape[0]
     used = np.zeros(n_attr, np.bool_)  # tested by position among attrs, set by index
@@ -277,7 +277,7 @@ def _grow(X, nominal, n_values, attrs, w, ids, label, min_weight, antds, presort
             order = sorted_by(x)
             ids, label = ids[order[lo:hi]], label[order[lo:hi]]
         default_rate = rows[pick, 4]
-        if abs(_wsum(w, ids, label, -1)) < SMALL or abs(default_rate - 1.0) < SMALL \
+        if abs(_wsum(w, ids, label, np.int64(-1))) < SMALL or abs(default_rate - 1.0) < SMALL \
                 or unused == 0:
             return antds, size, accu, cover
 
@@ -287,7 +287,7 @@ def _prune(X, nominal, w, ids, label, antds, size, stats):
     """Drop trailing conditions while they lower the accuracy on the pruning rows
     ``ids``; the rule's statistics go to ``stats`` (worth, worth rate, pruning cover,
     grow cover, grow accurate). Returns the kept length."""
-    total = _wsum(w, ids, label, -1)
+    total = _wsum(w, ids, label, np.int64(-1))
     if size == 0:
         return 0
     rate = np.zeros(size)
@@ -312,7 +312,7 @@ def _prune(X, nominal, w, ids, label, antds, size, stats):
     default_accu = 0.0
     default_rate = 0.0
     if n == 1:
-        default_accu = _wsum(w, ids, label, 0)
+        default_accu = _wsum(w, ids, label, np.int64(0))
         default_rate = default_accu / total
         if default_rate - rate[0] > SMALL:
             n = 0
@@ -335,7 +335,7 @@ def _ruleset(X, nominal, n_values, attrs, w, ids, label, class_count, folds, shu
     conds = np.empty((0, 6))
     stats = np.empty((0, 5))
     w_ac = 0.0
-    total = _wsum(w, ids, label, -1)
+    total = _wsum(w, ids, label, np.int64(-1))
     antds = np.empty((16, 6))
     lab_row = np.zeros(X.shape[1], np.int64)
     for i in range(len(ids)):
@@ -394,7 +394,7 @@ def _ruleset(X, nominal, n_values, attrs, w, ids, label, class_count, folds, shu
         lengths = np.concatenate((lengths, np.full(1, size, np.int64)))
         conds = np.concatenate((conds, antds[:size].copy()))
         stats = np.concatenate((stats, rule.reshape(1, 5)))
-    rest = _wsum(w, ids, label, -1)
+    rest = _wsum(w, ids, label, np.int64(-1))
     return w_ac + (rest - class_count) / total, state, lengths, conds, stats
 
 

@@ -89,7 +89,7 @@ def _shares(dist, even):
 def _spread_missing(dist, y, wts, start):
     """Add the rows from ``start`` on (those missing the attribute) to both sides
     of ``dist``, weighted by the sides' shares."""
-    props = _shares(dist, False)
+    props = _shares(dist, np.bool_(False))
     for i in range(start, len(wts)):
         for j in range(2):
             dist[j, y[i]] += props[j] * wts[i]
@@ -227,7 +227,7 @@ def _nominal_best(codes, y, wts, w_own, k, n_values, heuristic, out_lefts, out_o
     else:
         return np.nan, dist, props, 0
     gain, pick, dist = _subset_split(codes, y, wts, k, lefts)
-    props = _shares(dist, True)
+    props = _shares(dist, np.bool_(True))
     size = 0
     if pick >= 0:
         if k == 2:
@@ -269,7 +269,7 @@ def _attribute_best(a, X, y, w, nominal, textual, n_values, heuristic, idx_all, 
     else:
         gain, cut, d = _numeric_split(x, yy, wts, k)
         cuts[a] = cut
-        p = _shares(d, False)
+        p = _shares(d, np.bool_(False))
     gains[a] = gain
     dists[a] = d
     props[a] = p
@@ -516,7 +516,7 @@ class Grower:
                                                      f.y[idx_all[lo:hi]], w_all[lo:hi])
             gains[a] = gain
             if d is not None:
-                texts[a], dists[a], props[a] = text, d, _shares(d, True)
+                texts[a], dists[a], props[a] = text, d, _shares(d, np.bool_(True))
                 lefts[a, :len(mask)] = mask
         att = _max_index(gains)
         lo, hi = off[att], off[att + 1]
@@ -581,7 +581,7 @@ class Grower:
         lefts = np.array([[f"({v})" in s for v in names] for s in strings], np.bool_)
         gain, pick, d = _subset_split(x, y, wts, f.k, lefts)
         split = strings[pick] if pick >= 0 else ""
-        props = _shares(d, True)
+        props = _shares(d, np.bool_(True))
         for j in empty:  # values no row has go to the heavier side
             if props[0] >= props[1]:
                 split = f"({names[j]})" if split == "" else split + f"|({names[j]})"

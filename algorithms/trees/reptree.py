@@ -353,7 +353,9 @@ def grow(columns, nominal, n_values, y, w, rows, target, k, min_leaf, min_varian
     p = len(columns)
     attrs = [a for a in range(p) if a != target]
     n = len(rows)
-    idx = np.empty((len(attrs), n), np.int64)
+    # strided like the children's slices (parts[:, lo:hi]), so that the kernels that
+    # read them compile for one layout
+    idx = np.empty((len(attrs), n + 1), np.int64)[:, :n]
     for t, a in enumerate(attrs):
         x = columns[a][rows]
         if nominal[a]:
@@ -361,7 +363,8 @@ def grow(columns, nominal, n_values, y, w, rows, target, k, min_leaf, min_varian
             idx[t] = np.concatenate([rows[known], rows[~known]])
         else:
             idx[t] = rows[weka_order(np.where(np.isnan(x), np.finfo(np.float64).max, x))]
-    wts = w[idx]
+    wts = np.empty((len(attrs), n + 1))[:, :n]
+    np.take(w, idx, out=wts, mode="clip")
     X = np.empty((len(attrs), len(y)))  # the split attributes, a row each
     for t, a in enumerate(attrs):
         X[t] = columns[a]
