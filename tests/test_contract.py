@@ -12,7 +12,7 @@ import duckmine
 from duckmine.algorithms import contract
 from duckmine.algorithms.contract import literal
 from duckmine.udfs.models import model_of
-from duckmine.udfs.table import encode
+from duckmine.udfs.table import Encoder
 
 from .conftest import arff_tables, fails
 
@@ -107,7 +107,7 @@ def test_json_round_trip_scores_the_same(db, decl, kind):
     for capability in ("predict_proba", "predict_value", "log_likelihood"):
         if capability in decl.capabilities_for(kind):
             method = contract.METHODS[capability]
-            cols = encode(rows, [m.attributes[i] for i in m.used], "test")
+            cols = Encoder(rows, "test").columns([m.attributes[i] for i in m.used])
             a = getattr(m, method)(cols, len(rows))
             b = getattr(again, method)(cols, len(rows))
             np.testing.assert_array_equal(a, b)

@@ -3,6 +3,7 @@ tree relation, rules from trees, and the data layer's column kinds."""
 
 import operator
 
+import duckdb
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -110,6 +111,54 @@ def test_scoring_a_whole_table_passes_the_model_once(weather):
     counts = weather.sql("SELECT predict(m.model, b) AS p, count(*) FROM big b, m "
                          "GROUP BY p ORDER BY p").fetchall()
     assert counts == [("no", 5 * 20000), ("yes", 9 * 20000)]
+
+
+def test_rows_against_many_models_are_scored_as_one_at_a_time(fresh, monkeypatch):
+    """Thousands of per-group models in every chunk (a JOIN on the group): each row
+    gets its own model's answer, the chunk's columns are read once, and models
+    beyond the cache's count stay parsed while their bodies fit its bytes."""
+    from duckmine.algorithms import models as core
+    from duckmine.udfs import models as udf_models
+
+    fresh.execute("""CREATE TABLE t AS SELECT (i % 3000)::INTEGER AS grp,
+        ((i * 7919) % 1000) / 1000.0 AS a, ((i * 104729) % 997) / 997.0 AS b,
+        CASE WHEN i // 3000 % 4 = 0 THEN NULL ELSE ['x', 'y', 'z'][1 + i // 3000 % 3]
+        END AS c
+        FROM range(30000) r(i)""")
+    fresh.execute("CREATE TABLE models AS SELECT grp, kmeans_fit(x, 2) AS model "
+                  "FROM (SELECT a, b, c, grp FROM t) x GROUP BY grp")
+    monkeypatch.setattr(udf_models, "CACHE_SIZE", 100)
+    parsed = []
+    loads = core.loads
+    monkeypatch.setattr(core, "loads", lambda *a: parsed.append(a[3]) or loads(*a))
+    query = ("SELECT x.grp, x.a, x.b, x.c, predict(m.model, x) FROM (SELECT a, b, c, grp "
+             "FROM t) x JOIN models m USING (grp) ORDER BY ALL")
+    joined = fresh.sql(query).fetchall()
+    again = fresh.sql(query).fetchall()
+    assert joined == again and len(joined) == 30000
+    assert len(parsed) <= 3000  # the second pass parsed nothing
+    one = [fresh.sql("SELECT x.grp, x.a, x.b, x.c, predict(m.model, x) FROM (SELECT a, b, "
+                     f"c, grp FROM t) x, models m WHERE m.grp = {g} AND x.grp = {g} "
+                     "ORDER BY ALL").fetchall() for g in (0, 1, 2999)]
+    assert [r for r in joined if r[0] in (0, 1, 2999)] == [r for rows in one for r in rows]
+
+
+def test_an_infinite_value_is_refused_only_where_a_model_reads_it(fresh):
+    fresh.execute("CREATE TABLE t AS SELECT i::DOUBLE AS a, i % 3 AS b FROM range(40) r(i)")
+    fresh.execute("CREATE TABLE models AS SELECT 0 AS grp, kmeans_fit(x, 2) AS model "
+                  "FROM (SELECT b FROM t) x UNION ALL "
+                  "SELECT 1, kmeans_fit(x, 2) FROM (SELECT a, b FROM t) x")
+
+    def score(rows):
+        return fresh.sql(f"SELECT x.grp, predict(m.model, x) FROM ({rows}) x "
+                         "JOIN models m USING (grp) ORDER BY x.grp").fetchall()
+
+    # model 0 does not read a: its row's infinite a is no concern of it
+    got = score("SELECT 0 AS grp, 'inf'::DOUBLE AS a, 1 AS b UNION ALL SELECT 1, 2.0, 1")
+    assert [g for g, _ in got] == [0, 1] and all(p is not None for _, p in got)
+    with pytest.raises(duckdb.Error, match="column 'a' holds an infinite value"):
+        score("SELECT 0 AS grp, 2.0 AS a, 1 AS b UNION ALL SELECT 1, 'inf'::DOUBLE, 1")
+    assert fresh.sql("SELECT 1").fetchall() == [(1,)]
 
 
 def test_data_layer_column_kinds(fresh):

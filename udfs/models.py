@@ -18,13 +18,19 @@ import pyarrow.compute as pc
 from ..algorithms import contract, models
 from ..algorithms.classes import labels
 from .registry import arrow_type, column, scalars, udf
-from .table import encode
+from .table import Encoder
 
 FORMAT = "duckmine.model"
 MODEL_SQL = ("STRUCT(format VARCHAR, version INTEGER, learner VARCHAR, id VARCHAR, "
              "body VARCHAR)")
 MODEL = arrow_type(MODEL_SQL)
-CACHE_SIZE = 8192  # more than the distinct models one chunk can hold, twice over
+# Parsed models are kept by key: always the last CACHE_SIZE (more than the distinct
+# models one chunk can hold, twice over), and beyond that as many as fit in
+# CACHE_BYTES of bodies, so that rows scored against tens of thousands of per-group
+# models (a JOIN on the group) do not parse each model again for every chunk.
+CACHE_SIZE = 8192
+CACHE_BYTES = 256 * 2**20
+_cached_bytes = 0
 
 _cache = OrderedDict()
 
@@ -63,11 +69,15 @@ def _parse(fn, v):
         model = models.loads(v.get("learner"), v.get("version"), v.get("body"), v.get("id"))
     except models.ModelError as err:
         raise ValueError(f"{fn}: {err}") from None
+    global _cached_bytes
     key = cache_key(v)
+    old = _cache.pop(key, None)
+    if old is not None:
+        _cached_bytes -= len(old[1][3])
     _cache[key] = (model, _key(v))
-    _cache.move_to_end(key)
-    while len(_cache) > CACHE_SIZE:
-        _cache.popitem(last=False)
+    _cached_bytes += len(v.get("body"))
+    while len(_cache) > CACHE_SIZE and _cached_bytes > CACHE_BYTES:
+        _cached_bytes -= len(_cache.popitem(last=False)[1][1][3])
     return model
 
 
@@ -105,15 +115,17 @@ def _groups(fn, ids, bodies):
     if bodies.null_count < len(bodies):
         for v in bodies.filter(bodies.is_valid()).to_pylist():
             model_of(fn, v)
-    keys = pc.unique(ids.drop_null()).to_pylist()
-    out = []
+    coded = ids.dictionary_encode()
+    keys = coded.dictionary.to_pylist()
     for k in keys:
         if k not in _cache:
             raise ValueError(f"{fn}: expected a model value, got one without a known body")
-        at = None if len(keys) == 1 and ids.null_count == 0 else \
-            np.asarray(pc.indices_nonzero(pc.equal(ids, k)), np.int64)
-        out.append((_cache[k][0], at))
-    return out
+    if len(keys) == 1 and ids.null_count == 0:
+        return [(_cache[keys[0]][0], None)]
+    codes = np.asarray(coded.indices.fill_null(-1), np.int64)
+    order = np.argsort(codes, kind="stable")  # each model's rows, in row order
+    ends = np.cumsum(np.bincount(codes + 1, minlength=len(keys) + 1))
+    return [(_cache[k][0], order[ends[j]:ends[j + 1]]) for j, k in enumerate(keys)]
 
 
 def declaration(model):
@@ -150,13 +162,12 @@ def _output(capability):
 def _scored(fn, ids, bodies, rows, capability):
     """(model, row indices or None for all, the capability's output for its rows)
     per model."""
-    rows = column(rows)
+    chunk = Encoder(rows, fn)
     output = _output(capability)
     for model, at in _groups(fn, ids, bodies):
         require(fn, model, capability)
-        part = rows if at is None else rows.take(pa.array(at))
-        cols = encode(part, [model.attributes[i] for i in model.used], fn)
-        result = output(model)(cols, len(part))
+        cols = chunk.columns([model.attributes[i] for i in model.used], at)
+        result = output(model)(cols, len(rows) if at is None else len(at))
         if capability == "predict_proba" or capability == "predict" and not _regressor(model):
             _check_distributions(fn, result)
         yield model, at, result

@@ -34,13 +34,18 @@ MAX_MAGNITUDE = 1e150  # beyond it, squares and sums of squares overflow a doubl
 
 def _numeric(name, arr, fn):
     values = _float64(arr)
-    if np.isinf(values).any():
+    _refuse_extremes(name, fn, np.isinf(values).any(),
+                     (np.abs(values) > MAX_MAGNITUDE).any())  # NaN compares false
+    return values
+
+
+def _refuse_extremes(name, fn, infinite, huge):
+    if infinite:
         raise ValueError(f"{fn}: column {name!r} holds an infinite value; replace it "
                          "with NULL (missing) or a finite number")
-    if (np.abs(values) > MAX_MAGNITUDE).any():  # NaN compares false
+    if huge:
         raise ValueError(f"{fn}: column {name!r} holds a value beyond ±{MAX_MAGNITUDE:g}, "
                          "whose square overflows a double; rescale it")
-    return values
 
 
 def _strings(arr):
@@ -126,24 +131,46 @@ def _weights(name, arr, fn):
     return w
 
 
-def encode(rows, attributes, fn):
-    """The columns ``attributes`` (a trained model's) read from a StructArray of rows
-    to score: nominal values are coded as the model knows them (a value it never saw
-    is missing); extra columns are ignored."""
-    rows = column(rows)
-    if not pa.types.is_struct(rows.type):
-        raise ValueError(f"{fn}: the second argument must be a row (a table alias such "
-                         f"as t in FROM tbl t), got {rows.type}")
-    by_name = {f.name: i for i, f in enumerate(rows.type)}
-    by_lower = {f.name.lower(): i for i, f in enumerate(rows.type)}
-    fields = rows.flatten()
-    out = []
-    for a in attributes:
-        i = by_name.get(a.name, by_lower.get(a.name.lower()))
+class Encoder:
+    """A chunk of rows to score, read as trained models know their columns: each
+    column once per way of coding it (a numeric column once, a nominal one once per
+    list of values), however many models the chunk's rows go to. Nominal values are
+    coded as the model knows them (a value it never saw is missing); extra columns
+    are ignored; an infinite or huge number is refused where a model reads it."""
+
+    def __init__(self, rows, fn):
+        rows = column(rows)
+        if not pa.types.is_struct(rows.type):
+            raise ValueError(f"{fn}: the second argument must be a row (a table alias "
+                             f"such as t in FROM tbl t), got {rows.type}")
+        self.fn = fn
+        self.by_name = {f.name: i for i, f in enumerate(rows.type)}
+        self.by_lower = {f.name.lower(): i for i, f in enumerate(rows.type)}
+        self.fields = rows.flatten()
+        self.read = {}  # (name, kind, values) -> (column, (infinite, huge) or None)
+
+    def columns(self, attributes, at=None):
+        """The columns ``attributes`` of the rows ``at`` (None: all)."""
+        out = []
+        for a in attributes:
+            key = (a.name, a.kind, a.values)
+            if key not in self.read:
+                self.read[key] = self._read(a)
+            values, extremes = self.read[key]
+            if extremes is not None:
+                rows = slice(None) if at is None else at
+                _refuse_extremes(a.name, self.fn, extremes[0][rows].any(),
+                                 extremes[1][rows].any())
+            out.append(values if at is None else values[at])
+        return out
+
+    def _read(self, a):
+        fn = self.fn
+        i = self.by_name.get(a.name, self.by_lower.get(a.name.lower()))
         if i is None:
             raise ValueError(f"{fn}: the row has no column {a.name!r}, which the model "
                              "needs")
-        arr = fields[i]
+        arr = self.fields[i]
         if a.kind == NOMINAL:
             kind_of(a.name, arr.type, fn)  # refuses types with no text form here
             known = pa.array(a.values, pa.string())
@@ -154,10 +181,10 @@ def encode(rows, attributes, fn):
                 codes = pc.index_in(pc.if_else(arr, "true", "false"), value_set=known)
             else:  # text, or numbers read as their text
                 codes = pc.index_in(_strings(arr), value_set=known)
-            out.append(_float64(codes))
-        else:
-            if kind_of(a.name, arr.type, fn) != NUMERIC:
-                raise ValueError(f"{fn}: column {a.name!r} must be numeric for this "
-                                 f"model, got {arr.type}")
-            out.append(_numeric(a.name, arr, fn))
-    return out
+            return _float64(codes), None
+        if kind_of(a.name, arr.type, fn) != NUMERIC:
+            raise ValueError(f"{fn}: column {a.name!r} must be numeric for this "
+                             f"model, got {arr.type}")
+        values = _float64(arr)
+        infinite, huge = np.isinf(values), np.abs(values) > MAX_MAGNITUDE
+        return values, ((infinite, huge) if infinite.any() or huge.any() else None)
