@@ -58,6 +58,41 @@ class Dataset:
     def n(self):
         return len(self.columns[0]) if self.columns else 0
 
+    def reorder(self, order):
+        """Put the rows in ``order`` (None: as they are), one column at a time."""
+        if order is None:
+            return
+        for i, c in enumerate(self.columns):
+            self.columns[i] = c[order]
+        self.weights = self.weights[order]
+
     def select(self, rows):
         """The instances at ``rows`` (indices or a mask), as a new Dataset."""
         return Dataset(self.attributes, [c[rows] for c in self.columns], self.weights[rows])
+
+
+def canonical_order(keys):
+    """An order of the rows that depends on their values alone, not on the order
+    they came in: rows sorted by the bits of ``keys`` (float64 arrays, the first
+    the most telling), equal rows being interchangeable. Sorting by bits is a total
+    order that tells -0.0 from 0.0 and one NaN from another, which comparing does
+    not. The rows are sorted by the first key, and only the rows it leaves tied are
+    sorted by the others: one pass when the first key is a measurement."""
+    bits = [np.ascontiguousarray(k).view(np.int64) for k in keys]
+    order = np.argsort(bits[0], kind="stable")
+    if len(bits) == 1:
+        return order
+    first = bits[0][order]
+    same = first[1:] == first[:-1]
+    if not same.any():
+        return order
+    tied = np.zeros(len(order), bool)
+    tied[1:] |= same
+    tied[:-1] |= same
+    at = np.flatnonzero(tied)
+    if 2 * len(at) > len(order):
+        return np.lexsort(bits[::-1])
+    run = np.concatenate(([0], np.cumsum(~same)))[at]  # which run of ties
+    rows = order[at]
+    order[at] = rows[np.lexsort([b[rows] for b in bits[:0:-1]] + [run])]
+    return order

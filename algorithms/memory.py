@@ -3,7 +3,9 @@
 A fit holds its data as float64 columns and, at its peak, some bytes more per
 cell (row x column) that depend on the learner: its ``memory`` declaration,
 measured by ``benchmarks/memory.py``. The estimate is made from the row and column
-counts alone, before any column is converted, and compared with the limit: the
+counts alone: before any column is converted for a group's list, and as the rows
+arrive for rows fed from a scan (so a fit is refused after the first chunks that
+would take it over). It is compared with the limit: the
 session's ``duckmine_memory_limit`` or else DuckDB's ``memory_limit``. A fit over
 the limit is refused with the estimate, the limit and the ways out, instead of
 running the machine out of memory.
@@ -48,17 +50,20 @@ def needed(per_cell, rows, columns):
     return rows * ((columns + 1) * 8.0 + per_cell * columns)
 
 
-def check(fn, per_cell, rows, columns, limit):
+def check(fn, per_cell, rows, columns, limit, so_far=False):
     """Refuse (ValueError naming ``fn``) a fit whose estimate exceeds ``limit``
-    (a size, or None for no limit)."""
+    (a size, or None for no limit). ``so_far``: ``rows`` are those read so far of
+    rows still arriving, so the fit would take more."""
     if limit is None:
         return
     bytes_ = parse_size(limit, f"{fn}: duckmine_memory_limit")
     estimate = needed(per_cell, rows, columns)
     if estimate > bytes_:
+        size = f"{'over' if so_far else 'about'} {size_text(estimate)}"
+        counted = f"{rows:,} rows x {columns} columns{' read so far' if so_far else ''}"
         raise ValueError(
-            f"{fn}: this fit would take about {size_text(estimate)} of memory ({rows:,} "
-            f"rows x {columns} columns), more than the limit of {size_text(bytes_)}; fit a "
+            f"{fn}: this fit would take {size} of memory ({counted}), more than the "
+            f"limit of {size_text(bytes_)}; fit a "
             "sample (FROM t USING SAMPLE 10%), fewer columns, one model per group "
             "(GROUP BY), or run it on Spark; the limit is SET VARIABLE "
             "duckmine_memory_limit = '...' (by default DuckDB's memory_limit)")

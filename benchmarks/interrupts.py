@@ -14,6 +14,10 @@ import time
 
 TARGET = 2.0  # seconds from the interrupt to the failed query
 
+# learners whose fit takes less than reading their rows: the interrupt stops the
+# reading (DuckDB between chunks), before any job starts
+READING = {"one_r", "zero_r"}
+
 # every learner's long path: (table, fit arguments after the table name)
 LONG = {
     "ad_tree": ("codes", "NULL"),
@@ -126,7 +130,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     con = duckmine.connect()
     make_tables(con)
-    rows = [(name, warm_query(name), long_query(name), True) for name in sorted(LONG)]
+    rows = [(name, warm_query(name), long_query(name), name not in READING)
+            for name in sorted(LONG)]
     print(f"{'what':<16} {'median s':>9} {'worst s':>8}  target {TARGET:g} s")
     worst_all = 0.0
     for name, warm, query, job in rows + OTHERS:

@@ -10,7 +10,7 @@ import duckdb
 _LOCK = threading.Lock()
 
 # importing a module declares its UDFs
-UDF_MODULES = ("adtree", "itemsets", "learners", "models", "transactions")
+UDF_MODULES = ("adtree", "feed", "itemsets", "learners", "models", "transactions")
 
 # macro files, in dependency order
 SQL_FILES = ("transactions.sql", "itemsets.sql", "models.sql", "adtree.sql")

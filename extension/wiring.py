@@ -2,11 +2,12 @@
 
 - ``name_fit(r, [target,] <options>, weight := NULL)``, an aggregate: one model
   value per group of rows. A group has no order in SQL, and a parallel scan hands
-  its rows over in no fixed order, so the rows are sorted by their values first:
-  the model is a function of the group's rows, the same on every run and thread
-  count;
+  its rows over in no fixed order, so they are put in an order of their values
+  (``udfs/table.py``): the model is a function of the group's rows, the same on
+  every run and thread count;
 - ``name(tbl, [target,] <options>, weight := NULL)``, a table: the model's
-  relation (where the learner declares one), the rows read in table order;
+  relation (where the learner declares one), the rows fed to the fit as DuckDB
+  scans them (``_dm_fed``) and read in table order;
 - ``fit(learner, tbl, target, options := NULL, weight := NULL)``, a table of one
   model value, the rows read in table order (as the table's file reads: the
   reference's model on the same data, for learners whose shuffles and ties
@@ -21,10 +22,7 @@ from ..algorithms import contract
 from ..algorithms.contract import literal
 from ..udfs.learners import SUMMARY, relation_name
 
-SETTINGS = ("{'max_values': getvariable('duckmine_max_nominal_values'), "
-            "'memory_limit': coalesce(getvariable('duckmine_memory_limit')::VARCHAR, "
-            "current_setting('memory_limit')), "
-            "'ad_tree_max_mb': getvariable('duckmine_ad_tree_max_mb')}")
+SETTINGS = "_dm_settings()"
 # the last argument of a stoppable UDF: whose interrupt stops it (udfs.registry)
 CONNECTION = "current_connection_id()"
 
@@ -50,15 +48,16 @@ def _call(decl, rows):
 def macros(decl):
     """The CREATE MACRO statements of one learner."""
     out = [f"CREATE OR REPLACE TEMP MACRO {decl.name}_fit({_signature(decl, 'r')}) AS\n"
-           f"{_call(decl, 'list(r ORDER BY r)')}"]
+           f"{_call(decl, 'list(r)')}"]
     if decl.relation:
         columns = ", ".join(f'r."{name}"' for name, _ in decl.relation)
         order = (" ORDER BY " + ", ".join(f'r."{c}"' for c in decl.order_by)
                  if decl.order_by else "")
-        fitted = _call(decl, "list(_dm_row ORDER BY _dm_n)")
+        fitted = _call(decl, "_dm_rows")
         out.append(f"CREATE OR REPLACE TEMP MACRO {decl.name}({_signature(decl, 'tbl')}) "
                    f"AS TABLE\nSELECT {columns}\nFROM (SELECT unnest({relation_name(decl)}("
-                   f"{fitted})) AS r FROM _dm_rows(tbl, '{decl.name}')){order}")
+                   f"{fitted})) AS r FROM _dm_fed(tbl, '{decl.name}', '{decl.name}', "
+                   f"{'weight' if decl.weights else 'NULL'})){order}")
     return out
 
 
@@ -74,12 +73,12 @@ def statements():
 EVALUATION = [
     "CREATE OR REPLACE TEMP MACRO fit(learner, tbl, target, options := NULL, "
     "weight := NULL) AS TABLE\n"
-    "SELECT _dm_fit(learner, list(_dm_row ORDER BY _dm_n), target, options, weight, "
-    f"{SETTINGS}, {CONNECTION}) AS model FROM _dm_rows(tbl, 'fit')",
+    "SELECT _dm_fit(learner, _dm_rows, target, options, weight, "
+    f"{SETTINGS}, {CONNECTION}) AS model FROM _dm_fed(tbl, 'fit', learner, weight)",
     "CREATE OR REPLACE TEMP MACRO _dm_evaluation(learner, tbl, target, folds, seed, "
     "options, weight, fn) AS TABLE\n"
-    "SELECT _dm_cross_validate(learner, list(_dm_row ORDER BY _dm_n), target, folds, seed, "
-    f"options, weight, {SETTINGS}, {CONNECTION}) AS r FROM _dm_rows(tbl, fn)",
+    "SELECT _dm_cross_validate(learner, _dm_rows, target, folds, seed, "
+    f"options, weight, {SETTINGS}, {CONNECTION}) AS r FROM _dm_fed(tbl, fn, learner, weight)",
     "CREATE OR REPLACE TEMP MACRO cross_validate(learner, tbl, target, folds := 10, "
     "seed := 1, options := NULL, weight := NULL) AS TABLE\n"
     "SELECT " + ", ".join(f"r.{c}" for c in SUMMARY)

@@ -18,14 +18,28 @@ FROM query(CASE
     ELSE 'FROM query_table(''' || replace(tbl, '''', '''''') || ''')'
 END);
 
--- Its rows as structs, numbered in the relation's order (row_number() OVER () keeps
--- the scan order; a plain list() of a large table scanned in parallel does not).
--- Learners take list(_dm_row ORDER BY _dm_n), so a table gives the same model
--- every time, as its file would. The row is packed from its columns rather than
--- named by an alias, which a column of the same name would hide.
-CREATE OR REPLACE TEMP MACRO _dm_rows(tbl, fn) AS TABLE
-SELECT struct_pack(*COLUMNS(*)) AS _dm_row, row_number() OVER () AS _dm_n
-FROM _dm_source(tbl, fn);
+-- The engine settings a fit reads (NULL fields: defaults).
+CREATE OR REPLACE TEMP MACRO _dm_settings() AS
+{'max_values': getvariable('duckmine_max_nominal_values'),
+ 'memory_limit': coalesce(getvariable('duckmine_memory_limit')::VARCHAR,
+                          current_setting('memory_limit')),
+ 'ad_tree_max_mb': getvariable('duckmine_ad_tree_max_mb')};
+
+-- The relation's rows fed to a fit of learner as DuckDB scans them (udfs/feed.py):
+-- one row, {job, rows}, for the fit to take them from. Each row goes as {n, row},
+-- packed from its columns (rather than named by an alias, which a column of the
+-- same name would hide) and numbered in the relation's order (row_number() OVER ()
+-- keeps the scan order, streaming), so a table gives the same model every time, as
+-- its file would. Only the named columns are read, where columns is not NULL.
+CREATE OR REPLACE TEMP MACRO _dm_fed(tbl, fn, learner, weight, columns := NULL) AS TABLE
+WITH job AS MATERIALIZED (
+    SELECT _dm_job(fn, learner, weight, columns, _dm_settings(), current_connection_id(),
+                   txid_current()) AS id),
+numbered AS (
+    SELECT {'n': row_number() OVER (), 'row': struct_pack(*COLUMNS(*))} AS r
+    FROM _dm_source(tbl, fn))
+SELECT {'job': (SELECT id FROM job), 'rows': count(_dm_feed(job.id, numbered.r))} AS _dm_rows
+FROM numbered, job;
 
 -- The transactions of a relation as one value: the item codes of each transaction
 -- (INTEGER[][]) and the items by code (VARCHAR[], sorted). DuckDB groups the rows

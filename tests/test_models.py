@@ -242,13 +242,16 @@ def test_node_counts_are_the_rows_that_reach_them(rows, pruned):
                         f"distribution FROM c45('t', 'y', min_leaf := 1, "
                         f"pruned := {str(pruned).lower()})").fetchall()
         column = {"n": 0, "x": 1, "f": 2}
+        # J48 tests a number against its threshold within 1e-6 (x - t < 1e-6)
+        tests = {**OPS, "<=": lambda a, b: a - b < 1e-6,
+                 ">": lambda a, b: not a - b < 1e-6}
         reach = {}
         for node, parent, attr, op, value, weight, dist in nodes:
             if parent is None:
                 reach[node] = list(rows)
             else:
                 v = value if attr == "n" else float(value)
-                reach[node] = [r for r in reach[parent] if OPS[op](r[column[attr]], v)]
+                reach[node] = [r for r in reach[parent] if tests[op](r[column[attr]], v)]
             assert weight == len(reach[node])
             assert dist == {c: float(sum(r[3] == c for r in reach[node]))
                             for c in ("p", "q", "r") if c in dist}

@@ -7,31 +7,9 @@ import numpy as np
 import pyarrow as pa
 
 from ..algorithms import contract
-from ..algorithms.dataset import find_name
+from . import feed
 from .models import _groups
 from .registry import arrow_type, column, scalars, udf
-from .table import dataset
-
-
-def _rows_of(fn, group, names=None):
-    if group is None or len(group) == 0:
-        raise ValueError(f"{fn}: the table is empty")
-    if names is None:
-        return group
-    fields = [f.name for f in group.type]
-    picked = []
-    for name in names:
-        if name is None:
-            raise ValueError(f"{fn}: columns holds a NULL")
-        j = find_name(fields, name)
-        real = None if j is None else fields[j]
-        if real is None:
-            raise ValueError(f"{fn}: column {name!r} is not in the table (its columns: "
-                             f"{', '.join(fields)})")
-        if real in picked:
-            raise ValueError(f"{fn}: column {name!r} is named twice")
-        picked.append(real)
-    return pa.StructArray.from_arrays([group.field(f) for f in picked], picked)
 
 
 def _query(model, cond):
@@ -97,26 +75,20 @@ def ad_count(ids, bodies, conditions):
     return pa.array(out, pa.int64(), mask=null)
 
 
-COLUMNS = contract.names("columns", contract.REQUIRED, "the columns to count")
 CELL_SQL = "STRUCT(combination MAP(VARCHAR, VARCHAR), count BIGINT)[]"
 
 
 @udf("_dm_ad_counts", None, CELL_SQL, stoppable=True)
-def ad_counts(rows, columns, cutoff, max_values, max_mb):
-    """The full table needs a tree as deep as the columns are many."""
-    rows = column(rows)
+def ad_counts(rows, cutoff, max_mb):
+    """The full table needs a tree as deep as the columns are many. ``rows`` were
+    fed with the named columns alone, in their order."""
     out = []
-    for i, (names, cut, mv, mb) in enumerate(zip(scalars(columns), scalars(cutoff),
-                                                 scalars(max_values), scalars(max_mb))):
-        names = COLUMNS.check("ad_counts", names)
-        if not names:
-            raise ValueError("ad_counts: columns must name at least one column")
-        group = _rows_of("ad_counts", rows[i].values if rows[i].is_valid else None, names)
-        data = dataset(group, "ad_counts", mv)
+    for fed, cut, mb in zip(scalars(rows), scalars(cutoff), scalars(max_mb)):
+        data = feed.take("ad_counts", fed["job"], fed["rows"]).dataset()
         decl = contract.get("ad_counts", "ad_tree")
         options = decl.options("ad_counts", {"leaf_list_cutoff": cut})
         model = decl.train("ad_counts", data, None, options,
-                           {"ad_tree_max_mb": mb, "max_values": mv})
+                           {"ad_tree_max_mb": mb})
         table = model.tree.table(np.arange(len(data.attributes)))
         keys = [a.name for a in data.attributes]
         cells = itertools.product(*(a.values for a in data.attributes))

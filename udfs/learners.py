@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from ..algorithms import contract, memory
 from ..algorithms.stop import checkpoint
+from . import feed
 from .models import MODEL_SQL, model_list, values
 from .registry import Udf, arrow_type, column, scalars, udf
 from .table import dataset
@@ -22,12 +23,14 @@ def _settings(v):
             "memory_limit": v.get("memory_limit")}
 
 
-def _group(rows, i):
-    return rows[i].values if rows[i].is_valid else None
-
-
-def training(decl, fn, group, weight, settings):
-    """The Dataset of one group of rows; an empty group is refused."""
+def training(decl, fn, rows, i, weight, settings):
+    """The Dataset of the ``i``-th value of ``rows``: ``{job, rows}``, the rows fed
+    to a job as DuckDB scanned them (``feed``), or a group's list of rows (an
+    aggregate form, read here). An empty relation is refused."""
+    if pa.types.is_struct(rows.type):
+        fed = rows[i].as_py()
+        return feed.take(fn, fed["job"], fed["rows"]).dataset()
+    group = rows[i].values if rows[i].is_valid else None
     if group is None or len(group) == 0:
         raise ValueError(f"{fn}: the table is empty")
     if pa.types.is_struct(group.type):
@@ -49,7 +52,7 @@ def fit(learner, rows, target, options, weight, settings):
         fn = decl.name
         opts = decl.options(fn, opts)
         s = _settings(s)
-        data = training(decl, fn, _group(rows, i), w, s)
+        data = training(decl, fn, rows, i, w, s)
         out.append(decl.train(fn, data, tgt, opts, s))
     return values(out)
 
@@ -142,7 +145,7 @@ def cross_validate(learner, rows, target, folds, seed, options, weight, settings
         decl = contract.get(fn, name)
         opts = decl.options(fn, opts)
         s = _settings(s)
-        data = training(decl, fn, _group(rows, i), w, s)
+        data = training(decl, fn, rows, i, w, s)
         result = evaluate(decl, fn, data, tgt, opts, k, sd, s)
         row = {key: float(result[key]) if key in result else None for key in SUMMARY}
         if "confusion" in result:

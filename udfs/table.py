@@ -1,8 +1,11 @@
 """The shared data layer: any relation, as Arrow, becomes a ``Dataset``.
 
-The SQL side hands over rows as a STRUCT per row (``list(t)`` of a table alias, or
-the row itself when scoring), received by UDFs registered without parameter
-types, so one mechanism serves every schema. Column kinds follow the Arrow type:
+The SQL side hands over rows as a STRUCT per row, received by UDFs registered
+without parameter types, so one mechanism serves every schema: to a fit, chunks of
+``{n, row}`` as DuckDB scans a relation (``udfs/feed.py``: ``n`` numbers the rows in
+the relation's order) or a group's list of rows (an aggregate form: a group has no
+order); to scoring, the row itself. ``Rows`` reads either into a ``Dataset``.
+Column kinds follow the Arrow type:
 
 - nominal: ENUM (a dictionary array whose dictionary is the declared value order),
   VARCHAR (values sorted), BOOLEAN (false, true);
@@ -16,7 +19,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..algorithms.dataset import NOMINAL, NUMERIC, Attribute, Dataset
+from ..algorithms.dataset import (
+    NOMINAL,
+    NUMERIC,
+    Attribute,
+    Dataset,
+    canonical_order,
+    find_name,
+)
 from ..algorithms.stop import checkpoint
 from .registry import column
 
@@ -65,60 +75,188 @@ def kind_of(name, typ, fn):
                      "nor nominal; cast it (to DOUBLE or VARCHAR) or leave it out")
 
 
-def _nominal(name, arr, fn, max_values):
-    """(codes as float64 with NaN for missing, the values in code order)."""
-    if pa.types.is_dictionary(arr.type):  # an ENUM: its declared values, in order
-        values = arr.dictionary
-        codes = arr.indices
-    elif pa.types.is_boolean(arr.type):
-        values = ("false", "true")
-        codes = pc.cast(arr, pa.int8())
-    else:
-        strings = _strings(arr)
-        values = pc.unique(strings.drop_null())
-        codes = None
-    if len(values) > max_values:
-        raise ValueError(
-            f"{fn}: column {name!r} has {len(values):,} distinct values, more "
-            f"than the limit of {max_values:,} for a nominal attribute; cast it to "
-            "a number, leave it out, or SET VARIABLE duckmine_max_nominal_values")
-    if codes is None:
-        values = tuple(sorted(values.to_pylist()))
-        codes = pc.index_in(strings, value_set=pa.array(values, pa.string()))
-    elif not isinstance(values, tuple):
-        values = tuple(values.to_pylist())
-    return _float64(codes), values
+class _Numbers:
+    """A numeric column (or the weights), as float64 chunks."""
+
+    def __init__(self, name, fn, weights=False):
+        self.name, self.fn, self.weights, self.chunks = name, fn, weights, []
+
+    def add(self, arr):
+        read = _weights if self.weights else _numeric
+        self.chunks.append(read(self.name, arr, self.fn))
+
+    def finish(self):
+        values, self.chunks = _concatenate(self.chunks, np.float64), []
+        return Attribute(self.name, NUMERIC), values
 
 
-def dataset(rows, fn, max_values=None, weight=None):
-    """A Dataset from a StructArray of rows; ``weight`` names a weight column."""
-    rows = column(rows)
-    if not pa.types.is_struct(rows.type):
-        raise ValueError(
-            f"{fn}: expected the rows of a table (its alias, as t in SELECT ...(t, ...) "
-            f"FROM tbl t), got one column's values ({rows.type}); when the alias is also "
-            "a column name, SQL passes the column: choose an alias no column has")
-    max_values = DEFAULT_MAX_VALUES if max_values is None else int(max_values)
-    if max_values < 2:
-        raise ValueError(f"{fn}: duckmine_max_nominal_values must be >= 2, got {max_values}")
-    attributes, columns, weights = [], [], None
-    for f, arr in zip(rows.type, rows.flatten()):  # flatten folds in NULL rows
-        checkpoint()
-        arr = column(arr)
-        if weight is not None and f.name == weight:
-            weights = _weights(f.name, arr, fn)
-            continue
-        kind = kind_of(f.name, arr.type, fn)
-        if kind == NOMINAL:
-            codes, values = _nominal(f.name, arr, fn, max_values)
-            attributes.append(Attribute(f.name, NOMINAL, values))
-            columns.append(codes)
+class _Codes:
+    """A nominal column, as int32 codes (-1: missing) of its values. An ENUM's
+    values are its declared ones, in order, and a BOOLEAN's false and true; text
+    values are coded in the order they are first seen, and recoded in sorted order
+    at the end, when all are known."""
+
+    def __init__(self, name, fn, max_values):
+        self.name, self.fn, self.max_values, self.chunks = name, fn, max_values, []
+        self.declared, self.seen = None, {}
+
+    def _count(self, n):
+        if n > self.max_values:
+            raise ValueError(
+                f"{self.fn}: column {self.name!r} has {n:,} distinct values, more "
+                f"than the limit of {self.max_values:,} for a nominal attribute; cast it "
+                "to a number, leave it out, or SET VARIABLE duckmine_max_nominal_values")
+
+    def add(self, arr):
+        if pa.types.is_dictionary(arr.type):  # an ENUM: its declared values, in order
+            values = tuple(_strings(arr.dictionary).to_pylist())
+            if self.declared is None:
+                self._count(len(values))
+                self.declared = values
+            indices = arr.indices
+            if values != self.declared:  # not seen from DuckDB; kept correct all the same
+                indices = pc.index_in(_strings(arr.dictionary),
+                                      value_set=pa.array(self.declared)).take(indices)
+            codes = _int32(indices)
+        elif pa.types.is_boolean(arr.type):
+            self.declared = ("false", "true")
+            codes = _int32(pc.cast(arr, pa.int8()))
         else:
-            attributes.append(Attribute(f.name, NUMERIC))
-            columns.append(_numeric(f.name, arr, fn))
-    if weight is not None and weights is None:
-        raise ValueError(f"{fn}: weight column {weight!r} is not in the table")
-    return Dataset(attributes, columns, weights)
+            encoded = pc.dictionary_encode(_strings(arr))
+            # each local value's code among those seen so far; a missing one's is -1
+            known = [self.seen.setdefault(v, len(self.seen))
+                     for v in encoded.dictionary.to_pylist()]
+            self._count(len(self.seen))
+            codes = np.array(known + [-1], np.int32)[_int32(encoded.indices)]
+        self.chunks.append(codes)
+
+    def finish(self):
+        codes, self.chunks = _concatenate(self.chunks, np.int32), []
+        if self.declared is not None:
+            values, rank = self.declared, None
+        else:
+            values = tuple(sorted(self.seen))
+            rank = np.empty(len(values), np.float64)
+            rank[[self.seen[v] for v in values]] = np.arange(len(values))
+        out = np.full(len(codes), np.nan)
+        known = codes >= 0
+        out[known] = codes[known] if rank is None else rank[codes[known]]
+        return Attribute(self.name, NOMINAL, values), out
+
+
+def _int32(indices):
+    """Arrow indices as int32, -1 where missing."""
+    return np.asarray(pc.cast(indices, pa.int32()).fill_null(-1), np.int32)
+
+
+def _concatenate(chunks, dtype):
+    if len(chunks) == 1:
+        return chunks[0]
+    return np.concatenate(chunks) if chunks else np.empty(0, dtype)
+
+
+class Rows:
+    """A relation's rows read into columns as they arrive: whole (a group's list) or
+    a chunk at a time (fed as DuckDB scans them, ``udfs/feed.py``), so that no chunk
+    is kept once read. ``dataset`` then puts the rows in order: that of their
+    numbers (their relation's order), or without numbers an order of their values
+    alone (``canonical_order``: numeric columns first, then nominal codes, then
+    weights), so that the same rows give the same model whatever order a parallel
+    scan delivered them in."""
+
+    def __init__(self, fn, max_values=None, weight=None, names=None):
+        max_values = DEFAULT_MAX_VALUES if max_values is None else int(max_values)
+        if max_values < 2:
+            raise ValueError(f"{fn}: duckmine_max_nominal_values must be >= 2, got "
+                             f"{max_values}")
+        self.fn, self.max_values, self.weight, self.names = fn, max_values, weight, names
+        self.readers, self.picked, self.numbers, self.n = None, None, [], 0
+
+    def _start(self, fields):
+        fn, readers = self.fn, []
+        if self.names is not None:  # only these columns, in this order
+            self.picked = _pick(fn, [f.name for f in fields], self.names)
+            fields = [fields[j] for j in self.picked]
+        for f in fields:
+            if self.weight is not None and f.name == self.weight:
+                readers.append(_Numbers(f.name, fn, weights=True))
+            elif kind_of(f.name, f.type, fn) == NOMINAL:
+                readers.append(_Codes(f.name, fn, self.max_values))
+            else:
+                readers.append(_Numbers(f.name, fn))
+        if self.weight is not None and not any(getattr(r, "weights", False) for r in readers):
+            raise ValueError(f"{fn}: weight column {self.weight!r} is not in the table")
+        self.readers = readers
+
+    def add(self, rows, numbers=None):
+        """Read ``rows`` (a StructArray), numbered by ``numbers`` (an Arrow array of
+        their places in the relation) or not (None)."""
+        rows = column(rows)
+        if not pa.types.is_struct(rows.type):
+            raise ValueError(
+                f"{self.fn}: expected the rows of a table (its alias, as t in SELECT "
+                f"...(t, ...) FROM tbl t), got one column's values ({rows.type}); when "
+                "the alias is also a column name, SQL passes the column: choose an "
+                "alias no column has")
+        if self.readers is None:
+            self._start(list(rows.type))
+        arrays = rows.flatten()  # folds in NULL rows
+        if self.picked is not None:
+            arrays = [arrays[j] for j in self.picked]
+        for reader, arr in zip(self.readers, arrays):
+            checkpoint()
+            reader.add(column(arr))
+        if numbers is not None:
+            self.numbers.append(np.asarray(numbers, np.int64))
+        self.n += len(rows)
+
+    def dataset(self):
+        """The Dataset of every row added, in order; the readers are emptied column
+        by column, so that the rows are held once."""
+        if self.readers is None or self.n == 0:
+            raise ValueError(f"{self.fn}: the table is empty")
+        attributes, columns, weights = [], [], None
+        for reader in self.readers:
+            checkpoint()
+            attribute, values = reader.finish()
+            if getattr(reader, "weights", False):
+                weights = values
+            else:
+                attributes.append(attribute)
+                columns.append(values)
+        data = Dataset(attributes, columns, weights)
+        if self.numbers:
+            numbers, self.numbers = _concatenate(self.numbers, np.int64), []
+            order = np.argsort(numbers, kind="stable")  # linear when in order
+            data.reorder(None if (order[1:] > order[:-1]).all() else order)
+        else:
+            keys = sorted(range(len(columns)), key=lambda i: attributes[i].nominal)
+            data.reorder(canonical_order([columns[i] for i in keys] + [data.weights]))
+        return data
+
+
+def _pick(fn, fields, names):
+    """The places in ``fields`` of the columns ``names`` (see ``find_name``)."""
+    picked = []
+    for name in names:
+        if name is None:
+            raise ValueError(f"{fn}: columns holds a NULL")
+        j = find_name(fields, name)
+        if j is None:
+            raise ValueError(f"{fn}: column {name!r} is not in the table (its columns: "
+                             f"{', '.join(fields)})")
+        if j in picked:
+            raise ValueError(f"{fn}: column {name!r} is named twice")
+        picked.append(j)
+    return picked
+
+
+def dataset(rows, fn, max_values=None, weight=None, numbers=None):
+    """A Dataset of a StructArray of rows (see ``Rows``); ``weight`` names a weight
+    column."""
+    read = Rows(fn, max_values, weight)
+    read.add(rows, numbers)
+    return read.dataset()
 
 
 def _weights(name, arr, fn):

@@ -1,0 +1,107 @@
+"""Rows handed to a fit a chunk at a time, as DuckDB scans them.
+
+A table form, ``fit``, ``cross_validate`` and ``ad_counts`` read a relation whole.
+Gathering it into one LIST for one call would hold it in DuckDB twice (the
+aggregate's buffers and the finished list) and once more as Arrow; instead the
+macro ``_dm_fed`` (``sql/transactions.sql``) opens a job (``_dm_job``), passes every
+chunk of numbered rows to ``_dm_feed``, which reads its columns into the job's
+``Rows`` at once, and hands the fit ``{job, rows}``: the fit runs after the count
+of fed rows is known, so after every chunk has been read, and takes the job
+(``take``). The rows are held once, as the columns a Dataset is made of.
+
+A job the fit never takes (its query failed or was interrupted) is dropped when
+its connection opens a job in another transaction: a connection runs one query at
+a time, and a failed query ends its transaction.
+"""
+
+import itertools
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+from ..algorithms import contract, memory
+from .registry import column, scalars, udf
+from .table import Rows
+
+_JOBS = {}
+_LOCK = threading.Lock()
+_IDS = itertools.count(1)
+
+
+@dataclass
+class _Job:
+    connection: int
+    transaction: int
+    rows: Rows
+    per_cell: float  # the learner's bytes per cell, for the memory estimate
+    limit: object  # duckmine_memory_limit, or None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+COLUMNS = contract.names("columns", contract.REQUIRED, "the columns to read")
+
+
+@udf("_dm_job", None, "VARCHAR", side_effects=True)
+def job(fn, learner, weight, columns, settings, connection, transaction):
+    """A new job for ``learner``'s rows (only ``columns``, when not NULL); the
+    connection's jobs left from another transaction are dropped."""
+    out = []
+    for f, name, w, names, s, conn, txn in zip(
+            scalars(fn), scalars(learner), scalars(weight), scalars(columns),
+            scalars(settings), scalars(connection), scalars(transaction)):
+        decl = contract.get(f, name)
+        if f == "fit":  # fit(learner, ...) speaks as the learner
+            f = decl.name
+        if names is not None:
+            names = COLUMNS.check(f, names)
+            if not names:
+                raise ValueError(f"{f}: columns must name at least one column")
+        s = s or {}
+        rows = Rows(f, s.get("max_values"), w if decl.weights else None, names)
+        key = f"{conn}:{next(_IDS)}"
+        with _LOCK:
+            for old in [k for k, j in _JOBS.items()
+                        if j.connection == conn and j.transaction != txn]:
+                del _JOBS[old]
+            _JOBS[key] = _Job(conn, txn, rows, decl.memory, s.get("memory_limit"))
+        out.append(key)
+    return pa.array(out, pa.string())
+
+
+@udf("_dm_feed", None, "BOOLEAN", side_effects=True)
+def feed(jobs, rows):
+    """Read a chunk of ``{n, row}`` into its job's columns; true for every row."""
+    jobs, rows = column(jobs), column(rows)
+    keys = jobs.unique().to_pylist()
+    for key in keys:
+        part = rows if len(keys) == 1 else rows.filter(pa.compute.equal(jobs, key))
+        with _LOCK:
+            j = _JOBS.get(key)
+        if j is None:
+            raise ValueError("the rows came for a fit that has already ended")
+        numbers, part = part.flatten()
+        with j.lock:  # chunks of one job may come from several threads
+            if pa.types.is_struct(part.type):
+                memory.check(j.rows.fn, j.per_cell, j.rows.n + len(part),
+                             part.type.num_fields, j.limit, so_far=True)
+            j.rows.add(part, numbers)
+    return pa.array(np.ones(len(rows), np.bool_))
+
+
+def take(fn, key, count):
+    """The rows fed to job ``key``, which must be ``count``; the job ends."""
+    with _LOCK:
+        j = _JOBS.pop(key, None)
+    if j is None:
+        raise ValueError(f"{fn}: the rows of this fit are gone (its job {key!r} ended)")
+    if j.rows.n != count:
+        raise ValueError(f"{fn}: {count:,} rows were read but {j.rows.n:,} arrived")
+    return j.rows
+
+
+def open_jobs():
+    """How many jobs hold rows no fit has taken (for tests)."""
+    with _LOCK:
+        return len(_JOBS)
