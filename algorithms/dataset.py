@@ -59,11 +59,12 @@ class Dataset:
         return len(self.columns[0]) if self.columns else 0
 
     def reorder(self, order):
-        """Put the rows in ``order`` (None: as they are), one column at a time."""
+        """Put the rows in ``order`` (None: as they are), in place, one column at a
+        time."""
         if order is None:
             return
-        for i, c in enumerate(self.columns):
-            self.columns[i] = c[order]
+        for c in self.columns:
+            c[:] = c[order]
         self.weights = self.weights[order]
 
     def select(self, rows):
@@ -96,3 +97,26 @@ def canonical_order(keys):
     rows = order[at]
     order[at] = rows[np.lexsort([b[rows] for b in bits[:0:-1]] + [run])]
     return order
+
+
+def stacked(columns, n):
+    """``columns`` (of ``n`` rows) as the rows of one read-only C-ordered matrix, as
+    kernels read a table: a view of the matrix a Dataset's columns are rows of, where
+    they are consecutive rows of it (the target last, as tables usually have it, or
+    every column), else a copy. Read-only either way, so that a kernel compiles for
+    one array type and never writes into the data it was given."""
+    if not columns:
+        return np.empty((0, n))
+    base = columns[0].base
+    view = None
+    if base is not None and base.ndim == 2 and base.dtype == np.float64 and \
+            base.flags.c_contiguous and base.shape[1] == n and n > 0:
+        start = (columns[0].ctypes.data - base.ctypes.data) // base.strides[0]
+        if all(c.base is base and c.ctypes.data == base[start + i].ctypes.data
+               and c.shape == (n,) for i, c in enumerate(columns)) and \
+                start + len(columns) <= base.shape[0]:
+            view = base[start:start + len(columns)].view()
+    if view is None:
+        view = np.vstack(columns)
+    view.flags.writeable = False
+    return view

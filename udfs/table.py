@@ -144,6 +144,10 @@ class _Codes:
         return Attribute(self.name, NOMINAL, values), out
 
 
+def _is_weights(reader):
+    return getattr(reader, "weights", False)
+
+
 def _int32(indices):
     """Arrow indices as int32, -1 where missing."""
     return np.asarray(pc.cast(indices, pa.int32()).fill_null(-1), np.int32)
@@ -184,7 +188,7 @@ class Rows:
                 readers.append(_Codes(f.name, fn, self.max_values))
             else:
                 readers.append(_Numbers(f.name, fn))
-        if self.weight is not None and not any(getattr(r, "weights", False) for r in readers):
+        if self.weight is not None and not any(map(_is_weights, readers)):
             raise ValueError(f"{fn}: weight column {self.weight!r} is not in the table")
         self.readers = readers
 
@@ -215,23 +219,27 @@ class Rows:
         by column, so that the rows are held once."""
         if self.readers is None or self.n == 0:
             raise ValueError(f"{self.fn}: the table is empty")
-        attributes, columns, weights = [], [], None
+        attributes, weights = [], None
+        # the columns are the rows of one matrix, which kernels read whole
+        # (dataset.stacked) rather than stacking a copy of their own
+        matrix = np.empty((sum(not _is_weights(r) for r in self.readers), self.n))
         for reader in self.readers:
             checkpoint()
             attribute, values = reader.finish()
-            if getattr(reader, "weights", False):
+            if _is_weights(reader):
                 weights = values
             else:
+                matrix[len(attributes)] = values
                 attributes.append(attribute)
-                columns.append(values)
-        data = Dataset(attributes, columns, weights)
+            del values
+        data = Dataset(attributes, list(matrix), weights)
         if self.numbers:
             numbers, self.numbers = _concatenate(self.numbers, np.int64), []
             order = np.argsort(numbers, kind="stable")  # linear when in order
             data.reorder(None if (order[1:] > order[:-1]).all() else order)
         else:
-            keys = sorted(range(len(columns)), key=lambda i: attributes[i].nominal)
-            data.reorder(canonical_order([columns[i] for i in keys] + [data.weights]))
+            keys = sorted(range(len(attributes)), key=lambda i: attributes[i].nominal)
+            data.reorder(canonical_order([matrix[i] for i in keys] + [data.weights]))
         return data
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from numba.typed import List
 
 from .. import progress, stop
+from ..dataset import stacked
 from ..halt import halted
 from ..jit import njit
 
@@ -827,6 +828,41 @@ def _table(w):
     return NO_TABLE
 
 
+def _presort(X, n_values, idx, yy, w):
+    """One sort of each numeric attribute's known values, for thresholds and the scan
+    order: (the sorted entries of the rows with a known class, as ``grow`` takes
+    them: row, value, class, weight and each attribute's offset; every known value
+    in order; each attribute's offset in those). Filled attribute by attribute into
+    arrays of their final size, so that a fit's peak holds no more than they do."""
+    n_all = X.shape[1]
+    position = np.full(n_all, -1, np.int64)  # of each row in idx
+    position[idx] = np.arange(len(idx))
+    numeric = [a for a, k in enumerate(n_values) if k == 0]
+    known = np.zeros(len(n_values), np.int64)  # rows with a known value
+    entries = np.zeros(len(n_values), np.int64)  # of them, those with a known class
+    for a in numeric:
+        seen = ~np.isnan(X[a])
+        known[a] = np.count_nonzero(seen)
+        entries[a] = np.count_nonzero(seen[idx])
+    offsets = np.concatenate(([0], np.cumsum(entries)))
+    value_off = np.concatenate(([0], np.cumsum(known)))
+    rows = np.empty(offsets[-1], np.int64)
+    vals, clss, wts = np.empty(offsets[-1]), np.empty(offsets[-1], np.int64), \
+        np.empty(offsets[-1])
+    values = np.empty(value_off[-1])
+    for a in numeric:
+        c = X[a]
+        ranked = np.argsort(c)[:known[a]]  # NaN sorts last; ties: any order
+        values[value_off[a]:value_off[a + 1]] = c[ranked]
+        at = position[ranked]
+        at = at[at >= 0]
+        del ranked
+        r = idx[at]
+        span = slice(offsets[a], offsets[a + 1])
+        rows[span], vals[span], clss[span], wts[span] = r, c[r], yy[r], w[at]
+    return (rows, vals, clss, wts, offsets), values, value_off
+
+
 def fit(columns, n_values, y, n_classes, weights, options):
     """Grow, collapse and prune a tree; return its flat arrays (nodes, thresholds,
     dists) with node 0 the root.
@@ -836,38 +872,19 @@ def fit(columns, n_values, y, n_classes, weights, options):
     class codes (-1 missing), ``weights``: instance weights.
     """
     n_all = len(y)
-    X = np.ascontiguousarray(np.vstack(columns)) if columns else np.empty((0, n_all))
+    X = stacked(columns, n_all)
     n_values = np.asarray(n_values, np.int64)
     idx = np.flatnonzero(y >= 0).astype(np.int64)
     yy = np.ascontiguousarray(np.where(y < 0, 0, y), np.int64)
     w = np.asarray(weights, np.float64)[idx]
-    position = np.full(n_all, -1, np.int64)  # of each row in idx
-    position[idx] = np.arange(len(idx))
-    orders, offsets, values, value_off = [], [0], [], [0]
-    for c, k in zip(X, n_values):
-        if k == 0:  # one sort of all known values: thresholds and the scan order
-            ranked = np.argsort(c)[:np.count_nonzero(~np.isnan(c))]  # ties: any order
-            values.append(c[ranked])
-            at = position[ranked]
-            orders.append(at[at >= 0])
-        else:
-            orders.append(np.empty(0, np.int64))
-            values.append(np.empty(0))
-        offsets.append(offsets[-1] + len(orders[-1]))
-        value_off.append(value_off[-1] + len(values[-1]))
-    order = np.concatenate(orders).astype(np.int64)
-    rows = idx[order]
-    columns_of = np.repeat(np.arange(len(n_values)), np.diff(offsets))
-    srt = (rows, X[columns_of, rows] if len(rows) else np.empty(0), yy[rows], w[order],
-           np.asarray(offsets, np.int64))
+    srt, values, value_off = _presort(X, n_values, idx, yy, w)
     multi_valued = bool(len(n_values)) and all(
         k > 0 and not 0.3 * n_all - k > SMALL for k in n_values)
     opt = options
     raising = opt.pruned and opt.subtree_raising
     halt = stop.flag()
     n_nodes, nodes, thresholds, dists, train_idx, train_w, n_train = grow(
-        X, n_values, yy, n_classes, idx, w, srt, np.concatenate(values),
-        np.asarray(value_off, np.int64),
+        X, n_values, yy, n_classes, idx, w, srt, values, value_off,
         float(opt.min_leaf), opt.mdl_correction, opt.binary_splits, multi_valued,
         float(n_all), raising, _table(w), halt, progress.counter("C4.5: nodes grown"))
     stop.check(halt)

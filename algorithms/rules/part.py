@@ -21,6 +21,7 @@ from .. import pictures, progress
 from ..c45 import grow as c45
 from ..c45.grow import NOMINAL_SPLIT, NUMERIC_SPLIT
 from ..c45.model import _label as c45_label
+from ..dataset import stacked
 from ..evaluation import check_folds, stratify, test_cv, train_cv
 from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, randomize
@@ -101,8 +102,7 @@ class Learner:
         self.k = k
         self.n_values = np.asarray(n_values, np.int64)
         n_all = len(y)
-        self.X = np.ascontiguousarray(np.vstack(columns)) if columns else \
-            np.empty((0, n_all))
+        self.X = stacked(columns, n_all)
         self.y = np.ascontiguousarray(np.where(y < 0, 0, y), np.int64)
         self.idx = rows  # the learner's rows (all with a class), in order
         self.cf, self.z = c45.confidence_quantile(options["confidence"])

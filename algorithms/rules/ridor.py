@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 from .. import pictures, stop
+from ..dataset import stacked
 from ..evaluation import check_folds, stratified
 from ..halt import halted
 from ..javafmt import double_to_string, java_double
@@ -403,7 +404,7 @@ class Learner:
 
     def __init__(self, columns, nominal, n_values, target, weights, options):
         self.columns = columns
-        self.X = np.vstack(columns)
+        self.X = stacked(columns, len(columns[0]))
         self.nominal = np.asarray(nominal, np.bool_)
         self.n_values = np.asarray(n_values, np.int64)
         self.attrs = np.array([a for a in range(len(columns)) if a != target], np.int64)

@@ -23,6 +23,7 @@ import math
 import numpy as np
 
 from .. import pictures, progress
+from ..dataset import stacked
 from ..evaluation import check_folds
 from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, randomize, sorted_by, weka_order
@@ -538,7 +539,7 @@ class Fit:
     generator."""
 
     def __init__(self, data, target, y, rows, options, rng):
-        self.X = np.vstack(data.columns)
+        self.X = stacked(data.columns, data.n)
         self.nominal = np.array([a.nominal for a in data.attributes], np.bool_)
         self.n_values = np.array([len(a.values) for a in data.attributes], np.int64)
         self.attrs = np.array([a for a in range(len(data.columns)) if a != target], np.int64)

@@ -24,6 +24,7 @@ import sys
 import numpy as np
 
 from .. import pictures, progress
+from ..dataset import stacked
 from ..eigen import symmetric_eigen
 from ..evaluation import check_folds, stratify, test_cv, train_cv
 from ..javafmt import java_double
@@ -651,7 +652,7 @@ class Fit:
     """What one SimpleCart fit shares: the data and the options."""
 
     def __init__(self, data, target, y, options):
-        self.X = np.vstack(data.columns)
+        self.X = stacked(data.columns, data.n)
         self.nominal = [a.nominal for a in data.attributes]
         self.values = [a.values for a in data.attributes]
         self.target = target
