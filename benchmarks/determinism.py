@@ -22,8 +22,8 @@ DEFAULT = ("kmeans", "em", "m5p", "rep_tree", "c45", "naive_bayes")
 
 
 def make_table(con, rows):
-    """``t``: five numbers, a whole number, a two-valued text, a two-class target
-    ``y`` and a numeric target ``v``, with some NULLs."""
+    """``t``: five numbers, a whole number, a two-valued text and a two-class target
+    ``y``, with some NULLs (a regressor predicts ``a``)."""
     con.execute(f"""CREATE OR REPLACE TABLE t AS SELECT
         random() * 100 AS a, random() * 100 AS b, random() AS c,
         CASE WHEN random() < 0.02 THEN NULL ELSE random() * 1e3 END AS d,

@@ -5,7 +5,12 @@ the table forms) and gathered into one list per group (the aggregate
 ``<learner>_fit``).
 
     python -m duckmine.benchmarks.memory [--rows 1000000,10000000]
-        [--learners c45,naive_bayes,...] [--forms fed,aggregate]
+        [--learners c45,naive_bayes,...] [--forms fed,aggregate,peer]
+
+The form ``peer`` is scikit-learn's nearest equivalent where there is one (needs
+the ``bench`` extra), read from the same table with DuckDB's ``fetchnumpy``, the
+NULLs filled with column means where it takes none and the text column coded as
+0/1: its figure includes its data, as ours includes reading the table.
 
 Each fit runs in a fresh process on a table kept in a database file (5 DOUBLE, 1
 INTEGER and 1 two-valued VARCHAR column and a two-class target, some NULLs), after
@@ -30,6 +35,9 @@ def make(path, rows):
     from duckmine.benchmarks.determinism import make_table
 
     con = duckmine.connect(path)
+    con.execute("SET enable_progress_bar = false")
+    con.execute("SET threads = 1")  # one random() stream: the same table every time
+    con.execute("SELECT setseed(0.25)")
     make_table(con, rows)
     con.close()
 
@@ -52,8 +60,57 @@ def fit_sql(name, table, form):
     return f"SELECT model.id FROM fit('{name}', '{table}', {target})"
 
 
+# scikit-learn's nearest equivalent of a learner: (estimator, target column, NaN
+# allowed), made when the child runs
+PEERS = {
+    "c45": ("DecisionTreeClassifier(criterion='entropy')", "y", True),
+    "c45_rules": ("DecisionTreeClassifier(criterion='entropy')", "y", True),
+    "rep_tree": ("DecisionTreeClassifier(criterion='entropy')", "y", True),
+    "cart": ("DecisionTreeClassifier()", "y", True),
+    "m5p": ("DecisionTreeRegressor(min_samples_split=4)", "a", True),
+    "naive_bayes": ("GaussianNB()", "y", False),
+    "kmeans": ("KMeans(3, n_init=1, algorithm='lloyd')", None, False),
+    "em": ("GaussianMixture(3, covariance_type='diag', max_iter=100)", None, False),
+}
+
+
+def peer(path, name):
+    """scikit-learn's fit of ``name``'s peer on the table: (peak before, after)."""
+    import duckdb
+    import numpy as np
+    from sklearn.cluster import KMeans  # noqa: F401  (named in PEERS)
+    from sklearn.mixture import GaussianMixture  # noqa: F401
+    from sklearn.naive_bayes import GaussianNB  # noqa: F401
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor  # noqa: F401
+
+    made, target, nan_ok = PEERS[name]
+    estimator = eval(made)
+    con = duckdb.connect(path, read_only=True)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    start = time.perf_counter()
+    cols = con.execute("SELECT * FROM t").fetchnumpy()
+    y = None if target is None else np.asarray(cols.pop(target))
+    if target != "y":
+        cols.pop("y")
+    names = list(cols)
+    X = np.empty((len(cols[names[0]]), len(names)))
+    for j, c in enumerate(names):
+        v = cols.pop(c)
+        X[:, j] = (v == "x") if v.dtype == object else np.ma.filled(
+            np.ma.asarray(v, np.float64), np.nan)
+        if not nan_ok:
+            X[np.isnan(X[:, j]), j] = np.nanmean(X[:, j])
+    estimator.fit(X, y)
+    return before, time.perf_counter() - start
+
+
 def child(path, name, form):
     """In the fresh process: warm up on 2,000 rows, then fit the whole table."""
+    if form == "peer":
+        before, seconds = peer(path, name)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        print(before, peak, seconds)
+        return
     import duckmine
 
     con = duckmine.connect(path, read_only=True)
@@ -85,6 +142,8 @@ def main(argv=None):
             make(path, rows)
             for name in args.learners.split(","):
                 for form in args.forms.split(","):
+                    if form == "peer" and name not in PEERS:
+                        continue
                     out = subprocess.run(
                         [sys.executable, "-m", "duckmine.benchmarks.memory", "--child",
                          path, name, form], capture_output=True, text=True)

@@ -849,11 +849,13 @@ def _presort(X, n_values, idx, yy, w):
     rows = np.empty(offsets[-1], np.int64)
     vals, clss, wts = np.empty(offsets[-1]), np.empty(offsets[-1], np.int64), \
         np.empty(offsets[-1])
-    values = np.empty(value_off[-1])
+    every = len(idx) == n_all  # every row has a class: the known values are vals
+    values = vals if every else np.empty(value_off[-1])
     for a in numeric:
         c = X[a]
         ranked = np.argsort(c)[:known[a]]  # NaN sorts last; ties: any order
-        values[value_off[a]:value_off[a + 1]] = c[ranked]
+        if not every:
+            values[value_off[a]:value_off[a + 1]] = c[ranked]
         at = position[ranked]
         at = at[at >= 0]
         del ranked
