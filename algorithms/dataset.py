@@ -58,15 +58,6 @@ class Dataset:
     def n(self):
         return len(self.columns[0]) if self.columns else 0
 
-    def reorder(self, order):
-        """Put the rows in ``order`` (None: as they are), in place, one column at a
-        time."""
-        if order is None:
-            return
-        for c in self.columns:
-            c[:] = c[order]
-        self.weights = self.weights[order]
-
     def select(self, rows):
         """The instances at ``rows`` (indices or a mask), as a new Dataset."""
         return Dataset(self.attributes, [c[rows] for c in self.columns], self.weights[rows])
@@ -100,11 +91,13 @@ def canonical_order(keys):
 
 
 def stacked(columns, n):
-    """``columns`` (of ``n`` rows) as the rows of one read-only C-ordered matrix, as
-    kernels read a table: a view of the matrix a Dataset's columns are rows of, where
-    they are consecutive rows of it (the target last, as tables usually have it, or
-    every column), else a copy. Read-only either way, so that a kernel compiles for
-    one array type and never writes into the data it was given."""
+    """``columns`` (of ``n`` rows) as the rows of one C-ordered matrix, as kernels
+    read a table: a view of the matrix a Dataset's columns are rows of, where they
+    are consecutive rows of it (the target last, as tables usually have it, or every
+    column), else a copy. Writable either way, as a stacked copy always was: a
+    kernel compiled for a second array type (read-only) beside the first would be
+    compiled twice, and two processes writing the two into one cache index have
+    corrupted it. The kernels only read it (each compiled with it read-only once)."""
     if not columns:
         return np.empty((0, n))
     base = columns[0].base
@@ -116,7 +109,4 @@ def stacked(columns, n):
                and c.shape == (n,) for i, c in enumerate(columns)) and \
                 start + len(columns) <= base.shape[0]:
             view = base[start:start + len(columns)].view()
-    if view is None:
-        view = np.vstack(columns)
-    view.flags.writeable = False
-    return view
+    return np.vstack(columns) if view is None else view

@@ -9,7 +9,9 @@ copied for every scored row; parsed models are cached by id and body length.
 """
 
 import json
+import weakref
 from collections import OrderedDict
+from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
@@ -145,64 +147,122 @@ def require(fn, model, capability):
     return model
 
 
+class _Facts:
+    """What scoring asks of one parsed model, worked out once per model rather than
+    once per model and chunk (a chunk scored against per-group models meets
+    thousands): whether it is a regressor, what it offers, the attributes it reads,
+    its classes as an array."""
+
+    def __init__(self, model):
+        decl = declaration(model)
+        self.model = weakref.ref(model)
+        self.regressor = decl.kind_of(model) == "regressor"
+        self.offers = set(decl.capabilities_of(model))
+
+    @cached_property
+    def reads(self):  # (asked only of a model that scores rows)
+        model = self.model()
+        return [model.attributes[i] for i in model.used]
+
+    @cached_property
+    def classes(self):
+        return np.asarray(self.model().classes, object)
+
+
+_facts = weakref.WeakKeyDictionary()
+
+
+def facts(model):
+    out = _facts.get(model)
+    if out is None:
+        out = _facts[model] = _Facts(model)
+    return out
+
+
 def _regressor(model):
-    return declaration(model).kind_of(model) == "regressor"
+    return facts(model).regressor
 
 
-def _output(capability):
+def _output(model, capability):
     """What scoring gives for ``capability``: a classifier's (or clusterer's) class
     probabilities for predict, else the model method the capability names."""
-    def output(model):
-        if capability == "predict":
-            return model.predict if _regressor(model) else model.proba
-        return getattr(model, contract.METHODS[capability])
-    return output
+    if capability == "predict":
+        return model.predict if _regressor(model) else model.proba
+    return getattr(model, contract.METHODS[capability])
 
 
 def _scored(fn, ids, bodies, rows, capability):
-    """(model, row indices or None for all, the capability's output for its rows)
-    per model."""
+    """[(model, row indices or None for all, the capability's output for its rows)]
+    per model; class probabilities are checked once for the whole chunk."""
     chunk = Encoder(rows, fn)
-    output = _output(capability)
+    parts, probabilities = [], []
     for model, at in _groups(fn, ids, bodies):
-        require(fn, model, capability)
-        cols = chunk.columns([model.attributes[i] for i in model.used], at)
-        result = output(model)(cols, len(rows) if at is None else len(at))
-        if capability == "predict_proba" or capability == "predict" and not _regressor(model):
-            _check_distributions(fn, result)
-        yield model, at, result
+        f = facts(model)
+        if capability not in f.offers:
+            require(fn, model, capability)  # refuses, naming what it offers
+        cols = chunk.columns(f.reads, at)
+        result = _output(model, capability)(cols, len(rows) if at is None else len(at))
+        if capability == "predict_proba" or capability == "predict" and not f.regressor:
+            probabilities.append(result)
+        parts.append((model, at, result))
+    _check_distributions(fn, probabilities)
+    return parts
 
 
-def _check_distributions(fn, p):
+def _by_width(arrays):
+    """{k: (the arrays of k columns, stacked), ...}, for work done once per width."""
+    widths = {}
+    for i, p in enumerate(arrays):
+        widths.setdefault(p.shape[1], []).append(i)
+    return {k: (at, np.concatenate([arrays[i] for i in at]) if len(at) > 1
+                else arrays[at[0]]) for k, at in widths.items()}
+
+
+def _check_distributions(fn, arrays):
     """A last guard behind the checks of a body: class probabilities that are not
     distributions (a forged body that passed them) are refused, never returned. A
     row of zeros is the reference's answer where a model knows nothing (a leaf of no
     weight)."""
-    total = p.sum(axis=1) if len(p) else p
-    if len(p) and not (np.isfinite(p).all() and (p >= 0).all()
-                       and ((np.abs(total - 1) < 1e-6) | (total == 0)).all()):
-        raise ValueError(f"{fn}: {models.corrupt('its probabilities are not distributions')}")
+    for _, p in _by_width(arrays).values():
+        total = p.sum(axis=1) if len(p) else p
+        if len(p) and not (np.isfinite(p).all() and (p >= 0).all()
+                           and ((np.abs(total - 1) < 1e-6) | (total == 0)).all()):
+            corrupt = models.corrupt("its probabilities are not distributions")
+            raise ValueError(f"{fn}: {corrupt}")
 
 
-def _text(model, out):
-    """Labels of a classifier's probabilities, or a numeric model's numbers as text
-    that reads back to the same double."""
-    if not _regressor(model):
-        return np.asarray(model.classes, object)[labels(out)]
+def _labels(parts):
+    """Each part's predicted class codes, worked out once per width of the chunk."""
+    out = [None] * len(parts)
+    for at, p in _by_width([result for _, _, result in parts]).values():
+        codes = labels(p)
+        ends = np.cumsum([len(parts[i][2]) for i in at])
+        for i, lab in zip(at, np.split(codes, ends[:-1])):
+            out[i] = lab
+    return out
+
+
+def _numbers_text(out):
+    """A numeric model's numbers as text that reads back to the same double."""
     return np.array([None if v != v else repr(float(v)) for v in out.tolist()], object)
 
 
 @udf("_dm_predict", None, "VARCHAR")
 def predict(ids, bodies, rows):
-    parts = list(_scored("predict", ids, bodies, rows, "predict"))
+    parts = _scored("predict", ids, bodies, rows, "predict")
     if len(parts) == 1 and parts[0][1] is None and not _regressor(parts[0][0]):
         model, _, proba = parts[0]
         return pa.DictionaryArray.from_arrays(pa.array(labels(proba), pa.int32()),
                                               pa.array(model.classes, pa.string())
                                               ).cast(pa.string())
+    classified = [part for part in parts if not _regressor(part[0])]
+    codes = dict(zip(map(id, classified), _labels(classified)))
     out = np.full(len(ids), None, object)
-    for model, at, result in parts:
-        out[np.arange(len(ids)) if at is None else at] = _text(model, result)
+    for part in parts:
+        model, at, result = part
+        text = _numbers_text(result) if _regressor(model) else \
+            facts(model).classes[codes[id(part)]]
+        out[slice(None) if at is None else at] = text
     return pa.array(out, pa.string())
 
 
@@ -230,7 +290,7 @@ PROBA = arrow_type(PROBA_SQL)
 @udf("_dm_predict_proba", None, PROBA_SQL)
 def predict_proba(ids, bodies, rows):
     n = len(ids)
-    parts = list(_scored("predict_proba", ids, bodies, rows, "predict_proba"))
+    parts = _scored("predict_proba", ids, bodies, rows, "predict_proba")
     if len(parts) == 1 and parts[0][1] is None:  # one model for the whole chunk
         model, _, proba = parts[0]
         k = len(model.classes)

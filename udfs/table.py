@@ -144,6 +144,15 @@ class _Codes:
         return Attribute(self.name, NOMINAL, values), out
 
 
+def _read_only(row):
+    """A column of the matrix as columns read from Arrow always were: read-only, so
+    that kernels meet the one array type they were compiled for (the matrix itself,
+    which ``dataset.stacked`` hands them, is writable, as a stacked copy was)."""
+    view = row.view()
+    view.flags.writeable = False
+    return view
+
+
 def _is_weights(reader):
     return getattr(reader, "weights", False)
 
@@ -232,15 +241,21 @@ class Rows:
                 matrix[len(attributes)] = values
                 attributes.append(attribute)
             del values
-        data = Dataset(attributes, list(matrix), weights)
+        if weights is None:
+            weights = np.ones(self.n)
         if self.numbers:
             numbers, self.numbers = _concatenate(self.numbers, np.int64), []
             order = np.argsort(numbers, kind="stable")  # linear when in order
-            data.reorder(None if (order[1:] > order[:-1]).all() else order)
+            if (order[1:] > order[:-1]).all():
+                order = None
         else:
             keys = sorted(range(len(attributes)), key=lambda i: attributes[i].nominal)
-            data.reorder(canonical_order([matrix[i] for i in keys] + [data.weights]))
-        return data
+            order = canonical_order([matrix[i] for i in keys] + [weights])
+        if order is not None:
+            for row in matrix:  # in place, a column at a time
+                row[:] = row[order]
+            weights = weights[order]
+        return Dataset(attributes, [_read_only(row) for row in matrix], weights)
 
 
 def _pick(fn, fields, names):
