@@ -103,10 +103,11 @@ class ReplaceMissing(Filter):
         return out
 
     def fill_in(self, X):
-        """Fill the missing cells of the matrix ``X`` (a column per input) in place."""
-        for j, f in enumerate(self.fill):
-            col = X[:, j]
-            col[np.isnan(col)] = f
+        """Fill the missing cells of the matrix ``X`` (a column per input) in place
+        (one look for the rows a scoring chunk gives each of many models)."""
+        rows, cols = np.nonzero(np.isnan(X))
+        if len(rows):
+            X[rows, cols] = self.fill[cols]
         return X
 
     def state(self):

@@ -183,11 +183,11 @@ def _regressor(model):
     return facts(model).regressor
 
 
-def _output(model, capability):
+def _output(model, regressor, capability):
     """What scoring gives for ``capability``: a classifier's (or clusterer's) class
     probabilities for predict, else the model method the capability names."""
     if capability == "predict":
-        return model.predict if _regressor(model) else model.proba
+        return model.predict if regressor else model.proba
     return getattr(model, contract.METHODS[capability])
 
 
@@ -201,7 +201,8 @@ def _scored(fn, ids, bodies, rows, capability):
         if capability not in f.offers:
             require(fn, model, capability)  # refuses, naming what it offers
         cols = chunk.columns(f.reads, at)
-        result = _output(model, capability)(cols, len(rows) if at is None else len(at))
+        result = _output(model, f.regressor, capability)(
+            cols, len(rows) if at is None else len(at))
         if capability == "predict_proba" or capability == "predict" and not f.regressor:
             probabilities.append(result)
         parts.append((model, at, result))
@@ -255,13 +256,12 @@ def predict(ids, bodies, rows):
         return pa.DictionaryArray.from_arrays(pa.array(labels(proba), pa.int32()),
                                               pa.array(model.classes, pa.string())
                                               ).cast(pa.string())
-    classified = [part for part in parts if not _regressor(part[0])]
-    codes = dict(zip(map(id, classified), _labels(classified)))
+    known = [facts(model) for model, _, _ in parts]
+    classified = [i for i, f in enumerate(known) if not f.regressor]
+    codes = dict(zip(classified, _labels([parts[i] for i in classified])))
     out = np.full(len(ids), None, object)
-    for part in parts:
-        model, at, result = part
-        text = _numbers_text(result) if _regressor(model) else \
-            facts(model).classes[codes[id(part)]]
+    for i, (f, (_, at, result)) in enumerate(zip(known, parts)):
+        text = _numbers_text(result) if f.regressor else f.classes[codes[i]]
         out[slice(None) if at is None else at] = text
     return pa.array(out, pa.string())
 

@@ -109,7 +109,7 @@ class _Clustering:
             raise ValueError(f"expected {p} columns, got {len(columns)}")
         X = np.empty((n, p))
         for j, col in enumerate(columns):
-            X[:, j] = np.asarray(col, dtype=np.float64)
+            X[:, j] = col
         return self.missing.fill_in(X)
 
 
