@@ -2,8 +2,10 @@
 
 Times, on a DuckDB table of 1,000,000 rows x 20 columns (12 DOUBLE, 4 INTEGER, 2 ENUM,
 2 VARCHAR, 5% NULLs), the hand-off of all rows to Python as one list of row structs
-(``SELECT list(t) FROM t``, as every learner's macro does) and the conversion into a
-Dataset (float64 columns, nominal codes, missing values):
+(``SELECT list(t) FROM t``, as an aggregate form does) and the conversion into a
+Dataset (float64 columns, nominal codes, missing values, the rows put in an order of
+their values); and a fit that reads the same rows as DuckDB scans them (``fit``, as
+the table forms do) and does nothing with them (ZeroR):
 
     python -m duckmine.benchmarks.data_layer [--rows N] [--repeat 5]
 """
@@ -34,7 +36,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
     con = duckmine.connect()
     table(con, args.rows)
-    handoff, convert = [], []
+    con.execute("SET enable_progress_bar = false")
+    handoff, convert, fed = [], [], []
+    target = con.sql("SELECT name FROM pragma_table_info('t') WHERE type LIKE 'ENUM%' "
+                     "LIMIT 1").fetchall()[0][0]
     for _ in range(args.repeat):
         start = time.perf_counter()
         rows = con.sql("SELECT list(t) FROM t t").to_arrow_table().column(0)[0].values
@@ -43,11 +48,15 @@ def main(argv=None):
         end = time.perf_counter()
         handoff.append(middle - start)
         convert.append(end - middle)
+        start = time.perf_counter()
+        con.execute(f"SELECT model.id FROM fit('zero_r', 't', '{target}')").fetchall()
+        fed.append(time.perf_counter() - start)
     print(f"{args.rows:,} rows x {len(data.attributes)} columns, median of {args.repeat}:")
     print(f"  hand-off (SELECT list(t) to Arrow): {statistics.median(handoff):.3f} s")
     print(f"  columns (Dataset):                  {statistics.median(convert):.3f} s")
     print(f"  total:                              "
           f"{statistics.median(h + c for h, c in zip(handoff, convert)):.3f} s")
+    print(f"  fed as scanned (fit('zero_r', ...)): {statistics.median(fed):.3f} s")
     con.close()
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..algorithms import contract, memory
 from .registry import column, scalars, udf
@@ -76,7 +77,7 @@ def feed(jobs, rows):
     jobs, rows = column(jobs), column(rows)
     keys = jobs.unique().to_pylist()
     for key in keys:
-        part = rows if len(keys) == 1 else rows.filter(pa.compute.equal(jobs, key))
+        part = rows if len(keys) == 1 else rows.filter(pc.equal(jobs, key))
         with _LOCK:
             j = _JOBS.get(key)
         if j is None:
