@@ -1,0 +1,73 @@
+"""Rows fed to a fit as DuckDB scans them (``udfs/feed.py``): each fit of a query gets
+its own rows, in table order on a parallel scan, no job outlives its fit, and a fit
+that fails while its rows arrive leaves the connection usable and its rows dropped."""
+
+import duckdb
+import pytest
+
+import duckmine
+from duckmine.udfs import feed
+
+
+@pytest.fixture
+def con():
+    c = duckmine.connect()
+    c.execute("SET enable_progress_bar = false")
+    c.execute("""CREATE TABLE t AS SELECT i, i % 7 AS a, (i * 13) % 11 AS b,
+        CASE WHEN (i * 31) % 5 < 2 THEN 'p' ELSE 'q' END AS y, (i % 3)::VARCHAR AS s
+        FROM range(300000) r(i)""")
+    yield c
+    c.close()
+
+
+def test_two_fits_in_one_query_read_their_own_rows(con):
+    both = con.sql("""SELECT a.model.id, b.model.id
+        FROM fit('c45', '(SELECT a, b, y FROM t WHERE i % 2 = 0)', 'y') a,
+             fit('c45', '(SELECT a, b, y FROM t WHERE i % 2 = 1)', 'y') b""").fetchall()[0]
+    alone = [con.sql(f"SELECT model.id FROM fit('c45', '(SELECT a, b, y FROM t "
+                     f"WHERE i % 2 = {k})', 'y')").fetchall()[0][0] for k in (0, 1)]
+    assert list(both) == alone
+    assert feed.open_jobs() == 0
+
+
+def test_rows_arrive_in_table_order_on_a_parallel_scan(con):
+    """k-means starts from rows taken by their place, so its model shows the order
+    its rows were read in: the same on two threads, run after run, as on one."""
+    con.execute("SET threads = 2")
+    ids = {con.sql("SELECT model.id FROM fit('kmeans', '(SELECT a, b FROM t)', NULL, "
+                   "options := {'k': 3})").fetchall()[0][0] for _ in range(3)}
+    assert len(ids) == 1
+    con.execute("SET threads = 1")
+    single = con.sql("SELECT model.id FROM fit('kmeans', '(SELECT a, b FROM t)', NULL, "
+                     "options := {'k': 3})").fetchall()[0][0]
+    assert ids == {single}
+
+
+def test_a_fit_inside_a_transaction(con):
+    con.execute("BEGIN")
+    first = con.sql("SELECT count(*) FROM c45('t', 'y')").fetchall()
+    again = con.sql("SELECT count(*) FROM c45('t', 'y')").fetchall()
+    con.execute("COMMIT")
+    assert first == again and feed.open_jobs() == 0
+
+
+def test_a_fit_refused_while_its_rows_arrive(con):
+    con.execute("SET VARIABLE duckmine_memory_limit = '1MB'")
+    with pytest.raises(duckdb.Error, match="read so far"):
+        con.sql("SELECT * FROM c45('t', 'y')").fetchall()
+    assert feed.open_jobs() == 1  # its rows, until the connection's next fit
+    con.execute("SET VARIABLE duckmine_memory_limit = '1GB'")
+    assert con.sql("SELECT count(*) FROM c45('t', 'y')").fetchall()[0][0] > 0
+    assert feed.open_jobs() == 0
+
+
+def test_an_empty_relation_and_bad_columns(con):
+    with pytest.raises(duckdb.Error, match="c45: the table is empty"):
+        con.sql("SELECT * FROM c45('(FROM t LIMIT 0)', 'y')").fetchall()
+    with pytest.raises(duckdb.Error, match="ad_counts: column 'zz' is not in the table"):
+        con.sql("SELECT * FROM ad_counts('t', ['s', 'zz'])").fetchall()
+    # only the named columns are read: the numeric ones, which it refuses, are not
+    counts = con.sql("SELECT count(*), sum(count) FROM ad_counts('t', ['y', 's'])"
+                     ).fetchall()[0]
+    assert counts == (6, 300000)
+    assert feed.open_jobs() <= 1  # the refused one, until the next fit
