@@ -30,11 +30,14 @@ CREATE OR REPLACE TEMP MACRO _dm_settings() AS
 -- packed from its columns (rather than named by an alias, which a column of the
 -- same name would hide) and numbered in the relation's order (row_number() OVER ()
 -- keeps the scan order, streaming), so a table gives the same model every time, as
--- its file would. Only the named columns are read, where columns is not NULL.
+-- its file would. Only the named columns are read, where columns is not NULL. The
+-- job is its connection's (duckmine_connection, set by load: DuckDB numbers
+-- connections and transactions per database, so those numbers repeat across
+-- databases) and its transaction's.
 CREATE OR REPLACE TEMP MACRO _dm_fed(tbl, fn, learner, weight, columns := NULL) AS TABLE
 WITH job AS MATERIALIZED (
-    SELECT _dm_job(fn, learner, weight, columns, _dm_settings(), current_connection_id(),
-                   txid_current()) AS id),
+    SELECT _dm_job(fn, learner, weight, columns, _dm_settings(),
+                   getvariable('duckmine_connection'), txid_current()) AS id),
 numbered AS (
     SELECT {'n': row_number() OVER (), 'row': struct_pack(*COLUMNS(*))} AS r
     FROM _dm_source(tbl, fn))

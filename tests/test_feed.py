@@ -9,6 +9,11 @@ import duckmine
 from duckmine.udfs import feed
 
 
+def open_jobs(con):
+    return feed.open_jobs(con.sql("SELECT getvariable('duckmine_connection')"
+                                  ).fetchall()[0][0])
+
+
 @pytest.fixture
 def con():
     c = duckmine.connect()
@@ -27,7 +32,7 @@ def test_two_fits_in_one_query_read_their_own_rows(con):
     alone = [con.sql(f"SELECT model.id FROM fit('c45', '(SELECT a, b, y FROM t "
                      f"WHERE i % 2 = {k})', 'y')").fetchall()[0][0] for k in (0, 1)]
     assert list(both) == alone
-    assert feed.open_jobs() == 0
+    assert open_jobs(con) == 0
 
 
 def test_rows_arrive_in_table_order_on_a_parallel_scan(con):
@@ -48,17 +53,17 @@ def test_a_fit_inside_a_transaction(con):
     first = con.sql("SELECT count(*) FROM c45('t', 'y')").fetchall()
     again = con.sql("SELECT count(*) FROM c45('t', 'y')").fetchall()
     con.execute("COMMIT")
-    assert first == again and feed.open_jobs() == 0
+    assert first == again and open_jobs(con) == 0
 
 
 def test_a_fit_refused_while_its_rows_arrive(con):
     con.execute("SET VARIABLE duckmine_memory_limit = '1MB'")
     with pytest.raises(duckdb.Error, match="read so far"):
         con.sql("SELECT * FROM c45('t', 'y')").fetchall()
-    assert feed.open_jobs() == 1  # its rows, until the connection's next fit
+    assert open_jobs(con) == 1  # its rows, until the connection's next fit
     con.execute("SET VARIABLE duckmine_memory_limit = '1GB'")
     assert con.sql("SELECT count(*) FROM c45('t', 'y')").fetchall()[0][0] > 0
-    assert feed.open_jobs() == 0
+    assert open_jobs(con) == 0
 
 
 def test_an_empty_relation_and_bad_columns(con):
@@ -70,4 +75,38 @@ def test_an_empty_relation_and_bad_columns(con):
     counts = con.sql("SELECT count(*), sum(count) FROM ad_counts('t', ['y', 's'])"
                      ).fetchall()[0]
     assert counts == (6, 300000)
-    assert feed.open_jobs() <= 1  # the refused one, until the next fit
+    assert open_jobs(con) <= 1  # the refused one, until the next fit
+
+
+def test_connections_of_two_databases_keep_their_own_rows():
+    """DuckDB numbers connections and transactions per database, so the same numbers
+    meet in one process; fits on two databases at once, from two threads, each read
+    their own rows."""
+    import threading
+
+    dbs = [duckmine.connect() for _ in range(2)]
+    for k, db in enumerate(dbs):
+        db.execute("SET enable_progress_bar = false")
+        db.execute(f"""CREATE TABLE t AS SELECT i % (5 + {k}) AS a, (i * 13) % 11 AS b,
+            CASE WHEN (i * 31 + {k}) % 5 < 2 THEN 'p' ELSE 'q' END AS y
+            FROM range(200000) r(i)""")
+    dbs[1].execute("SELECT 1").fetchall()  # its transactions numbered apart from the other's
+    query = "SELECT model.id FROM fit('c45', 't', 'y')"
+    alone = [db.sql(query).fetchall()[0][0] for db in dbs]
+    got, errors = [[], []], []
+
+    def run(k):
+        try:
+            for _ in range(3):
+                got[k].append(dbs[k].sql(query).fetchall()[0][0])
+        except Exception as err:  # reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and got == [[alone[0]] * 3, [alone[1]] * 3]
+    for db in dbs:
+        db.close()

@@ -112,12 +112,13 @@ def test_interrupt_stops_a_fit(big, learner):
 def test_rows_read_before_an_interrupt_are_dropped(big):
     """The rows fed to a fit whose query was interrupted are dropped when the
     connection starts its next fit."""
+    me = big.sql("SELECT getvariable('duckmine_connection')").fetchall()[0][0]
     big.execute(warm_query("zero_r"))
-    assert feed.open_jobs() == 0
+    assert feed.open_jobs(me) == 0
     assert_stopped(big, f"CREATE TABLE stored AS {long_query('zero_r')}", jobs=0)
-    assert feed.open_jobs() == 1
+    assert feed.open_jobs(me) == 1
     big.execute(warm_query("zero_r")).fetchall()
-    assert feed.open_jobs() == 0
+    assert feed.open_jobs(me) == 0
 
 
 def test_interrupt_stops_an_aggregate_fit_and_cross_validation(big):

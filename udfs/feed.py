@@ -11,7 +11,9 @@ of fed rows is known, so after every chunk has been read, and takes the job
 
 A job the fit never takes (its query failed or was interrupted) is dropped when
 its connection opens a job in another transaction: a connection runs one query at
-a time, and a failed query ends its transaction.
+a time, and a failed query ends its transaction. A connection is known by the key
+``load`` gives it (``duckmine_connection``), as DuckDB's own numbers repeat across
+databases.
 """
 
 import itertools
@@ -33,7 +35,7 @@ _IDS = itertools.count(1)
 
 @dataclass
 class _Job:
-    connection: int
+    connection: str  # the connection's duckmine_connection key
     transaction: int
     rows: Rows
     per_cell: float  # the learner's bytes per cell, for the memory estimate
@@ -102,7 +104,8 @@ def take(fn, key, count):
     return j.rows
 
 
-def open_jobs():
-    """How many jobs hold rows no fit has taken (for tests)."""
+def open_jobs(connection):
+    """How many jobs of ``connection`` (its ``duckmine_connection`` key) hold rows no
+    fit has taken (for tests)."""
     with _LOCK:
-        return len(_JOBS)
+        return sum(j.connection == connection for j in _JOBS.values())
