@@ -20,14 +20,15 @@ import weakref
 
 from ..algorithms import stop
 
-_IDS = weakref.WeakKeyDictionary()  # a loaded connection or cursor: its connection id
+_IDS = weakref.WeakKeyDictionary()  # a loaded connection or cursor: its key
 _WATCH = threading.Lock()
 _watching = False
 
 
 def remember(con):
-    """Note ``con``'s connection id, which its jobs are tagged with."""
-    _IDS[con] = con.execute("SELECT current_connection_id()").fetchone()[0]
+    """Note ``con``'s key (``duckmine_connection``, set by ``load``), which its jobs
+    are tagged with."""
+    _IDS[con] = con.execute("SELECT getvariable('duckmine_connection')").fetchone()[0]
 
 
 def interrupt(con=None):

@@ -66,14 +66,14 @@ def load(con):
     from . import interrupts, wiring
 
     register(con, _udfs())
+    # a key of this connection that no other connection of any database has: its
+    # jobs (interrupts, progress) and the rows fed to its fits are its own
+    con.execute("SET VARIABLE duckmine_connection = coalesce("
+                "getvariable('duckmine_connection'), uuid()::VARCHAR)")
     interrupts.remember(con)
     interrupts.watch_ctrl_c()
     sql = resources.files("duckmine") / "sql"
     statements = [s for name in SQL_FILES for s in _statements((sql / name).read_text())]
-    # a key of this connection that no other connection of any database has (the
-    # rows fed to its fits are its own: udfs/feed.py)
-    statements.append("SET VARIABLE duckmine_connection = coalesce("
-                      "getvariable('duckmine_connection'), uuid()::VARCHAR)")
     con.execute(";\n".join(statements + wiring.statements()))  # one call: quicker
     return con
 

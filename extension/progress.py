@@ -14,7 +14,7 @@ def watching(con, callback):
     """Have ``callback(task, done, total)`` hear how far the queries ``con`` runs
     meanwhile have got (``total`` None where it is not known). ``con`` is a
     connection or a cursor: each is its own tag, so nothing of others is heard."""
-    ((tag,),) = con.execute("SELECT current_connection_id()").fetchall()
+    ((tag,),) = con.execute("SELECT getvariable('duckmine_connection')").fetchall()
     unwatch = core.watch(tag, callback)
     try:
         yield

@@ -23,8 +23,9 @@ from ..algorithms.contract import literal
 from ..udfs.learners import SUMMARY, relation_name
 
 SETTINGS = "_dm_settings()"
-# the last argument of a stoppable UDF: whose interrupt stops it (udfs.registry)
-CONNECTION = "current_connection_id()"
+# the last argument of a stoppable UDF: whose interrupt stops it (udfs.registry); the
+# key load gives a connection, as DuckDB's connection numbers repeat across databases
+CONNECTION = "getvariable('duckmine_connection')"
 
 
 def _signature(decl, first):

@@ -13,5 +13,5 @@ _dm_ad_count(_dm_model_key(tree), CASE WHEN _dm_model_needed(_dm_model_key(tree)
 CREATE OR REPLACE TEMP MACRO ad_counts(tbl, columns, leaf_list_cutoff := 0) AS TABLE
 SELECT c.combination, c.count
 FROM (SELECT unnest(_dm_ad_counts(_dm_rows, leaf_list_cutoff,
-          getvariable('duckmine_ad_tree_max_mb'), current_connection_id())) AS c
+          getvariable('duckmine_ad_tree_max_mb'), getvariable('duckmine_connection'))) AS c
       FROM _dm_fed(tbl, 'ad_counts', 'ad_tree', NULL, columns := columns));

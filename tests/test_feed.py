@@ -110,3 +110,20 @@ def test_connections_of_two_databases_keep_their_own_rows():
     assert not errors and got == [[alone[0]] * 3, [alone[1]] * 3]
     for db in dbs:
         db.close()
+
+
+def test_each_loaded_connection_has_its_own_key():
+    """Jobs (fed rows, interrupts, progress) are known by the key load gives a
+    connection: unique across databases and cursors, kept when loaded again."""
+    from duckmine.extension import interrupts
+
+    a, b = duckmine.connect(), duckmine.connect()
+    cursor = duckmine.load(a.cursor())
+    keys = [c.sql("SELECT getvariable('duckmine_connection')").fetchall()[0][0]
+            for c in (a, b, cursor)]
+    assert len(set(keys)) == 3 and None not in keys
+    assert [interrupts._IDS[c] for c in (a, b, cursor)] == keys
+    duckmine.load(a)
+    assert a.sql("SELECT getvariable('duckmine_connection')").fetchall()[0][0] == keys[0]
+    for c in (cursor, a, b):
+        c.close()

@@ -32,10 +32,10 @@ class Udf:
     @property
     def signature(self):
         """The SQL argument types (None: any); a stoppable UDF takes one more, last:
-        the connection's ``current_connection_id()``."""
+        the connection's key (``getvariable('duckmine_connection')``, set by load)."""
         if self.params is None or not self.stoppable:
             return self.params
-        return (*self.params, "UBIGINT")
+        return (*self.params, "VARCHAR")
 
     @cached_property
     def call(self):
@@ -54,7 +54,7 @@ class Udf:
             except (stop.Stopped, KeyboardInterrupt):
                 raise KeyboardInterrupt(INTERRUPTED) from None
 
-        # the engine counts a UDF's parameters: fn's, and the connection id
+        # the engine counts a UDF's parameters: fn's, and the connection's key
         own = inspect.signature(fn)
         job.__signature__ = own.replace(parameters=[
             *own.parameters.values(),
@@ -70,8 +70,8 @@ UDFS: list[Udf] = []
 def udf(name, params, returns, side_effects=False, stoppable=False):
     """Declare ``fn`` as the Arrow UDF ``name(params) -> returns``; ``params`` None
     accepts any argument types. ``side_effects`` keeps DuckDB from folding calls.
-    A ``stoppable`` UDF (a fit or a search that may run long) takes the connection
-    id as a last argument and can be interrupted."""
+    A ``stoppable`` UDF (a fit or a search that may run long) takes the connection's
+    key as a last argument and can be interrupted."""
 
     def declare(fn):
         UDFS.append(Udf(name, fn, None if params is None else tuple(params), returns,
