@@ -91,13 +91,11 @@ def canonical_order(keys):
 
 
 def stacked(columns, n):
-    """``columns`` (of ``n`` rows) as the rows of one C-ordered matrix, as kernels
-    read a table: a view of the matrix a Dataset's columns are rows of, where they
-    are consecutive rows of it (the target last, as tables usually have it, or every
-    column), else a copy. Writable either way, as a stacked copy always was: a
-    kernel compiled for a second array type (read-only) beside the first would be
-    compiled twice, and two processes writing the two into one cache index have
-    corrupted it. The kernels only read it (each compiled with it read-only once)."""
+    """``columns`` (of ``n`` rows) as one C-ordered matrix, a row each, as kernels
+    read a table: a view where they are consecutive rows of the matrix a Dataset's
+    columns are views of (every column, or all but a last target), else a copy.
+    Writable, as a stacked copy always was, so that kernels meet one array type:
+    compiled for two, by two processes into one kernel cache, one crashed."""
     if not columns:
         return np.empty((0, n))
     base = columns[0].base

@@ -76,14 +76,14 @@ def kind_of(name, typ, fn):
 
 
 class _Numbers:
-    """A numeric column (or the weights), as float64 chunks."""
+    """A numeric column (or the weights: ``read`` is ``_weights``), as float64
+    chunks."""
 
-    def __init__(self, name, fn, weights=False):
-        self.name, self.fn, self.weights, self.chunks = name, fn, weights, []
+    def __init__(self, name, fn, read=None):
+        self.name, self.fn, self.read, self.chunks = name, fn, read or _numeric, []
 
     def add(self, arr):
-        read = _weights if self.weights else _numeric
-        self.chunks.append(read(self.name, arr, self.fn))
+        self.chunks.append(self.read(self.name, arr, self.fn))
 
     def finish(self):
         values, self.chunks = _concatenate(self.chunks, np.float64), []
@@ -98,7 +98,7 @@ class _Codes:
 
     def __init__(self, name, fn, max_values):
         self.name, self.fn, self.max_values, self.chunks = name, fn, max_values, []
-        self.declared, self.seen = None, {}
+        self.declared, self.dictionary, self.seen = None, None, {}
 
     def _count(self, n):
         if n > self.max_values:
@@ -109,14 +109,13 @@ class _Codes:
 
     def add(self, arr):
         if pa.types.is_dictionary(arr.type):  # an ENUM: its declared values, in order
-            values = tuple(_strings(arr.dictionary).to_pylist())
-            if self.declared is None:
-                self._count(len(values))
-                self.declared = values
+            dictionary = _strings(arr.dictionary)
+            if self.dictionary is None:
+                self._count(len(dictionary))
+                self.dictionary, self.declared = dictionary, tuple(dictionary.to_pylist())
             indices = arr.indices
-            if values != self.declared:  # not seen from DuckDB; kept correct all the same
-                indices = pc.index_in(_strings(arr.dictionary),
-                                      value_set=pa.array(self.declared)).take(indices)
+            if not dictionary.equals(self.dictionary):  # not seen from DuckDB; kept right
+                indices = pc.index_in(dictionary, value_set=self.dictionary).take(indices)
             codes = _int32(indices)
         elif pa.types.is_boolean(arr.type):
             self.declared = ("false", "true")
@@ -153,10 +152,6 @@ def _read_only(row):
     return view
 
 
-def _is_weights(reader):
-    return getattr(reader, "weights", False)
-
-
 def _int32(indices):
     """Arrow indices as int32, -1 where missing."""
     return np.asarray(pc.cast(indices, pa.int32()).fill_null(-1), np.int32)
@@ -184,6 +179,7 @@ class Rows:
                              f"{max_values}")
         self.fn, self.max_values, self.weight, self.names = fn, max_values, weight, names
         self.readers, self.picked, self.numbers, self.n = None, None, [], 0
+        self.weight_at = None  # the weight column's reader
 
     def _start(self, fields):
         fn, readers = self.fn, []
@@ -192,12 +188,13 @@ class Rows:
             fields = [fields[j] for j in self.picked]
         for f in fields:
             if self.weight is not None and f.name == self.weight:
-                readers.append(_Numbers(f.name, fn, weights=True))
+                self.weight_at = len(readers)
+                readers.append(_Numbers(f.name, fn, _weights))
             elif kind_of(f.name, f.type, fn) == NOMINAL:
                 readers.append(_Codes(f.name, fn, self.max_values))
             else:
                 readers.append(_Numbers(f.name, fn))
-        if self.weight is not None and not any(map(_is_weights, readers)):
+        if self.weight is not None and self.weight_at is None:
             raise ValueError(f"{fn}: weight column {self.weight!r} is not in the table")
         self.readers = readers
 
@@ -231,11 +228,11 @@ class Rows:
         attributes, weights = [], None
         # the columns are the rows of one matrix, which kernels read whole
         # (dataset.stacked) rather than stacking a copy of their own
-        matrix = np.empty((sum(not _is_weights(r) for r in self.readers), self.n))
-        for reader in self.readers:
+        matrix = np.empty((len(self.readers) - (self.weight_at is not None), self.n))
+        for i, reader in enumerate(self.readers):
             checkpoint()
             attribute, values = reader.finish()
-            if _is_weights(reader):
+            if i == self.weight_at:
                 weights = values
             else:
                 matrix[len(attributes)] = values
@@ -274,11 +271,11 @@ def _pick(fn, fields, names):
     return picked
 
 
-def dataset(rows, fn, max_values=None, weight=None, numbers=None):
-    """A Dataset of a StructArray of rows (see ``Rows``); ``weight`` names a weight
-    column."""
+def dataset(rows, fn, max_values=None, weight=None):
+    """A Dataset of a group's StructArray of rows, put in an order of their values
+    (see ``Rows``); ``weight`` names a weight column."""
     read = Rows(fn, max_values, weight)
-    read.add(rows, numbers)
+    read.add(rows)
     return read.dataset()
 
 
