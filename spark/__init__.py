@@ -1,0 +1,74 @@
+"""duckmine on Apache Spark: the same functions on a SparkSession, written from the
+same declarations and run by the same engine-free cores as on DuckDB.
+
+    import duckmine.spark
+    duckmine.spark.register(spark)
+    spark.sql("SELECT key AS region, model FROM c45_fit("
+              "TABLE(customers) PARTITION BY (region), target => 'churned', "
+              "by => 'region')")
+
+Spark's table functions take their table as ``TABLE(t)`` followed by how its rows
+are split: ``WITH SINGLE PARTITION`` for one result of the whole table,
+``PARTITION BY (g)`` for one per group (a fit then names the group's columns with
+``by``, which its ``key`` column gives back). Model values are the same STRUCT as
+DuckDB's, so a model fitted on either engine scores on the other.
+
+Functions registered with Spark are the session's: register again in every new
+SparkSession. The workers import ``duckmine`` (install it on every node) and run
+its compiled kernels from their cache.
+"""
+
+import os
+import sys
+
+# the engine settings a fit reads, from the session's configuration
+SETTINGS = {"max_values": "spark.duckmine.maxNominalValues",
+            "memory_limit": "spark.duckmine.memoryLimit",
+            "ad_tree_max_mb": "spark.duckmine.adTreeMaxMb",
+            "max_itemsets": "spark.duckmine.maxItemsets"}
+
+
+def settings(spark):
+    """The duckmine settings of ``spark``'s configuration (None: the default)."""
+    out = {}
+    for key, conf in SETTINGS.items():
+        v = spark.conf.get(conf, None)
+        out[key] = None if v is None else (v if key == "memory_limit" else int(v))
+    return out
+
+
+def register(spark):
+    """Register every duckmine function on ``spark`` (a SparkSession): each declared
+    learner's ``_fit`` and table forms, ``fp_growth``, ``association_rules``, and
+    the model functions (``predict``, ``predict_proba``, ``predict_value``,
+    ``log_likelihood``, ``model_text``, ``model_dot``, ``model_svg``,
+    ``model_info``, ``model_to_sql``). Returns the names registered."""
+    from . import itemsets, learners, scoring
+
+    s = settings(spark)
+    names = []
+    for name, f in learners.table_functions(s) + itemsets.table_functions(s):
+        spark.udtf.register(name, f)
+        names.append(name)
+    for name, f in scoring.functions():
+        spark.udf.register(name, f)
+        names.append(name)
+    return names
+
+
+def session(master="local[2]", app="duckmine", **conf):
+    """A SparkSession for one machine that starts quickly (the JVM's client
+    compiler and serial collector), its Python workers this interpreter."""
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    java = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+    builder = (SparkSession.builder.master(master).appName(app)
+               .config("spark.driver.extraJavaOptions", java)
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "4"))
+    for k, v in conf.items():
+        builder = builder.config(k, v)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark

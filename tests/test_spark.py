@@ -1,0 +1,312 @@
+"""The same functions on Apache Spark (``local[2]``) and on DuckDB, compared case
+by case: every learner's model value equal (so its tree, rules and figures equal
+to the last digit), per-group models equal group for group, itemsets and rules
+equal, scores equal; models fitted on one engine score on the other; and the
+contract's errors, by name, on Spark."""
+
+import json
+import math
+
+import pyarrow as pa
+import pytest
+
+import duckmine
+from duckmine.algorithms import contract
+from duckmine.udfs.models import MODEL
+
+from .conftest import arff_tables
+from .test_contract import CASES, DATASETS, case_id, required
+
+pytestmark = pytest.mark.spark
+
+TABLES = ["weather.nominal", "weather.numeric", "cpu", "iris", "supermarket"]
+
+
+@pytest.fixture(scope="module")
+def engines():
+    """A DuckDB connection and a SparkSession holding the same tables. DuckDB reads
+    ARFF nominal columns as ENUMs; Spark has none, so both hold them as VARCHAR."""
+    from duckmine import spark as dmspark
+
+    con = arff_tables(TABLES)
+    session = dmspark.session()
+    dmspark.register(session)
+    for name in TABLES:
+        t = name.replace(".", "_")
+        cols = con.execute(f"DESCRIBE {t}").fetchall()
+        select = ", ".join(f'"{c}"::VARCHAR AS "{c}"' if typ.startswith("ENUM")
+                           else f'"{c}"' for c, typ, *_ in cols)
+        con.execute(f"CREATE OR REPLACE TABLE {t} AS SELECT {select} FROM {t}")
+        session.createDataFrame(con.sql(f"FROM {t}").to_arrow_table()) \
+            .createOrReplaceTempView(t)
+    # iris in three groups, the group a column of the rows as GROUP BY sees it
+    con.execute("CREATE TABLE iris_groups AS SELECT *, (row_number() OVER () % 3)::BIGINT "
+                "AS g FROM iris")
+    session.createDataFrame(con.sql("FROM iris_groups").to_arrow_table(), ) \
+        .repartition(2).createOrReplaceTempView("iris_groups")
+    yield con, session
+    con.close()
+
+
+def spark_args(values):
+    return "".join(f", {k} => {spark_literal(v)}" for k, v in values.items())
+
+
+def spark_literal(v):
+    """A Python value as a Spark SQL literal (a fraction as a DOUBLE: a bare 0.1 is
+    a DECIMAL in Spark)."""
+    if isinstance(v, float):
+        return f"{v!r}D"
+    return contract.literal(v)
+
+
+def spark_fit(decl, kind, table=None, extra=""):
+    t, target = DATASETS[kind]
+    target = "" if target is None else f", target => '{target}'"
+    return (f"SELECT key, model FROM {decl.name}_fit(TABLE({table or t}) WITH SINGLE "
+            f"PARTITION{target}{spark_args(required(decl))}{extra})")
+
+
+def duck_fit(decl, kind):
+    t, target = DATASETS[kind]
+    target = "" if target is None else f", '{target}'"
+    args = "".join(f", {k} := {contract.literal(v)}" for k, v in required(decl).items())
+    return f"SELECT {decl.name}_fit(x{target}{args}) AS model FROM {t} x"
+
+
+def spark_errors(session, sql, *fragments):
+    """``sql`` fails on Spark with an error naming every fragment; the session still
+    answers."""
+    with pytest.raises(Exception) as err:
+        session.sql(sql).collect()
+    text = str(err.value)
+    for f in fragments:
+        assert f in text, text
+    assert session.sql("SELECT 42").collect()[0][0] == 42
+    return text
+
+
+@pytest.mark.parametrize("decl,kind", CASES, ids=case_id)
+def test_every_learner_fits_the_same_model_on_both(engines, decl, kind):
+    con, session = engines
+    rows = session.sql(spark_fit(decl, kind)).collect()
+    assert len(rows) == 1 and rows[0]["key"] is None
+    on_spark = rows[0]["model"].asDict()
+    on_duckdb = con.sql(duck_fit(decl, kind)).fetchall()[0][0]
+    assert on_spark == on_duckdb
+    if "model_text" in decl.capabilities:
+        text = session.sql(f"SELECT model_text(model) FROM ({spark_fit(decl, kind)})"
+                           ).collect()[0][0]
+        assert text == con.sql(f"SELECT model_text(model) FROM ({duck_fit(decl, kind)})"
+                               ).fetchall()[0][0]
+
+
+RELATIONS = [(d, k) for d, k in CASES if d.relation]
+
+
+@pytest.mark.parametrize("decl,kind", RELATIONS, ids=case_id)
+def test_table_forms_give_the_model_relation(engines, decl, kind):
+    """Spark's table form lists the same rows as the model's relation in DuckDB."""
+    con, session = engines
+    t, target = DATASETS[kind]
+    arg = "" if target is None else f", target => '{target}'"
+    got = session.sql(f"SELECT * FROM {decl.name}(TABLE({t}) WITH SINGLE PARTITION{arg}"
+                      f"{spark_args(required(decl))})").toArrow()
+    want = con.sql(f"SELECT unnest(_dm_rows_{decl.name}(model), recursive := true) "
+                   f"FROM ({duck_fit(decl, kind)})").to_arrow_table()
+    assert got.column_names == want.column_names
+    assert _rows(got) == _rows(want)
+
+
+def _rows(table):
+    rows = table.to_pylist()
+    for r in rows:
+        for k, v in r.items():
+            if isinstance(v, list) and v and isinstance(v[0], tuple):  # a MAP
+                r[k] = sorted(v)
+            elif isinstance(v, dict):
+                r[k] = sorted(v.items())
+    return rows
+
+
+@pytest.mark.parametrize("learner,target", [("c45", "class"), ("m5p", "petallength"),
+                                             ("em", None), ("naive_bayes", "class")])
+def test_per_group_models_equal_group_for_group(engines, learner, target):
+    """PARTITION BY with by => 'g' on Spark, GROUP BY g on DuckDB: the same models."""
+    con, session = engines
+    t = "" if target is None else f", target => '{target}'"
+    opts = ", k => 2" if learner == "em" else ""
+    spark = {r["key"]: r["model"].asDict() for r in session.sql(
+        f"SELECT key, model FROM {learner}_fit(TABLE(iris_groups) PARTITION BY (g){t}"
+        f"{opts}, by => 'g')").collect()}
+    duck_t = "" if target is None else f", '{target}'"
+    duck_opts = ", k := 2" if learner == "em" else ""
+    duck = {str(g): m for g, m in con.sql(
+        f"SELECT g, {learner}_fit(x{duck_t}{duck_opts}) FROM iris_groups x GROUP BY g"
+    ).fetchall()}
+    assert sorted(spark) == ["0", "1", "2"]
+    assert spark == duck
+
+
+def test_em_log_likelihoods_agree(engines):
+    """EM on both engines: the same model, and the same log density of every row to
+    1e-9 relative, each engine scoring its own model."""
+    con, session = engines
+    fit = "em_fit(TABLE(iris) WITH SINGLE PARTITION, k => 3)"
+    spark = [r[0] for r in session.sql(
+        f"SELECT log_likelihood(m.model, struct(i.*)) FROM iris i, {fit} m").collect()]
+    duck = [r[0] for r in con.sql(
+        "WITH m AS (SELECT em_fit(x, k := 3) AS model FROM iris x) "
+        "SELECT log_likelihood(m.model, i) FROM iris i, m").fetchall()]
+    assert sorted(spark) == pytest.approx(sorted(duck), rel=1e-9)
+    assert all(math.isfinite(v) for v in spark)
+
+
+def _duck_scores(con, model, table, what):
+    con.execute("CREATE OR REPLACE TEMP TABLE _m AS SELECT ?::" + _model_sql() + " AS model",
+                [model])
+    return con.sql(f"SELECT {what}(_m.model, i) FROM {table} i, _m").fetchall()
+
+
+def _model_sql():
+    from duckmine.udfs.models import MODEL_SQL
+
+    return MODEL_SQL
+
+
+@pytest.mark.parametrize("learner,table,target,what", [
+    ("c45", "iris", "class", "predict"), ("ripper", "weather_nominal", "play", "predict"),
+    ("m5p", "cpu", "class", "predict_value"), ("naive_bayes", "iris", "class",
+                                                "predict_proba")])
+def test_a_model_moves_between_the_engines(engines, learner, table, target, what):
+    """Fitted on Spark and scored on DuckDB, and the other way round: the same
+    scores as each engine gives its own model."""
+    con, session = engines
+    from_spark = session.sql(f"SELECT model FROM {learner}_fit(TABLE({table}) WITH "
+                             f"SINGLE PARTITION, target => '{target}')").collect()[0][0]
+    from_spark = from_spark.asDict()
+    from_duck = con.sql(f"SELECT {learner}_fit(x, '{target}') FROM {table} x"
+                        ).fetchall()[0][0]
+    # DuckDB scores the Spark model
+    duck_scores = _duck_scores(con, from_spark, table, what)
+    # Spark scores the DuckDB model, passed in as a value
+    frame = session.createDataFrame(pa.table({"model": pa.array([from_duck], MODEL)}))
+    frame.createOrReplaceTempView("_duck_model")
+    spark_scores = session.sql(f"SELECT {what}(m.model, struct(i.*)) FROM {table} i, "
+                               "_duck_model m").collect()
+
+    def plain(v):
+        return sorted(v.items()) if isinstance(v, dict) else sorted(v) \
+            if isinstance(v, list) else v
+
+    assert sorted(map(str, (plain(r[0]) for r in duck_scores))) == \
+        sorted(map(str, (plain(r[0]) for r in spark_scores)))
+    assert len(duck_scores) == con.sql(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+
+
+def test_itemsets_and_rules_equal(engines):
+    con, session = engines
+    spark = session.sql("SELECT * FROM fp_growth(TABLE(supermarket) WITH SINGLE "
+                        "PARTITION, min_support => 0.2D)").collect()
+    duck = con.sql("SELECT * FROM fp_growth('supermarket', 0.2)").fetchall()
+    assert len(spark) > 50
+    assert sorted((tuple(r[0]), r[1], r[2]) for r in spark) == \
+        sorted((tuple(r[0]), r[1], r[2]) for r in duck)
+    spark = session.sql("SELECT * FROM association_rules(TABLE(supermarket) WITH SINGLE "
+                        "PARTITION, min_support => 0.2D, min_confidence => 0.8D)").collect()
+    duck = con.sql("SELECT * FROM association_rules('supermarket', 0.2, "
+                   "min_confidence := 0.8)").fetchall()
+    assert len(spark) > 10
+    assert sorted((tuple(r[0]), tuple(r[1])) + tuple(r[2:]) for r in spark) == \
+        sorted((tuple(r[0]), tuple(r[1])) + tuple(r[2:]) for r in duck)
+
+
+def test_the_long_and_list_layouts(engines):
+    con, session = engines
+    session.createDataFrame([(1, "a"), (1, "b"), (2, "a"), (2, None), (3, "b"), (3, "a")],
+                            "tid long, item string").createOrReplaceTempView("pairs")
+    got = session.sql("SELECT * FROM fp_growth(TABLE(pairs) WITH SINGLE PARTITION, "
+                      "min_support => 2)").collect()
+    assert sorted((tuple(r[0]), r[1]) for r in got) == [(("a",), 3), (("a", "b"), 2),
+                                                        (("b",), 2)]
+    session.createDataFrame([(["a", "b"],), (["a", None],), (None,), (["b", "a"],)],
+                            "items array<string>").createOrReplaceTempView("lists")
+    got = session.sql("SELECT itemset, support FROM fp_growth(TABLE(lists) WITH SINGLE "
+                      "PARTITION, min_support => 0.5D)").collect()
+    assert sorted((tuple(r[0]), r[1]) for r in got) == [(("a",), 0.75), (("a", "b"), 0.5),
+                                                        (("b",), 0.5)]
+
+
+def test_a_split_table_is_refused_not_fitted_per_partition(engines):
+    _, session = engines
+    spark_errors(session, "SELECT * FROM c45_fit(TABLE(iris_groups), target => 'class')",
+                 "c45_fit", "WITH SINGLE PARTITION", "PARTITION BY")
+    spark_errors(session, "SELECT * FROM c45_fit(TABLE(iris_groups) PARTITION BY (g), "
+                 "target => 'class')", "c45_fit", "several partitions")
+    spark_errors(session, "SELECT * FROM c45_fit(TABLE(iris_groups) PARTITION BY (g), "
+                 "target => 'class', by => 'sepallength')", "c45_fit", "sepallength")
+
+
+def test_bad_input_is_named(engines):
+    _, session = engines
+    single = "TABLE(iris) WITH SINGLE PARTITION"
+    spark_errors(session, f"SELECT * FROM c45_fit({single}, target => 'class', "
+                 "confidence => 0.7D)", "c45_fit: confidence must be in (0, 0.5], got 0.7")
+    spark_errors(session, f"SELECT * FROM c45_fit({single}, target => 'class', "
+                 "bogus => 1)", "bogus")
+    spark_errors(session, f"SELECT * FROM c45_fit({single}, target => 'nope')",
+                 "c45_fit: target column 'nope' is not in the table")
+    spark_errors(session, f"SELECT * FROM m5p_fit({single}, target => 'class')",
+                 "m5p_fit: target column 'class' is nominal")
+    # Spark calls a table function for no partition of an empty relation, so there is
+    # nothing to refuse: no rows give no model, as a GROUP BY of no rows gives none
+    assert session.sql("SELECT * FROM c45_fit(TABLE(SELECT * FROM iris_groups WHERE "
+                       "sepallength < 0) WITH SINGLE PARTITION, target => 'class')"
+                       ).collect() == []
+    spark_errors(session, "SELECT * FROM fp_growth(TABLE(supermarket) WITH SINGLE "
+                 "PARTITION, min_support => 0D)", "fp_growth: min_support")
+
+
+def test_a_newer_model_format_is_refused_naming_both_versions(engines):
+    con, session = engines
+    m = con.sql("SELECT c45_fit(x, 'class') FROM iris x").fetchall()[0][0]
+    m = {**m, "version": 99}
+    session.createDataFrame(pa.table({"model": pa.array([m], MODEL)})) \
+        .createOrReplaceTempView("_newer")
+    text = spark_errors(session, "SELECT predict(m.model, struct(i.*)) FROM iris i, "
+                        "_newer m", "predict", "version 99")
+    assert f"reads {contract.learners()['c45'].version}" in text
+
+
+def test_model_functions_answer_as_on_duckdb(engines):
+    con, session = engines
+    fit = "c45_fit(TABLE(weather_numeric) WITH SINGLE PARTITION, target => 'play')"
+    row = session.sql(f"SELECT model_info(model) AS i, model_dot(model) AS d, "
+                      f"model_to_sql(model, 'spark') AS s FROM {fit}").collect()[0]
+    duck = con.sql("SELECT model_info(m) AS i, model_dot(m) AS d, "
+                   "model_to_sql(m, 'spark') AS s FROM (SELECT c45_fit(x, 'play') AS m "
+                   "FROM weather_numeric x)").fetchall()[0]
+    assert row["d"] == duck[1] and row["s"] == duck[2]
+    info = row["i"].asDict(recursive=True)
+    assert info["learner"] == "c45" and info["target"] == "play"
+    assert json.loads(dict(info["options"])["confidence"]) == 0.25
+    # the SQL written for Spark runs on Spark and predicts as the model does
+    session.sql("SELECT * FROM weather_numeric").createOrReplaceTempView("w")
+    predicted = session.sql(f"SELECT ({duck[2]}) AS p FROM weather_numeric").collect()
+    scored = session.sql(f"SELECT predict(m.model, struct(w.*)) AS p FROM weather_numeric w, "
+                         f"{fit} m").collect()
+    assert sorted(r[0] for r in predicted) == sorted(r[0] for r in scored)
+
+
+def test_register_lists_every_declared_learner(engines):
+    _, session = engines
+    from duckmine import spark as dmspark
+
+    names = dmspark.register(session)
+    for decl in contract.learners().values():
+        assert f"{decl.name}_fit" in names
+        assert (decl.name in names) == bool(decl.relation)
+    for name in ("fp_growth", "association_rules", "predict", "predict_proba",
+                 "predict_value", "model_text"):
+        assert name in names
+    assert duckmine.__name__ == "duckmine"
