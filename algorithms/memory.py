@@ -50,20 +50,24 @@ def needed(per_cell, rows, columns):
     return rows * ((columns + 1) * 8.0 + per_cell * columns)
 
 
-def check(fn, per_cell, rows, columns, limit, so_far=False):
+ADVICE = ("fit a sample (FROM t USING SAMPLE 10%), fewer columns, one model per group "
+          "(GROUP BY), or run it on Spark; the limit is SET VARIABLE "
+          "duckmine_memory_limit = '...' (by default DuckDB's memory_limit)")
+
+
+def check(fn, per_cell, rows, columns, limit, so_far=False, advice=ADVICE,
+          what="duckmine_memory_limit"):
     """Refuse (ValueError naming ``fn``) a fit whose estimate exceeds ``limit``
     (a size, or None for no limit). ``so_far``: ``rows`` are those read so far of
-    rows still arriving, so the fit would take more."""
+    rows still arriving, so the fit would take more. ``advice``: the ways out, as
+    the engine words them; ``what``: the limit's setting."""
     if limit is None:
         return
-    bytes_ = parse_size(limit, f"{fn}: duckmine_memory_limit")
+    bytes_ = parse_size(limit, f"{fn}: {what}")
     estimate = needed(per_cell, rows, columns)
     if estimate > bytes_:
         size = f"{'over' if so_far else 'about'} {size_text(estimate)}"
         counted = f"{rows:,} rows x {columns} columns{' read so far' if so_far else ''}"
         raise ValueError(
             f"{fn}: this fit would take {size} of memory ({counted}), more than the "
-            f"limit of {size_text(bytes_)}; fit a "
-            "sample (FROM t USING SAMPLE 10%), fewer columns, one model per group "
-            "(GROUP BY), or run it on Spark; the limit is SET VARIABLE "
-            "duckmine_memory_limit = '...' (by default DuckDB's memory_limit)")
+            f"limit of {size_text(bytes_)}; {advice}")

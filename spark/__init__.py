@@ -29,11 +29,17 @@ SETTINGS = {"max_values": "spark.duckmine.maxNominalValues",
 
 
 def settings(spark):
-    """The duckmine settings of ``spark``'s configuration (None: the default)."""
+    """The duckmine settings of ``spark``'s configuration (None: the default). The
+    memory a whole-table fit may take on one worker is, unless set, this machine's
+    memory shared by the tasks that run at once (``spark.default.parallelism``)."""
     out = {}
     for key, conf in SETTINGS.items():
         v = spark.conf.get(conf, None)
         out[key] = None if v is None else (v if key == "memory_limit" else int(v))
+    if out["memory_limit"] is None:
+        tasks = max(1, spark.sparkContext.defaultParallelism)
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        out["memory_limit"] = int(0.8 * physical / tasks)
     return out
 
 
@@ -54,6 +60,40 @@ def register(spark):
         spark.udf.register(name, f)
         names.append(name)
     return names
+
+
+def kmeans(df, k, **options):
+    """k-means over the whole cluster (``spark/lloyd.py``): the model value, as
+    ``kmeans_fit`` gives it."""
+    from .lloyd import fitted
+
+    return fitted(df, k, **options)
+
+
+def em(df, k, **options):
+    """EM over the whole cluster (``spark/mixture.py``): the model value, as ``em_fit``
+    gives it."""
+    from .mixture import fitted
+
+    return fitted(df, k, **options)
+
+
+def fp_growth(df, min_support, **options):
+    """Parallel FP-growth over the whole cluster (``spark/pfp.py``): a DataFrame of
+    ``(itemset, support_count, support)``."""
+    from .pfp import fp_growth as mine
+
+    return mine(df, min_support, **options)
+
+
+def models(spark, values):
+    """A DataFrame of one ``model`` column holding the model values given (as the
+    ``_fit`` functions and ``kmeans``/``em`` give them), to score in SQL."""
+    import pyarrow as pa
+
+    from ..udfs.models import MODEL
+
+    return spark.createDataFrame(pa.table({"model": pa.array(list(values), MODEL)}))
 
 
 def session(master="local[2]", app="duckmine", **conf):

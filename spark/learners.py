@@ -25,6 +25,12 @@ from ..udfs.table import Rows
 from . import calls
 
 KEY = pa.field("key", pa.string())
+# how a fit too large for one worker is brought within its memory on Spark
+ADVICE = ("a fit of the whole table runs on one worker: fit one model per group "
+          "(TABLE(t) PARTITION BY (g) with by => 'g'), a sample (TABLE(SELECT * FROM t "
+          "TABLESAMPLE (10 PERCENT))) or fewer columns; k-means, EM and FP-growth run "
+          "over the whole cluster from Python (duckmine.spark.kmeans, em, fp_growth); "
+          "the limit per worker is spark.duckmine.memoryLimit")
 
 
 def _arguments(decl, grouped):
@@ -60,7 +66,8 @@ class _Fit:
             self.whole.take()
         rows = calls.struct_rows(batch)
         memory.check(self.fn, self.decl.memory, self.rows.n + len(rows),
-                     rows.type.num_fields, self.settings.get("memory_limit"), so_far=True)
+                     rows.type.num_fields, self.settings.get("memory_limit"), so_far=True,
+                     advice=ADVICE, what="spark.duckmine.memoryLimit")
         self.rows.add(rows)
         return iter(())
 

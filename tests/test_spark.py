@@ -19,7 +19,7 @@ from .test_contract import CASES, DATASETS, case_id, required
 
 pytestmark = pytest.mark.spark
 
-TABLES = ["weather.nominal", "weather.numeric", "cpu", "iris", "supermarket"]
+TABLES = ["weather.nominal", "weather.numeric", "cpu", "cpu.missing", "iris", "supermarket"]
 
 
 @pytest.fixture(scope="module")
@@ -310,3 +310,119 @@ def test_register_lists_every_declared_learner(engines):
                  "predict_value", "model_text"):
         assert name in names
     assert duckmine.__name__ == "duckmine"
+
+
+def close(a, b, rel=1e-9):
+    """Two model bodies equal, numbers to ``rel``: the same model but for the order in
+    which sums were added."""
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(
+            close(a[k], b[k], rel) for k in a)
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(
+            close(x, y, rel) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, (int, float)):
+        return a == b or abs(a - b) <= rel * max(abs(a), abs(b))
+    return a == b
+
+
+def frame(engines, table, parts=3):
+    """A table as a DataFrame of several partitions, so that sums are split."""
+    con, session = engines
+    return session.createDataFrame(con.sql(f"FROM {table}").to_arrow_table()) \
+        .repartition(parts)
+
+
+@pytest.mark.parametrize("table,k", [("weather_numeric", 2), ("iris", 3),
+                                     ("cpu_missing", 4)])
+@pytest.mark.parametrize("init", ["random", "k-means++"])
+def test_kmeans_over_the_cluster_equals_one_machine(engines, table, k, init):
+    from duckmine import spark as dmspark
+
+    con, _ = engines
+    got = dmspark.kmeans(frame(engines, table), k, init=init)
+    want = con.sql(f"SELECT kmeans_fit(x, {k}, init := '{init}') FROM {table} x"
+                   ).fetchall()[0][0]
+    a, b = json.loads(got["body"]), json.loads(want["body"])
+    assert a["iterations"] == b["iterations"] and a["sizes"] == b["sizes"]
+    assert close(a, b)
+
+
+@pytest.mark.parametrize("table,k", [("weather_numeric", 2), ("iris", 5),
+                                     ("cpu_missing", 4)])
+def test_em_over_the_cluster_equals_one_machine(engines, table, k):
+    from duckmine import spark as dmspark
+
+    con, _ = engines
+    got = dmspark.em(frame(engines, table), k)
+    want = con.sql(f"SELECT em_fit(x, k := {k}) FROM {table} x").fetchall()[0][0]
+    a, b = json.loads(got["body"]), json.loads(want["body"])
+    assert a["iterations"] == b["iterations"]
+    assert a["log_likelihood"] == pytest.approx(b["log_likelihood"], rel=1e-9)
+    assert close(a, b)
+
+
+@pytest.mark.parametrize("target,max_length", [("all", None), ("closed", 3),
+                                                ("maximal", None), ("all", 2)])
+def test_parallel_fp_growth_equals_one_machine(engines, target, max_length):
+    from duckmine import spark as dmspark
+
+    con, _ = engines
+    got = dmspark.fp_growth(frame(engines, "supermarket"), 0.15, target=target,
+                            max_length=max_length, groups=5).collect()
+    want = con.sql(f"SELECT * FROM fp_growth('supermarket', 0.15, target := '{target}', "
+                   f"max_length := {contract.literal(max_length)})").fetchall()
+    assert len(want) > 20
+    assert sorted((tuple(r[0]), r[1], r[2]) for r in got) == \
+        sorted((tuple(r[0]), r[1], r[2]) for r in want)
+
+
+def test_parallel_fp_growth_reads_every_layout(engines):
+    from duckmine import spark as dmspark
+
+    _, session = engines
+    pairs = session.createDataFrame(
+        [(1, "a"), (1, "b"), (2, "a"), (2, None), (3, "b"), (3, "a"), (None, "c")],
+        "tid long, item string")
+    lists = session.createDataFrame([(["a", "b"],), (["a", None],), (None,), (["b", "a"],)],
+                                    "items array<string>")
+    wide = session.createDataFrame([("x", True), ("x", False), (None, True)],
+                                   "color string, big boolean")
+    for df, support, want in [
+            (pairs, 2, [(("a",), 3), (("a", "b"), 2), (("b",), 2)]),
+            (lists, 2, [(("a",), 3), (("a", "b"), 2), (("b",), 2)]),
+            (wide, 2, [(("big",), 2), (("color=x",), 2)])]:
+        got = dmspark.fp_growth(df, support).collect()
+        assert sorted((tuple(r[0]), r[1]) for r in got) == want
+
+
+def test_over_the_cluster_bad_input_is_named(engines):
+    from duckmine import spark as dmspark
+
+    with pytest.raises(ValueError, match="em: k must be a number of clusters on Spark"):
+        dmspark.em(frame(engines, "iris"), -1)
+    with pytest.raises(ValueError, match="kmeans: k must be"):
+        dmspark.kmeans(frame(engines, "iris"), 0)
+    with pytest.raises(ValueError, match="kmeans: k = 500 is larger than the number of "
+                                         "distinct rows"):
+        dmspark.kmeans(frame(engines, "weather_numeric"), 500)
+    with pytest.raises(ValueError, match="fp_growth: min_support"):
+        dmspark.fp_growth(frame(engines, "supermarket"), -1.0)
+    with pytest.raises(ValueError, match="exclude names 'nope'"):
+        dmspark.kmeans(frame(engines, "iris"), 2, exclude=["nope"])
+
+
+def test_a_fit_too_large_for_a_worker_is_refused(engines):
+    from duckmine import spark as dmspark
+
+    _, session = engines
+    session.conf.set("spark.duckmine.memoryLimit", "2KB")
+    try:
+        dmspark.register(session)
+        text = spark_errors(session, "SELECT * FROM m5p_fit(TABLE(cpu) WITH SINGLE "
+                            "PARTITION, target => 'class')", "m5p_fit: this fit would take",
+                            "PARTITION BY (g)", "spark.duckmine.memoryLimit")
+        assert "USING SAMPLE" not in text
+    finally:
+        session.conf.unset("spark.duckmine.memoryLimit")
+        dmspark.register(session)

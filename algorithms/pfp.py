@@ -1,0 +1,101 @@
+"""Parallel FP-growth (Li, Wang, Zhang, Zhang & Chang, 2008): the engine-free
+pieces of mining frequent itemsets on many machines at once.
+
+The frequent items are ranked by descending support and dealt to ``G`` groups
+(rank ``r`` to group ``r % G``, which spreads the most frequent items). A
+transaction, as the sorted ranks of its frequent items, becomes one
+*group-dependent transaction* per group it holds an item of: its prefix up to
+that group's last item. Every itemset whose least frequent item is in group
+``g`` occurs, with all of its transactions, in group ``g``'s shard, so mining the
+shard's FP-tree for the itemsets that end in ``g``'s items (``fpgrowth.mine``)
+gives exactly the global itemsets and supports, and the groups are mined
+independently.
+"""
+
+import numpy as np
+
+from . import fpgrowth, stop
+from .jit import njit
+
+
+@njit(cache=True)
+def ranked(offsets, codes):
+    """Each transaction's ranks (``codes``, -1 for an infrequent item, skipped)
+    sorted and distinct: (CSR offsets, ranks)."""
+    n = offsets.shape[0] - 1
+    out_offsets = np.zeros(n + 1, np.int64)
+    out = np.empty(codes.shape[0], np.int32)
+    longest = 0
+    for t in range(n):
+        longest = max(longest, offsets[t + 1] - offsets[t])
+    path = np.empty(longest + 1, np.int32)
+    identity = np.arange(max(codes.max() + 1, 1) if codes.shape[0] else 1, dtype=np.int32)
+    at = 0
+    for t in range(n):
+        m = fpgrowth._sorted_unique(codes, offsets[t], offsets[t + 1], identity, path)
+        out[at:at + m] = path[:m]
+        at += m
+        out_offsets[t + 1] = at
+    return out_offsets, out[:at]
+
+
+@njit(cache=True)
+def shards(offsets, ranks, groups):
+    """The group-dependent transactions of the transactions ``ranks[offsets[t]:
+    offsets[t + 1]]`` (frequent item ranks, each list sorted and distinct):
+    (group of each, CSR offsets, ranks)."""
+    n = offsets.shape[0] - 1
+    size = 0
+    count = 0
+    last = np.full(groups, -1, np.int64)
+    for t in range(n):  # first the sizes
+        lo = offsets[t]
+        for j in range(lo, offsets[t + 1]):
+            last[ranks[j] % groups] = j
+        for j in range(lo, offsets[t + 1]):
+            g = ranks[j] % groups
+            if last[g] == j:
+                size += j - lo + 1
+                count += 1
+        for j in range(lo, offsets[t + 1]):
+            last[ranks[j] % groups] = -1
+    group = np.empty(count, np.int32)
+    out_offsets = np.zeros(count + 1, np.int64)
+    out = np.empty(size, np.int32)
+    q = 0
+    at = 0
+    for t in range(n):
+        lo = offsets[t]
+        for j in range(lo, offsets[t + 1]):
+            last[ranks[j] % groups] = j
+        for j in range(lo, offsets[t + 1]):
+            g = ranks[j] % groups
+            if last[g] == j:
+                group[q] = g
+                for i in range(lo, j + 1):
+                    out[at] = ranks[i]
+                    at += 1
+                q += 1
+                out_offsets[q] = at
+        for j in range(lo, offsets[t + 1]):
+            last[ranks[j] % groups] = -1
+    return group, out_offsets, out
+
+
+def mine_group(offsets, ranks, n_items, group, groups, min_count, max_len, limit):
+    """The records ``(parent, item, count)`` of every itemset of at most
+    ``max_len`` items whose least frequent item is in ``group``, from the group's
+    shard (items are ranks, ``n_items`` in all); raises ``TooManyItemsets``."""
+    from .itemsets import TooManyItemsets
+
+    identity = np.arange(n_items, dtype=np.int32)
+    tree = fpgrowth.build_tree(offsets, ranks, identity, n_items)
+    mine = np.flatnonzero((tree[4] >= min_count)
+                          & (identity % groups == group)).astype(np.int32)
+    halt = stop.flag()
+    parent, item, count, status = fpgrowth.mine(*tree, mine, n_items, min_count, max_len,
+                                                limit, halt)
+    stop.check(halt)
+    if status == fpgrowth.STATUS_LIMIT:
+        raise TooManyItemsets(limit)
+    return parent, item, count

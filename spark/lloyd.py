@@ -1,0 +1,116 @@
+"""k-means over a Spark DataFrame too large for one machine: each Lloyd pass is one
+Spark job whose partitions assign their rows and add up the per-cluster sums with
+the single-machine kernel (``algorithms/clusters/kmeans._pass_chunk``); the driver
+adds the partitions' sums and moves the centres, as ``kmeans.lloyd`` does.
+
+- **The start** is chosen by the core's seeding (``init``) on the table's rows in
+  the order of their values, as the single-machine fit takes them, when the table
+  has at most ``sample`` rows; from a sample of about ``sample`` rows otherwise.
+- **Stopping:** the reference stops when no row changes cluster. A pass's centres
+  are a function of its assignments, so unchanged assignments are unchanged
+  centres: the driver stops when a pass gives the centres it started from (after
+  the first pass, which compares every row with cluster 0: it stops when no
+  partition saw a row go elsewhere).
+
+From the same start the model equals the single-machine one but for the order in
+which floating-point sums were added (a relative 1e-12 or so).
+"""
+
+import numpy as np
+
+from ..algorithms import contract
+from ..algorithms.clusters import kmeans as core
+from ..algorithms.clusters.model import KMeansModel, _distinct_at_least
+from ..algorithms.filters import ReplaceMissing
+from ..udfs.models import value
+from . import frames
+
+SAMPLE = 100_000
+
+
+def fitted(df, k, seed=10, init="k-means++", max_iterations=500, exclude=(), weight=None,
+           sample=SAMPLE):
+    """The model value (as DuckDB's ``kmeans_fit`` gives it) of ``df``."""
+    fn = "kmeans"
+    options = contract.get(fn, fn).options(fn, {
+        "k": k, "seed": seed, "init": init, "max_iterations": max_iterations,
+        "exclude": list(exclude)})
+    frame = frames.Frame(fn, df, options["exclude"], weight)
+    total = frame.summarize()
+    attributes = frame.attributes
+    layout = core.Layout.of(attributes)
+    fill, lo, width, full = frame.replaced(total)
+    start = _start(frame, total, attributes, fill, lo, width, options, sample)
+    C, sse, errs, sizes, iterations = _lloyd(frame, layout, fill, lo, width, start,
+                                             options["max_iterations"])
+    opts = {key: options[key] for key in ("k", "seed", "init", "max_iterations")}
+    return value(KMeansModel(attributes, ReplaceMissing(attributes, fill), opts, total["n"],
+                             lo, width, full, C, sizes, sse, errs, iterations))
+
+
+def _start(frame, total, attributes, fill, lo, width, options, sample):
+    """The initial centres: the core's seeding on the rows in the order of their
+    values (all of them, or a sample)."""
+    X, w = frame.sample(total, fill, options["seed"], sample)
+    k = options["k"]
+    if k > len(X) or not _distinct_at_least(X, k):
+        raise ValueError(f"kmeans: k = {k} is larger than the number of distinct rows")
+    layout = core.Layout.of(attributes)
+    if options["init"] == "random":
+        return core.seed_random(X, k, options["seed"])[1]
+    return core.seed_plus_plus(X, w, layout.nominal, lo, width, k, options["seed"])[1]
+
+
+def _lloyd(frame, layout, fill, lo, width, C, max_iterations):
+    """The Lloyd passes over the cluster, from the centres ``C``."""
+    encode = frame.encoder(fill)
+    nominal, nvals, offs, V = layout.nominal, layout.nvals, layout.offs, layout.V
+    p = len(nominal)
+    it = 0
+    while True:
+        it += 1
+        K = len(C)
+        Z = core._scaled(C, nominal, lo, width)
+
+        def part(batches, Z=Z, K=K):
+            sums = [np.zeros((1, K)), np.zeros((1, K)), np.zeros((1, K, p)),
+                    np.zeros((1, K, p)), np.zeros((1, K), np.int64),
+                    np.zeros((1, K, V), np.int64), np.zeros((1, K, V), np.int64)]
+            moved = False
+            for b in batches:
+                if b.num_rows == 0:
+                    continue
+                X, w = encode(b)
+                here = [np.zeros_like(s) for s in sums]
+                changed = np.zeros(1, np.bool_)
+                core._pass_chunk(X, w, nominal, offs, lo, width, Z,
+                                 np.zeros(len(X), np.int64), np.int64(0), np.int64(len(X)),
+                                 *here, changed)
+                for s, h in zip(sums, here):
+                    s += h
+                moved |= bool(changed[0])
+            return {"sums": [s.ravel().tolist() for s in sums], "moved": moved}
+
+        parts = frames.run_pass(frame.df, part)
+        shapes = [(K,), (K,), (K, p), (K, p), (K,), (K, V), (K, V)]
+        sse, sw, s, ss, cnt, mode, nom = [np.zeros(shape) for shape in shapes]
+        for q in parts:
+            for total, got, shape in zip((sse, sw, s, ss, cnt, mode, nom), q["sums"],
+                                         shapes):
+                total += np.asarray(got).reshape(shape)
+        keep = np.flatnonzero(cnt > 0)
+        newC = np.empty((len(keep), p))
+        for t, c in enumerate(keep):
+            for j in range(p):
+                if nominal[j]:
+                    newC[t, j] = float(np.argmax(mode[c, offs[j]:offs[j] + nvals[j]]))
+                else:
+                    newC[t, j] = s[c, j] / sw[c] if sw[c] > 0 else 0.0
+        if it == 1:
+            converged = not any(q["moved"] for q in parts)
+        else:
+            converged = newC.shape == C.shape and np.array_equal(newC, C)
+        C = newC
+        if converged or it == max_iterations:
+            break
+    return C, float(sse.sum()), sse[keep], cnt[keep].astype(np.int64), it

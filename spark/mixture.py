@@ -1,0 +1,193 @@
+"""EM over a Spark DataFrame too large for one machine: each iteration is one Spark
+job whose partitions run the E step on their rows (``em._e_chunk``) and add up the
+M step's weighted sums with those memberships (``em._m_chunk``); the driver adds
+the partitions' sums, tests convergence and re-estimates the model, as
+``em.iterate_kernel`` does on one machine.
+
+- **The start** is the core's (``em.initialise``: the best of ten k-means runs) on
+  the table's rows in the order of their values, as the single-machine fit takes
+  them, when the table has at most ``sample`` rows; on a sample of about
+  ``sample`` rows otherwise. A failed step restarts from a new start on the same
+  rows, as the core does.
+- **A standard deviation** that collapses is replaced by the attribute's standard
+  deviation over the whole table, from the first pass's sums.
+- ``k = -1`` (choosing the number of clusters by cross-validation) is not run
+  over the cluster: choose it on a sample (``em_fit`` on DuckDB), then pass it.
+
+From the same start the log-likelihood equals the single-machine one but for the
+order in which floating-point sums were added (a relative 1e-12 or so).
+"""
+
+import numpy as np
+
+from ..algorithms import contract
+from ..algorithms.clusters import em as core
+from ..algorithms.clusters.kmeans import Layout
+from ..algorithms.clusters.model import EMModel, _distinct_at_least
+from ..algorithms.filters import ReplaceMissing
+from ..algorithms.javautil import JavaRandom
+from ..udfs.models import value
+from . import frames
+from .lloyd import SAMPLE
+
+
+def fitted(df, k, max_iterations=100, seed=100, min_stddev=1e-6, exclude=(), weight=None,
+           sample=SAMPLE):
+    """The model value (as DuckDB's ``em_fit`` gives it) of ``df``."""
+    fn = "em"
+    options = contract.get(fn, fn).options(fn, {
+        "k": k, "max_iterations": max_iterations, "seed": seed, "min_stddev": min_stddev,
+        "exclude": list(exclude)})
+    if options["k"] < 1:
+        raise ValueError(f"em: k must be a number of clusters on Spark, got {k}; choose it "
+                         "by cross-validation on a sample (em_fit with k := -1 on DuckDB)")
+    frame = frames.Frame(fn, df, options["exclude"], weight)
+    total = frame.summarize()
+    attributes = frame.attributes
+    layout = Layout.of(attributes)
+    fill = frame.replaced(total)[0]
+    X, w = frame.sample(total, fill, seed, sample)
+    if options["k"] > len(X) or not _distinct_at_least(X, options["k"]):
+        raise ValueError(f"em: k = {k} is larger than the number of distinct rows")
+    rows = core.Rows(X, w, layout)
+    fsd = frame.full_sd(total)
+    rows.fsd[:], rows.fsd_done[:] = fsd, True  # the whole table's, not the sample's
+    init = core.initialise(rows, options["k"], core.fresh_random(seed), min_stddev)
+    params, llk, steps, reverted = _iterate(frame, layout, fill, fsd, rows, init.params,
+                                            options)
+    opts = {key: options[key] for key in ("k", "max_iterations", "seed", "min_stddev")}
+    return value(EMModel(attributes, ReplaceMissing(attributes, fill), opts, total["n"],
+                         params, llk, steps, reverted))
+
+
+def _iterate(frame, layout, fill, fsd, rows, params, options):
+    """``em.iterate``: the EM loop, restarted from a new start on a failure."""
+    seed, restarts, llk = options["seed"], 0, 0.0
+    while True:
+        status, llk, steps, reverted = _loop(frame, layout, fill, fsd, params, llk, options)
+        if status == core.OK:
+            return params, llk, steps, reverted
+        seed += 1
+        restarts += 1
+        rr = JavaRandom(seed)
+        for _ in range(10):
+            rr.next_double()
+            rr.next_int()
+        k = params.k
+        if restarts > 5:
+            k, restarts = k - 1, 0
+        if k < 1:
+            raise ValueError(f"em: EM failed: {core.FAILURES[status]}")
+        params = core.initialise(rows, k, rr, options["min_stddev"]).params
+
+
+def _loop(frame, layout, fill, fsd, params, llk, options):
+    """``em.iterate_kernel`` with each E step and its M sums one pass over the
+    cluster; ``params`` are updated in place."""
+    nominal, nvals, offs = layout.nominal, layout.nvals, layout.offs
+    nomidx = core.nominal_index(layout)
+    previous = [a.copy() for a in params.arrays()]
+    steps = 0
+    for i in range(options["max_iterations"]):
+        old = llk
+        if not (params.priors > 0).all():
+            return core.CLUSTER_EMPTY, llk, steps, False
+        sums = _pass(frame, layout, fill, nomidx, params)
+        if sums["bad"]:
+            return core.NOT_NORMALISABLE, llk, steps, False
+        llk = sums["ll"] / sums["sw"]
+        steps += 1
+        if i > 0 and llk - old < 1e-6:
+            if llk - old < 0:
+                for a, p in zip(params.arrays(), previous):
+                    a[:] = p
+                return core.OK, llk, steps, True
+            break
+        for a, p in zip(previous, params.arrays()):
+            a[:] = p
+        if not _m_step(sums, params, nominal, nvals, offs, nomidx, fsd,
+                       options["min_stddev"]):
+            return core.NOT_NORMALISABLE, llk, steps, False
+    return core.OK, llk, steps, False
+
+
+def _pass(frame, layout, fill, nomidx, params):
+    """The E step's log-likelihood and the M step's sums, over every partition."""
+    nominal, nvals, offs = layout.nominal, layout.nvals, layout.offs
+    logprior, denom, logsd, logp = core._tables(params.priors, params.sd, params.counts,
+                                                params.total, nominal, nvals, offs)
+    mean = params.mean
+    K, p, V = params.k, len(nominal), layout.V
+    pn = max(int(nominal.sum()), 1)
+    encode = frame.encoder(fill)
+
+    def part(batches):
+        ll = sw = 0.0
+        bad = False
+        sums = [np.zeros((1, K)), np.zeros((1, V, K)), np.zeros((1, pn, K)),
+                np.zeros((1, p, K)), np.zeros((1, p, K))]
+        for b in batches:
+            if b.num_rows == 0:
+                continue
+            X, w = encode(b)
+            n = len(X)
+            W = np.empty((n, K))
+            ll_c, sw_c, bad_c = np.zeros(1), np.zeros(1), np.zeros(1, np.bool_)
+            core._e_chunk(X, w, nominal, offs, mean, denom, logsd, logp, logprior, W,
+                          np.empty(0), True, np.int64(0), np.int64(n), ll_c, sw_c, bad_c)
+            ll += ll_c[0]
+            sw += sw_c[0]
+            bad |= bool(bad_c[0])
+            here = [np.zeros_like(s) for s in sums]
+            core._m_chunk(X, w, W, nominal, offs, nomidx, np.int64(0), np.int64(n), *here)
+            for s, h in zip(sums, here):
+                s += h
+        return {"ll": ll, "sw": sw, "bad": bad, "sums": [s.ravel().tolist() for s in sums]}
+
+    parts = frames.run_pass(frame.df, part)
+    shapes = [(K,), (V, K), (pn, K), (p, K), (p, K)]
+    out = {"ll": 0.0, "sw": 0.0, "bad": False,
+           "sums": [np.zeros(shape) for shape in shapes]}
+    for q in parts:
+        out["ll"] += q["ll"]
+        out["sw"] += q["sw"]
+        out["bad"] |= q["bad"]
+        for total, got, shape in zip(out["sums"], q["sums"], shapes):
+            total += np.asarray(got).reshape(shape)
+    return out
+
+
+def _m_step(sums, params, nominal, nvals, offs, nomidx, fsd, min_sd):
+    """``em.m_step``'s estimates from the summed sums; False where they cannot be
+    normalised."""
+    pri, cnt, tot, S, SS = sums["sums"]
+    cnt, tot = cnt.copy(), tot.copy()
+    for j in np.flatnonzero(nominal):  # the Laplace start
+        tot[nomidx[j], :] += float(nvals[j])
+        cnt[offs[j]:offs[j] + nvals[j], :] += 1.0
+    norm = float(pri.sum())
+    if np.isnan(norm) or norm == 0:
+        return False
+    priors, mean, sd, counts, total = params.arrays()
+    for c in range(params.k):
+        priors[c] = pri[c] / norm
+        ws = pri[c]
+        for j in range(len(nominal)):
+            if nominal[j]:
+                total[c, j] = tot[nomidx[j], c]
+                counts[c, offs[j]:offs[j] + nvals[j]] = cnt[offs[j]:offs[j] + nvals[j], c]
+                continue
+            if ws <= 0:
+                sd[c, j], mean[c, j] = core.MAX_VALUE, min_sd
+                continue
+            s = S[j, c]
+            dev = float(np.sqrt(max(0.0, (SS[j, c] - s * s / ws) / ws)))
+            if dev <= min_sd:
+                dev = fsd[j]
+                if dev <= min_sd:
+                    dev = min_sd
+            if dev <= 0 or np.isinf(dev):
+                dev = min_sd
+            sd[c, j] = dev
+            mean[c, j] = s / ws
+    return True
