@@ -106,6 +106,7 @@ def session(master="local[2]", app="duckmine", **conf):
     builder = (SparkSession.builder.master(master).appName(app)
                .config("spark.driver.extraJavaOptions", java)
                .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
                .config("spark.sql.shuffle.partitions", "4"))
     for k, v in conf.items():
         builder = builder.config(k, v)

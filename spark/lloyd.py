@@ -36,13 +36,16 @@ def fitted(df, k, seed=10, init="k-means++", max_iterations=500, exclude=(), wei
         "k": k, "seed": seed, "init": init, "max_iterations": max_iterations,
         "exclude": list(exclude)})
     frame = frames.Frame(fn, df, options["exclude"], weight)
-    total = frame.summarize()
-    attributes = frame.attributes
-    layout = core.Layout.of(attributes)
-    fill, lo, width, full = frame.replaced(total)
-    start = _start(frame, total, attributes, fill, lo, width, options, sample)
-    C, sse, errs, sizes, iterations = _lloyd(frame, layout, fill, lo, width, start,
-                                             options["max_iterations"])
+    try:
+        total = frame.open()
+        attributes = frame.attributes
+        layout = core.Layout.of(attributes)
+        fill, lo, width, full = frame.replaced(total)
+        start = _start(frame, total, attributes, fill, lo, width, options, sample)
+        C, sse, errs, sizes, iterations = _passes(frame, layout, fill, lo, width, start,
+                                                  options["max_iterations"])
+    finally:
+        frame.close()
     opts = {key: options[key] for key in ("k", "seed", "init", "max_iterations")}
     return value(KMeansModel(attributes, ReplaceMissing(attributes, fill), opts, total["n"],
                              lo, width, full, C, sizes, sse, errs, iterations))
@@ -61,9 +64,8 @@ def _start(frame, total, attributes, fill, lo, width, options, sample):
     return core.seed_plus_plus(X, w, layout.nominal, lo, width, k, options["seed"])[1]
 
 
-def _lloyd(frame, layout, fill, lo, width, C, max_iterations):
+def _passes(frame, layout, fill, lo, width, C, max_iterations):
     """The Lloyd passes over the cluster, from the centres ``C``."""
-    encode = frame.encoder(fill)
     nominal, nvals, offs, V = layout.nominal, layout.nvals, layout.offs, layout.V
     p = len(nominal)
     it = 0
@@ -77,10 +79,7 @@ def _lloyd(frame, layout, fill, lo, width, C, max_iterations):
                     np.zeros((1, K, p)), np.zeros((1, K), np.int64),
                     np.zeros((1, K, V), np.int64), np.zeros((1, K, V), np.int64)]
             moved = False
-            for b in batches:
-                if b.num_rows == 0:
-                    continue
-                X, w = encode(b)
+            for X, w in frames.matrices(batches, p, fill):
                 here = [np.zeros_like(s) for s in sums]
                 changed = np.zeros(1, np.bool_)
                 core._pass_chunk(X, w, nominal, offs, lo, width, Z,
@@ -91,7 +90,7 @@ def _lloyd(frame, layout, fill, lo, width, C, max_iterations):
                 moved |= bool(changed[0])
             return {"sums": [s.ravel().tolist() for s in sums], "moved": moved}
 
-        parts = frames.run_pass(frame.df, part)
+        parts = frames.run_pass(frame.blocks, part)
         shapes = [(K,), (K,), (K, p), (K, p), (K,), (K, V), (K, V)]
         sse, sw, s, ss, cnt, mode, nom = [np.zeros(shape) for shape in shapes]
         for q in parts:

@@ -42,19 +42,22 @@ def fitted(df, k, max_iterations=100, seed=100, min_stddev=1e-6, exclude=(), wei
         raise ValueError(f"em: k must be a number of clusters on Spark, got {k}; choose it "
                          "by cross-validation on a sample (em_fit with k := -1 on DuckDB)")
     frame = frames.Frame(fn, df, options["exclude"], weight)
-    total = frame.summarize()
-    attributes = frame.attributes
-    layout = Layout.of(attributes)
-    fill = frame.replaced(total)[0]
-    X, w = frame.sample(total, fill, seed, sample)
-    if options["k"] > len(X) or not _distinct_at_least(X, options["k"]):
-        raise ValueError(f"em: k = {k} is larger than the number of distinct rows")
-    rows = core.Rows(X, w, layout)
-    fsd = frame.full_sd(total)
-    rows.fsd[:], rows.fsd_done[:] = fsd, True  # the whole table's, not the sample's
-    init = core.initialise(rows, options["k"], core.fresh_random(seed), min_stddev)
-    params, llk, steps, reverted = _iterate(frame, layout, fill, fsd, rows, init.params,
-                                            options)
+    try:
+        total = frame.open()
+        attributes = frame.attributes
+        layout = Layout.of(attributes)
+        fill = frame.replaced(total)[0]
+        X, w = frame.sample(total, fill, seed, sample)
+        if options["k"] > len(X) or not _distinct_at_least(X, options["k"]):
+            raise ValueError(f"em: k = {k} is larger than the number of distinct rows")
+        rows = core.Rows(X, w, layout)
+        fsd = frame.full_sd(total)
+        rows.fsd[:], rows.fsd_done[:] = fsd, True  # the whole table's, not the sample's
+        init = core.initialise(rows, options["k"], core.fresh_random(seed), min_stddev)
+        params, llk, steps, reverted = _iterate(frame, layout, fill, fsd, rows,
+                                                init.params, options)
+    finally:
+        frame.close()
     opts = {key: options[key] for key in ("k", "max_iterations", "seed", "min_stddev")}
     return value(EMModel(attributes, ReplaceMissing(attributes, fill), opts, total["n"],
                          params, llk, steps, reverted))
@@ -64,7 +67,8 @@ def _iterate(frame, layout, fill, fsd, rows, params, options):
     """``em.iterate``: the EM loop, restarted from a new start on a failure."""
     seed, restarts, llk = options["seed"], 0, 0.0
     while True:
-        status, llk, steps, reverted = _loop(frame, layout, fill, fsd, params, llk, options)
+        status, llk, steps, reverted = _loop(frame, layout, fill, fsd, params, llk,
+                                             options)
         if status == core.OK:
             return params, llk, steps, reverted
         seed += 1
@@ -119,17 +123,13 @@ def _pass(frame, layout, fill, nomidx, params):
     mean = params.mean
     K, p, V = params.k, len(nominal), layout.V
     pn = max(int(nominal.sum()), 1)
-    encode = frame.encoder(fill)
 
     def part(batches):
         ll = sw = 0.0
         bad = False
         sums = [np.zeros((1, K)), np.zeros((1, V, K)), np.zeros((1, pn, K)),
                 np.zeros((1, p, K)), np.zeros((1, p, K))]
-        for b in batches:
-            if b.num_rows == 0:
-                continue
-            X, w = encode(b)
+        for X, w in frames.matrices(batches, p, fill):
             n = len(X)
             W = np.empty((n, K))
             ll_c, sw_c, bad_c = np.zeros(1), np.zeros(1), np.zeros(1, np.bool_)
@@ -144,7 +144,7 @@ def _pass(frame, layout, fill, nomidx, params):
                 s += h
         return {"ll": ll, "sw": sw, "bad": bad, "sums": [s.ravel().tolist() for s in sums]}
 
-    parts = frames.run_pass(frame.df, part)
+    parts = frames.run_pass(frame.blocks, part)
     shapes = [(K,), (V, K), (pn, K), (p, K), (p, K)]
     out = {"ll": 0.0, "sw": 0.0, "bad": False,
            "sums": [np.zeros(shape) for shape in shapes]}

@@ -1,0 +1,268 @@
+"""duckmine on Spark side by side with Spark's own MLlib (and scikit-learn per
+group), at ``local[1]`` and ``local[2]`` on this machine.
+
+    python -m duckmine.benchmarks.spark [--baskets 1000000 5000000] [--support 0.01]
+        [--rows 5000000] [--group-rows 1000000] [--groups 1000] [--cores 1 2]
+        [--parts fp kmeans em c45] [--timeout 3600]
+
+Needs the ``spark`` and ``bench`` extras and Java 17+. Each core count runs in a
+process of its own (one SparkSession, its JVM and Python workers), whose peak
+memory is sampled over the whole process tree. Every timing runs on a cached
+DataFrame (built and counted first) and forces the whole result:
+
+- **fp:** Quest-style baskets (about 1,000 items, 10 a basket, seed 1) as an
+  ``items`` list column. duckmine: ``duckmine.spark.fp_growth(df, s).count()``
+  (parallel FP-growth); MLlib: ``FPGrowth(minSupport=s).fit(df).freqItemsets
+  .count()`` (lazy until counted). Both must count the same itemsets.
+- **kmeans:** ``rows`` x 10 normal columns around 10 centres. duckmine:
+  ``duckmine.spark.kmeans(df, 10)`` (k-means++ on a 100,000-row sample, then Lloyd
+  passes to convergence); MLlib: ``KMeans(k=10, initMode='random', tol=0,
+  maxIter=`` duckmine's passes ``)`` on the same columns assembled as vectors
+  (assembled and cached beforehand, not timed).
+- **em:** the same table, 5 clusters, 10 iterations each. duckmine:
+  ``duckmine.spark.em(df, 5, max_iterations=10)`` (independent normals per
+  attribute, its start from ten k-means runs on the sample); MLlib:
+  ``GaussianMixture(k=5, maxIter=10, tol=0)`` (full covariance matrices: more work
+  a row than independent normals, reported as it is).
+- **c45:** ``group-rows`` rows in ``groups`` groups (5 numeric, 1 nominal
+  attribute, a two-valued class). duckmine: ``c45_fit(TABLE(t) PARTITION BY (g),
+  target => 'y', by => 'g')``, counted; scikit-learn: ``groupBy('g')
+  .applyInPandas`` fitting a ``DecisionTreeClassifier`` per group (the nominal
+  attribute as codes).
+
+It prints each timing, duckmine's speed-up over the peer, and each tool's speed-up
+from 1 to 2 cores. Targets: at least 3x MLlib's FPGrowth and KMeans, and at least
+1.6x from 1 to 2 cores.
+"""
+
+import argparse
+import json
+import os
+import threading
+import time
+
+import numpy as np
+
+from .child import run_child
+
+PARTS = ("fp", "kmeans", "em", "c45")
+
+
+class PeakMemory:
+    """The largest resident set of this process and its descendants (the JVM and
+    the Python workers), sampled every 0.2 s."""
+
+    def __init__(self):
+        self.peak = 0
+        self.done = threading.Event()
+        threading.Thread(target=self._watch, daemon=True).start()
+
+    def _tree(self):
+        kids = {}
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            kids.setdefault(ppid, []).append(int(pid))
+        out, todo = [], [os.getpid()]
+        while todo:
+            p = todo.pop()
+            out.append(p)
+            todo += kids.get(p, [])
+        return out
+
+    def _rss(self, pid):
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        return int(line.split()[1]) * 1024
+        except OSError:
+            pass
+        return 0
+
+    def _watch(self):
+        while not self.done.wait(0.2):
+            self.peak = max(self.peak, sum(self._rss(p) for p in self._tree()))
+
+    def mb(self):
+        return self.peak / 2**20
+
+
+def timed(fn):
+    start = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - start, out
+
+
+def baskets(spark, n, cores):
+    from duckmine.algorithms.baskets import quest_baskets
+    import pyarrow as pa
+
+    offsets, items = quest_baskets(n, n_items=1000, seed=1)
+    names = pa.array([f"item{i:04d}" for i in range(1000)])
+    lists = pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)),
+                                     names.take(pa.array(items)))
+    # MLlib's FPGrowth needs each basket's items distinct
+    table = pa.table({"items": lists})
+    df = spark.createDataFrame(table).selectExpr("array_distinct(items) AS items")
+    return df.repartition(2 * cores).cache()
+
+
+def points(spark, n, cores):
+    from pyspark.sql import functions as F
+
+    df = spark.range(n, numPartitions=2 * cores)
+    centre = (F.col("id") % 10).cast("double")
+    cols = [(F.randn(seed=j) + centre * (j + 1) * 0.7).alias(f"x{j}") for j in range(10)]
+    return df.select(*cols).cache()
+
+
+def grouped(spark, n, groups, cores):
+    from pyspark.sql import functions as F
+
+    df = spark.range(n, numPartitions=2 * cores)
+    x = [F.rand(seed=j).alias(f"x{j}") for j in range(5)]
+    return (df.select((F.col("id") % groups).alias("g"), *x,
+                      F.element_at(F.array(F.lit("a"), F.lit("b"), F.lit("c")),
+                                   (F.col("id") % 3 + 1).cast("int")).alias("c"))
+            .withColumn("y", F.when(F.col("x0") + F.col("x1") * F.rand(seed=9) > 0.8,
+                                    "yes").otherwise("no"))
+            .cache())
+
+
+def _fp(spark, args, cores, out):
+    import duckmine.spark as dm
+    from pyspark.ml.fpm import FPGrowth
+
+    for n in args.baskets:
+        df = baskets(spark, n, cores)
+        df.count()
+        t, ours = timed(lambda df=df: dm.fp_growth(df, args.support).count())
+        t2, theirs = timed(lambda df=df: FPGrowth(itemsCol="items", minSupport=args.support)
+                           .fit(df).freqItemsets.count())
+        out.append({"part": "fp", "size": n, "duckmine": t, "peer": t2, "peer_name": "MLlib",
+                    "check": f"{ours} itemsets" + ("" if ours == theirs else
+                                                   f" (MLlib {theirs})")})
+        df.unpersist()
+
+
+def _clusters(spark, args, cores, out):
+    import duckmine.spark as dm
+    from pyspark.ml.clustering import GaussianMixture, KMeans
+    from pyspark.ml.feature import VectorAssembler
+
+    df = points(spark, args.rows, cores)
+    df.count()
+    vectors = VectorAssembler(inputCols=df.columns, outputCol="features") \
+        .transform(df).select("features").cache()
+    vectors.count()
+    if "kmeans" in args.parts:
+        t, model = timed(lambda: dm.kmeans(df, 10))
+        passes = json.loads(model["body"])["iterations"]
+        t2, _ = timed(lambda: KMeans(k=10, initMode="random", tol=0.0, maxIter=passes,
+                                     seed=1).fit(vectors))
+        out.append({"part": "kmeans", "size": args.rows, "duckmine": t, "peer": t2,
+                    "peer_name": "MLlib", "check": f"{passes} passes each"})
+    if "em" in args.parts:
+        t, model = timed(lambda: dm.em(df, 5, max_iterations=10))
+        steps = json.loads(model["body"])["iterations"]
+        t2, _ = timed(lambda: GaussianMixture(k=5, maxIter=10, tol=0.0, seed=1)
+                      .fit(vectors))
+        out.append({"part": "em", "size": args.rows, "duckmine": t, "peer": t2,
+                    "peer_name": "MLlib GMM", "check": f"{steps} E steps vs 10"})
+    vectors.unpersist()
+    df.unpersist()
+
+
+def _c45(spark, args, cores, out):
+    import pandas as pd
+
+    df = grouped(spark, args.group_rows, args.groups, cores)
+    df.count()
+    df.createOrReplaceTempView("bench_groups")
+    t, ours = timed(lambda: spark.sql(
+        "SELECT count(*) FROM c45_fit(TABLE(bench_groups) PARTITION BY (g), "
+        "target => 'y', by => 'g')").collect()[0][0])
+
+    def fit(pdf):
+        from sklearn.tree import DecisionTreeClassifier
+
+        X = pdf[[f"x{j}" for j in range(5)]].assign(c=pdf["c"].astype("category").cat.codes)
+        DecisionTreeClassifier(random_state=1).fit(X, pdf["y"])
+        return pd.DataFrame({"g": [pdf["g"].iloc[0]]})
+
+    t2, theirs = timed(lambda: df.groupBy("g").applyInPandas(fit, "g long").count())
+    out.append({"part": "c45", "size": args.group_rows, "duckmine": t, "peer": t2,
+                "peer_name": "sklearn per group",
+                "check": f"{ours} models" + ("" if ours == theirs else f" ({theirs})")})
+    df.unpersist()
+
+
+def child(args):
+    import duckmine.spark as dm
+
+    memory = PeakMemory()
+    spark = dm.session(f"local[{args.cores[0]}]",
+                       **{"spark.driver.memory": "8g",
+                          "spark.sql.execution.arrow.maxRecordsPerBatch": "10000"})
+    dm.register(spark)
+    out = []
+    warm = spark.createDataFrame([([f"i{j}", "x"],) for j in range(50)], "items array<string>")
+    dm.fp_growth(warm, 2).count()  # compile the kernels once, before any timing
+    if "fp" in args.parts:
+        _fp(spark, args, args.cores[0], out)
+    if "kmeans" in args.parts or "em" in args.parts:
+        _clusters(spark, args, args.cores[0], out)
+    if "c45" in args.parts:
+        _c45(spark, args, args.cores[0], out)
+    spark.stop()
+    memory.done.set()
+    for r in out:
+        r["cores"] = args.cores[0]
+        r["peak_mb"] = memory.mb()
+    print(json.dumps(out))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--baskets", type=int, nargs="+", default=[1_000_000, 5_000_000])
+    parser.add_argument("--support", type=float, default=0.01)
+    parser.add_argument("--rows", type=int, default=5_000_000)
+    parser.add_argument("--group-rows", type=int, default=1_000_000)
+    parser.add_argument("--groups", type=int, default=1000)
+    parser.add_argument("--cores", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--parts", nargs="+", default=list(PARTS), choices=PARTS)
+    parser.add_argument("--timeout", type=float, default=3600)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        return child(args)
+    results = []
+    for cores in args.cores:
+        argv = ["--cores", cores, "--support", args.support, "--rows", args.rows,
+                "--group-rows", args.group_rows, "--groups", args.groups,
+                "--baskets", *args.baskets, "--parts", *args.parts]
+        got = run_child("duckmine.benchmarks.spark", argv, args.timeout)
+        if got is None:
+            print(f"local[{cores}]: out of time ({args.timeout:.0f} s)")
+            continue
+        results += got
+    print(f"{'part':7} {'size':>10} {'cores':>5} {'duckmine s':>11} {'peer s':>9} "
+          f"{'ratio':>6}  {'peer':18} {'peak MB':>8}  check")
+    for r in results:
+        print(f"{r['part']:7} {r['size']:>10,} {r['cores']:>5} {r['duckmine']:>11.1f} "
+              f"{r['peer']:>9.1f} {r['peer'] / r['duckmine']:>5.1f}x  {r['peer_name']:18} "
+              f"{r['peak_mb']:>8,.0f}  {r['check']}")
+    by = {(r["part"], r["size"], r["cores"]): r for r in results}
+    for (part, size, cores), r in by.items():
+        one = by.get((part, size, 1))
+        if cores == 2 and one:
+            print(f"{part} {size:,}: 1 -> 2 cores: duckmine {one['duckmine'] / r['duckmine']:.2f}x"
+                  f", {r['peer_name']} {one['peer'] / r['peer']:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
