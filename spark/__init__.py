@@ -45,15 +45,16 @@ def settings(spark):
 
 def register(spark):
     """Register every duckmine function on ``spark`` (a SparkSession): each declared
-    learner's ``_fit`` and table forms, ``fp_growth``, ``association_rules``, and
-    the model functions (``predict``, ``predict_proba``, ``predict_value``,
+    learner's ``_fit`` and table forms, ``fp_growth``, ``association_rules``,
+    ``ad_counts``, and the model functions (``predict``, ``predict_proba``, ``predict_value``,
     ``log_likelihood``, ``model_text``, ``model_dot``, ``model_svg``,
     ``model_info``, ``model_to_sql``). Returns the names registered."""
-    from . import itemsets, learners, scoring
+    from . import counts, itemsets, learners, scoring
 
     s = settings(spark)
     names = []
-    for name, f in learners.table_functions(s) + itemsets.table_functions(s):
+    for name, f in (learners.table_functions(s) + itemsets.table_functions(s)
+                    + counts.table_functions(s)):
         spark.udtf.register(name, f)
         names.append(name)
     for name, f in scoring.functions():
@@ -84,6 +85,14 @@ def fp_growth(df, min_support, **options):
     from .pfp import fp_growth as mine
 
     return mine(df, min_support, **options)
+
+
+def ad_counts(df, columns):
+    """The contingency table of ``columns`` over the whole cluster
+    (``spark/counts.py``): a DataFrame of ``(combination, count)``."""
+    from .counts import ad_counts as table
+
+    return table(df, columns)
 
 
 def models(spark, values):

@@ -55,6 +55,63 @@ def struct_rows(batch):
     return pa.StructArray.from_arrays(batch.columns, fields=list(batch.schema))
 
 
+class TableFunction:
+    """A Spark Arrow UDTF over one result's rows. An instance binds its call's
+    arguments on the first batch (``start``), checks that it may take the rows
+    (``Whole``, or with a ``by`` argument ``Key``), passes each batch with rows to
+    ``add`` and, at the end, yields what ``finish`` gives, if it had rows."""
+
+    fn = None  # the SQL name
+    sig = None  # the eval signature (``signature``)
+
+    def __init__(self):
+        self.call, self.whole, self.key, self.taken = None, None, None, 0
+
+    def run(self, args, kwargs):
+        call = bind(self.sig, args, kwargs)
+        batch = call.pop("row")
+        if self.call is None:
+            by = call.pop("by", None)
+            if by is not None:
+                self.key = Key(self.fn, by)
+            else:
+                self.whole = Whole(self.fn)
+            self.call = call
+            self.start(call)
+        if batch.num_rows:
+            if self.key is not None:
+                self.key.add(batch)
+            else:
+                self.whole.take()
+            self.add(batch)
+            self.taken += batch.num_rows
+        return iter(())
+
+    def terminate(self):
+        if self.taken:
+            yield from self.finish()
+
+    def start(self, call):
+        pass
+
+
+def udtf(base, fn, head, named, schema, **attrs):
+    """An Arrow UDTF of class ``base`` named ``fn``, whose ``eval`` takes the
+    arguments ``head`` and then the optional ``named`` (Spark binds a call to that
+    signature, refusing an argument it lacks by name), returning ``schema``."""
+    from pyspark.sql.functions import arrow_udtf
+
+    sig = signature(head, named)
+    cls = type(f"{fn}_udtf", (base,), {"fn": fn, "sig": sig, **attrs})
+
+    def eval(self, *args, **kwargs):  # noqa: A001 - the name Spark calls
+        return self.run(args, kwargs)
+
+    eval.__signature__ = sig
+    cls.eval = eval
+    return arrow_udtf(cls, returnType=schema)
+
+
 class Whole:
     """Whether a whole-table instance may take its rows (see the module)."""
 

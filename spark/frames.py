@@ -17,6 +17,7 @@ so a fit gives the same model every run.
 """
 
 import json
+import time
 
 import numpy as np
 import pyarrow as pa
@@ -26,6 +27,7 @@ from ..algorithms.dataset import NOMINAL, NUMERIC, Attribute, canonical_order
 from ..udfs.table import _numeric, _weights, kind_of
 
 PASS_SCHEMA = "part int, summary string"
+SECONDS = []  # how long each pass took, for benchmarks/spark.py (the last 1,000)
 
 
 def run_pass(df, fn):
@@ -38,8 +40,45 @@ def run_pass(df, fn):
             [pa.array([TaskContext.get().partitionId()], pa.int32()),
              pa.array([json.dumps(out)], pa.string())], names=["part", "summary"])
 
+    start = time.perf_counter()
     rows = df.mapInArrow(each, PASS_SCHEMA).collect()
+    SECONDS.append(time.perf_counter() - start)
+    del SECONDS[:-1000]
     return [json.loads(r["summary"]) for r in sorted(rows, key=lambda r: r["part"])]
+
+
+def iterate(frame, fill, task):
+    """Run ``task(matrices, gather)`` on every partition of the table at once (a
+    barrier stage, as many partitions as the cluster has task slots): each task
+    reads its blocks from Spark once, keeps them in memory as ``(X, w)`` matrices
+    (missing values filled in) and iterates over them, ``gather(dict)`` giving every
+    task the dicts of all, in partition order (``allGather``). Every task computes
+    the same next step from the same sums, so all agree; partition 0's result is
+    returned. An iteration then costs the kernels' work and one exchange of sums,
+    not a Spark job that streams the table to Python again."""
+    p = frame.p
+
+    def each(batches):
+        from pyspark import BarrierTaskContext
+
+        ctx = BarrierTaskContext.get()
+        part = ctx.partitionId()
+        mats = list(matrices(batches, p, fill))
+
+        def gather(d):
+            got = [json.loads(g) for g in ctx.allGather(json.dumps([part, d]))]
+            return [d for _, d in sorted(got, key=lambda g: g[0])]
+
+        out = task(mats, gather)
+        yield pa.RecordBatch.from_arrays(
+            [pa.array([part], pa.int32()),
+             pa.array([json.dumps(out) if part == 0 else ""], pa.string())],
+            names=["part", "summary"])
+
+    rows = frame.blocks.mapInArrow(each, PASS_SCHEMA, barrier=True).collect()
+    out = json.loads(next(r["summary"] for r in rows if r["part"] == 0))
+    SECONDS.extend(out.pop("seconds", []))
+    return out
 
 
 class Frame:
@@ -94,8 +133,12 @@ class Frame:
                         [pa.array([X.tobytes()], pa.binary()),
                          pa.array([w.tobytes()], pa.binary())], names=["x", "w"])
 
-        self.blocks = self.df.mapInArrow(block, "x binary, w binary").persist(
-            StorageLevel.MEMORY_AND_DISK)
+        # dealt to as many partitions as task slots, for the barrier stage
+        # (``iterate``): a shuffle of the encoded blocks, as Spark refuses a barrier
+        # stage whose chain merges partitions
+        slots = self.df.sparkSession.sparkContext.defaultParallelism
+        self.blocks = self.df.mapInArrow(block, "x binary, w binary").repartition(
+            slots).persist(StorageLevel.MEMORY_AND_DISK)
         return self._summarize()
 
     def close(self):
@@ -198,18 +241,16 @@ class Frame:
         return out
 
     def sample(self, total, fill, seed, size):
-        """(X, w): the table's rows (a sample of about ``size`` when it has more,
-        drawn per block with ``seed``) in the order of their values, as a
-        single-machine fit orders a group, missing values filled in."""
+        """(X, w): the table's rows (a sample of about ``size`` when it has more) in
+        the order of their values, as a single-machine fit orders a group, missing
+        values filled in. A row is drawn by a hash of its values and ``seed``, so
+        the sample does not depend on how the table is partitioned."""
         p, share = self.p, min(1.0, size / total["n"])
 
         def pick(batches):
-            from pyspark import TaskContext
-
-            rng = np.random.default_rng([seed, TaskContext.get().partitionId()])
             for X, w in matrices(batches, p):
                 if share < 1.0:
-                    keep = rng.random(len(X)) < share
+                    keep = _drawn(X, w, seed) < share
                     X, w = X[keep], w[keep]
                 if len(X):
                     yield pa.RecordBatch.from_arrays(
@@ -258,6 +299,17 @@ def matrices(batches, p, fill=None):
             X = np.frombuffer(xs[i].as_buffer(), np.float64).reshape(-1, p).copy()
             w = np.frombuffer(ws[i].as_buffer(), np.float64).copy()
             yield (X if fill is None else _filled(X, fill)), w
+
+
+def _drawn(X, w, seed):
+    """A number in [0, 1) per row, a hash of its values' bits and ``seed``."""
+    bits = np.ascontiguousarray(np.column_stack([X, w])).view(np.uint64)
+    h = np.full(len(X), np.uint64(seed & 0xFFFFFFFFFFFFFFFF) ^ np.uint64(0x9E3779B97F4A7C15))
+    for j in range(bits.shape[1]):
+        h ^= bits[:, j]
+        h *= np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(31)
+    return (h >> np.uint64(11)).astype(np.float64) / 2.0**53
 
 
 def _filled(X, fill):

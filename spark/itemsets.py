@@ -73,32 +73,21 @@ def baskets(fn, table, requested):
     return _lists(offsets, flat, np.asarray(flat.is_valid()))
 
 
-class _Mining:
-    fn_name = None
-    sig = None
+class _Mining(calls.TableFunction):
     mine = None
 
-    def __init__(self):
-        self.batches, self.call, self.whole = [], None, None
+    def start(self, call):
+        LAYOUT.check(self.fn, call.get("layout") or "auto")
+        self.batches = []
 
-    def eval(self, *args, **kwargs):
-        call = calls.bind(self.sig, args, kwargs)
-        batch = call.pop("row")
-        if self.call is None:
-            self.call, self.whole = call, calls.Whole(self.fn_name)
-            LAYOUT.check(self.fn_name, call.get("layout") or "auto")
-        if batch.num_rows:
-            self.whole.take()
-            self.batches.append(batch)
-        return iter(())
+    def add(self, batch):
+        self.batches.append(batch)
 
-    def terminate(self):
-        if self.call is None or not self.batches:
-            return
-        fn, call = self.fn_name, dict(self.call)
+    def finish(self):
+        call = dict(self.call)
         table = pa.Table.from_batches(self.batches)
         self.batches = []
-        tx = baskets(fn, table, call.pop("layout", None) or "auto")
+        tx = baskets(self.fn, table, call.pop("layout", None) or "auto")
         one = pa.ListArray.from_arrays(pa.array([0, len(tx)], pa.int32()), tx)
         out = type(self).mine(one, **{k: pa.array([v]) for k, v in call.items()})
         yield pa.Table.from_struct_array(out.flatten())
@@ -119,27 +108,18 @@ DEFAULTS = {"fp_growth": {"max_length": None, "target": "all"},
 
 
 def table_functions(settings):
-    from pyspark.sql.functions import arrow_udtf
     from pyspark.sql.pandas.types import from_arrow_type
 
     out = []
     for fn, mine, row in (("fp_growth", _fp_growth, itemsets.ITEMSET),
                           ("association_rules", _rules, itemsets.RULE)):
-        names = [*DEFAULTS[fn], "layout"]
-        sig = calls.signature(["row", "min_support"], names)
         limit = settings.get("max_itemsets")
 
         def bound(tx, _mine=mine, _fn=fn, _limit=limit, **given):
             values = {**{k: pa.array([v]) for k, v in DEFAULTS[_fn].items()}, **given}
             return _mine(tx, limit=pa.array([_limit], pa.int64()), **values)
 
-        cls = type(f"{fn}_udtf", (_Mining,),
-                   {"fn_name": fn, "sig": sig, "mine": staticmethod(bound)})
-
-        def eval(self, *args, **kwargs):  # noqa: A001 - the name Spark calls
-            return _Mining.eval(self, *args, **kwargs)
-
-        eval.__signature__ = sig
-        cls.eval = eval
-        out.append((fn, arrow_udtf(cls, returnType=from_arrow_type(row))))
+        out.append((fn, calls.udtf(_Mining, fn, ["row", "min_support"],
+                                   [*DEFAULTS[fn], "layout"], from_arrow_type(row),
+                                   mine=staticmethod(bound))))
     return out

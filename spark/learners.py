@@ -42,105 +42,47 @@ def _arguments(decl, grouped):
     return head, named
 
 
-class _Fit:
+class _Fit(calls.TableFunction):
     """One fit of the rows an instance gets; subclasses say what it yields."""
 
     decl = None
     settings = None
-    grouped = False
-    sig = None
 
-    def __init__(self):
-        self.rows, self.call, self.whole, self.key = None, None, None, None
+    def start(self, call):
+        decl = self.decl
+        self.target = call.pop("target", None)
+        weight = call.pop("weight", None) if decl.weights else None
+        self.options = decl.options(self.fn, call)  # those given, NULL included
+        self.rows = Rows(self.fn, self.settings.get("max_values"), weight)
 
-    def eval(self, *args, **kwargs):
-        call = calls.bind(self.sig, args, kwargs)
-        batch = call.pop("row")
-        if self.rows is None:
-            self._start(call)
-        if batch.num_rows == 0:
-            return iter(())
-        if self.key is not None:
-            self.key.add(batch)
-        else:
-            self.whole.take()
+    def add(self, batch):
         rows = calls.struct_rows(batch)
         memory.check(self.fn, self.decl.memory, self.rows.n + len(rows),
                      rows.type.num_fields, self.settings.get("memory_limit"), so_far=True,
                      advice=ADVICE, what="spark.duckmine.memoryLimit")
         self.rows.add(rows)
-        return iter(())
-
-    @property
-    def fn(self):
-        return type(self).fn_name
-
-    def _start(self, call):
-        decl = self.decl
-        self.target = call.pop("target", None)
-        weight = call.pop("weight", None) if decl.weights else None
-        by = call.pop("by", None)
-        self.options = decl.options(self.fn, {k: v for k, v in call.items()
-                                              if v is not None})
-        self.rows = Rows(self.fn, self.settings.get("max_values"), weight)
-        if by is not None:
-            self.key = calls.Key(self.fn, by)
-        else:
-            self.whole = calls.Whole(self.fn)
 
     def model(self):
-        """The model of every row taken, or None where this instance had none."""
-        if self.rows is None or self.rows.n == 0:
-            if self.key is None and (self.whole is None or not self.whole.checked):
-                from pyspark import TaskContext
-
-                ctx = TaskContext.get()
-                if ctx is None or ctx.partitionId() == 0:
-                    raise ValueError(f"{self.fn}: the table is empty")
-            return None
         data = self.rows.dataset()
         self.rows = None
         return self.decl.train(self.fn, data, self.target, self.options, self.settings)
 
 
 class _Models(_Fit):
-    def terminate(self):
-        m = self.model()
-        if m is not None:
-            key = None if self.key is None else self.key.text()
-            yield pa.table({"key": pa.array([key], pa.string()),
-                            "model": pa.array([value(m)], MODEL)})
+    def finish(self):
+        key = None if self.key is None else self.key.text()
+        yield pa.table({"key": pa.array([key], pa.string()),
+                        "model": pa.array([value(self.model())], MODEL)})
 
 
 class _Relation(_Fit):
-    def terminate(self):
-        m = self.model()
-        if m is None:
-            return
-        rows = type(self).listing(pa.array([value(m)], MODEL))
+    def finish(self):
+        rows = type(self).listing(pa.array([value(self.model())], MODEL))
         table = pa.Table.from_struct_array(rows.flatten())
         if self.decl.order_by:
             table = table.take(pc.sort_indices(
                 table, [(c, "ascending") for c in self.decl.order_by]))
         yield table
-
-
-def _udtf(base, decl, fn, settings, grouped, schema):
-    from pyspark.sql.functions import arrow_udtf
-
-    head, named = _arguments(decl, grouped)
-    attrs = {"decl": decl, "settings": settings, "grouped": grouped, "fn_name": fn,
-             "sig": calls.signature(head, named)}
-    if base is _Relation:
-        attrs["listing"] = staticmethod(_relation(decl))
-    cls = type(f"{fn}_udtf", (base,), attrs)
-
-    def eval(self, *args, **kwargs):  # noqa: A001 - the name Spark calls
-        return base.eval(self, *args, **kwargs)
-
-    eval.__signature__ = attrs["sig"]
-    cls.eval = eval
-    return arrow_udtf(cls, returnType=schema)
 
 
 def table_functions(settings):
@@ -151,10 +93,14 @@ def table_functions(settings):
     model_schema = from_arrow_type(pa.struct([KEY, pa.field("model", MODEL)]))
     out = []
     for decl in contract.learners().values():
-        out.append((f"{decl.name}_fit", _udtf(_Models, decl, f"{decl.name}_fit",
-                                              settings, True, model_schema)))
+        head, named = _arguments(decl, True)
+        out.append((f"{decl.name}_fit", calls.udtf(
+            _Models, f"{decl.name}_fit", head, named, model_schema, decl=decl,
+            settings=settings)))
         if decl.relation:
+            head, named = _arguments(decl, False)
             row = arrow_type(relation_sql(decl)).value_type
-            out.append((decl.name, _udtf(_Relation, decl, decl.name, settings, False,
-                                         from_arrow_type(row))))
+            out.append((decl.name, calls.udtf(
+                _Relation, decl.name, head, named, from_arrow_type(row), decl=decl,
+                settings=settings, listing=staticmethod(_relation(decl)))))
     return out

@@ -16,6 +16,8 @@ From the same start the model equals the single-machine one but for the order in
 which floating-point sums were added (a relative 1e-12 or so).
 """
 
+import time
+
 import numpy as np
 
 from ..algorithms import contract
@@ -65,51 +67,64 @@ def _start(frame, total, attributes, fill, lo, width, options, sample):
 
 
 def _passes(frame, layout, fill, lo, width, C, max_iterations):
-    """The Lloyd passes over the cluster, from the centres ``C``."""
+    """The Lloyd passes over the cluster, from the centres ``C``, in one barrier
+    stage (``frames.iterate``)."""
+    out = frames.iterate(frame, fill, _lloyd(layout, lo, width, C, max_iterations))
+    return (np.array(out["C"]).reshape(-1, len(layout.nominal)), out["sse"],
+            np.array(out["errs"]), np.array(out["sizes"], np.int64), out["it"])
+
+
+def _lloyd(layout, lo, width, C, max_iterations):
+    """The task that runs ``kmeans.lloyd`` on a partition's rows, its sums added
+    with every other partition's at each pass."""
     nominal, nvals, offs, V = layout.nominal, layout.nvals, layout.offs, layout.V
     p = len(nominal)
-    it = 0
-    while True:
-        it += 1
-        K = len(C)
-        Z = core._scaled(C, nominal, lo, width)
 
-        def part(batches, Z=Z, K=K):
+    def task(mats, gather):
+        C0, it, seconds = C, 0, []
+        C1 = C0
+        while True:
+            start = time.perf_counter()
+            it += 1
+            K = len(C1)
+            Z = core._scaled(C1, nominal, lo, width)
             sums = [np.zeros((1, K)), np.zeros((1, K)), np.zeros((1, K, p)),
                     np.zeros((1, K, p)), np.zeros((1, K), np.int64),
                     np.zeros((1, K, V), np.int64), np.zeros((1, K, V), np.int64)]
             moved = False
-            for X, w in frames.matrices(batches, p, fill):
-                here = [np.zeros_like(s) for s in sums]
+            for X, w in mats:
+                here = [np.zeros_like(q) for q in sums]
                 changed = np.zeros(1, np.bool_)
                 core._pass_chunk(X, w, nominal, offs, lo, width, Z,
                                  np.zeros(len(X), np.int64), np.int64(0), np.int64(len(X)),
                                  *here, changed)
-                for s, h in zip(sums, here):
-                    s += h
+                for q, h in zip(sums, here):
+                    q += h
                 moved |= bool(changed[0])
-            return {"sums": [s.ravel().tolist() for s in sums], "moved": moved}
+            parts = gather({"sums": [q.ravel().tolist() for q in sums], "moved": moved})
+            shapes = [(K,), (K,), (K, p), (K, p), (K,), (K, V), (K, V)]
+            sse, sw, s, ss, cnt, mode, nom = [np.zeros(shape) for shape in shapes]
+            for q in parts:
+                for total, got, shape in zip((sse, sw, s, ss, cnt, mode, nom), q["sums"],
+                                             shapes):
+                    total += np.asarray(got).reshape(shape)
+            keep = np.flatnonzero(cnt > 0)
+            newC = np.empty((len(keep), p))
+            for t, c in enumerate(keep):
+                for j in range(p):
+                    if nominal[j]:
+                        newC[t, j] = float(np.argmax(mode[c, offs[j]:offs[j] + nvals[j]]))
+                    else:
+                        newC[t, j] = s[c, j] / sw[c] if sw[c] > 0 else 0.0
+            if it == 1:
+                converged = not any(q["moved"] for q in parts)
+            else:
+                converged = newC.shape == C1.shape and np.array_equal(newC, C1)
+            C1 = newC
+            seconds.append(time.perf_counter() - start)
+            if converged or it == max_iterations:
+                break
+        return {"C": C1.tolist(), "sse": float(sse.sum()), "errs": sse[keep].tolist(),
+                "sizes": cnt[keep].astype(np.int64).tolist(), "it": it, "seconds": seconds}
 
-        parts = frames.run_pass(frame.blocks, part)
-        shapes = [(K,), (K,), (K, p), (K, p), (K,), (K, V), (K, V)]
-        sse, sw, s, ss, cnt, mode, nom = [np.zeros(shape) for shape in shapes]
-        for q in parts:
-            for total, got, shape in zip((sse, sw, s, ss, cnt, mode, nom), q["sums"],
-                                         shapes):
-                total += np.asarray(got).reshape(shape)
-        keep = np.flatnonzero(cnt > 0)
-        newC = np.empty((len(keep), p))
-        for t, c in enumerate(keep):
-            for j in range(p):
-                if nominal[j]:
-                    newC[t, j] = float(np.argmax(mode[c, offs[j]:offs[j] + nvals[j]]))
-                else:
-                    newC[t, j] = s[c, j] / sw[c] if sw[c] > 0 else 0.0
-        if it == 1:
-            converged = not any(q["moved"] for q in parts)
-        else:
-            converged = newC.shape == C.shape and np.array_equal(newC, C)
-        C = newC
-        if converged or it == max_iterations:
-            break
-    return C, float(sse.sum()), sse[keep], cnt[keep].astype(np.int64), it
+    return task

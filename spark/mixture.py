@@ -18,6 +18,8 @@ From the same start the log-likelihood equals the single-machine one but for the
 order in which floating-point sums were added (a relative 1e-12 or so).
 """
 
+import time
+
 import numpy as np
 
 from ..algorithms import contract
@@ -86,36 +88,59 @@ def _iterate(frame, layout, fill, fsd, rows, params, options):
 
 
 def _loop(frame, layout, fill, fsd, params, llk, options):
-    """``em.iterate_kernel`` with each E step and its M sums one pass over the
-    cluster; ``params`` are updated in place."""
+    """``em.iterate_kernel`` over the cluster, in one barrier stage
+    (``frames.iterate``): each E step and its M sums a pass over every partition's
+    rows held in memory; ``params`` are updated in place."""
+    out = frames.iterate(frame, fill, _em_task(layout, fsd, params, llk, options))
+    for a, got in zip(params.arrays(), out["params"]):
+        a[:] = np.asarray(got).reshape(a.shape)
+    return out["status"], out["llk"], out["steps"], out["reverted"]
+
+
+def _em_task(layout, fsd, start, llk, options):
+    """The task that runs the EM loop on a partition's rows, its sums added with
+    every other partition's at each step."""
     nominal, nvals, offs = layout.nominal, layout.nvals, layout.offs
     nomidx = core.nominal_index(layout)
-    previous = [a.copy() for a in params.arrays()]
-    steps = 0
-    for i in range(options["max_iterations"]):
-        old = llk
-        if not (params.priors > 0).all():
-            return core.CLUSTER_EMPTY, llk, steps, False
-        sums = _pass(frame, layout, fill, nomidx, params)
-        if sums["bad"]:
-            return core.NOT_NORMALISABLE, llk, steps, False
-        llk = sums["ll"] / sums["sw"]
-        steps += 1
-        if i > 0 and llk - old < 1e-6:
-            if llk - old < 0:
-                for a, p in zip(params.arrays(), previous):
-                    a[:] = p
-                return core.OK, llk, steps, True
-            break
-        for a, p in zip(previous, params.arrays()):
-            a[:] = p
-        if not _m_step(sums, params, nominal, nvals, offs, nomidx, fsd,
-                       options["min_stddev"]):
-            return core.NOT_NORMALISABLE, llk, steps, False
-    return core.OK, llk, steps, False
+    max_iterations, min_sd = options["max_iterations"], options["min_stddev"]
+
+    def task(mats, gather):
+        params = core.Params(*(a.copy() for a in start.arrays()))
+        previous = [a.copy() for a in params.arrays()]
+        steps, seconds, loglik = 0, [], llk
+
+        def done(status, reverted=False):
+            return {"status": status, "llk": loglik, "steps": steps, "reverted": reverted,
+                    "params": [a.ravel().tolist() for a in params.arrays()],
+                    "seconds": seconds}
+
+        for i in range(max_iterations):
+            began = time.perf_counter()
+            old = loglik
+            if not (params.priors > 0).all():
+                return done(core.CLUSTER_EMPTY)
+            sums = _sums(mats, gather, layout, nomidx, params)
+            if sums["bad"]:
+                return done(core.NOT_NORMALISABLE)
+            loglik = sums["ll"] / sums["sw"]
+            steps += 1
+            seconds.append(time.perf_counter() - began)
+            if i > 0 and loglik - old < 1e-6:
+                if loglik - old < 0:
+                    for a, q in zip(params.arrays(), previous):
+                        a[:] = q
+                    return done(core.OK, True)
+                break
+            for a, q in zip(previous, params.arrays()):
+                a[:] = q
+            if not _m_step(sums, params, nominal, nvals, offs, nomidx, fsd, min_sd):
+                return done(core.NOT_NORMALISABLE)
+        return done(core.OK)
+
+    return task
 
 
-def _pass(frame, layout, fill, nomidx, params):
+def _sums(mats, gather, layout, nomidx, params):
     """The E step's log-likelihood and the M step's sums, over every partition."""
     nominal, nvals, offs = layout.nominal, layout.nvals, layout.offs
     logprior, denom, logsd, logp = core._tables(params.priors, params.sd, params.counts,
@@ -123,28 +148,25 @@ def _pass(frame, layout, fill, nomidx, params):
     mean = params.mean
     K, p, V = params.k, len(nominal), layout.V
     pn = max(int(nominal.sum()), 1)
-
-    def part(batches):
-        ll = sw = 0.0
-        bad = False
-        sums = [np.zeros((1, K)), np.zeros((1, V, K)), np.zeros((1, pn, K)),
-                np.zeros((1, p, K)), np.zeros((1, p, K))]
-        for X, w in frames.matrices(batches, p, fill):
-            n = len(X)
-            W = np.empty((n, K))
-            ll_c, sw_c, bad_c = np.zeros(1), np.zeros(1), np.zeros(1, np.bool_)
-            core._e_chunk(X, w, nominal, offs, mean, denom, logsd, logp, logprior, W,
-                          np.empty(0), True, np.int64(0), np.int64(n), ll_c, sw_c, bad_c)
-            ll += ll_c[0]
-            sw += sw_c[0]
-            bad |= bool(bad_c[0])
-            here = [np.zeros_like(s) for s in sums]
-            core._m_chunk(X, w, W, nominal, offs, nomidx, np.int64(0), np.int64(n), *here)
-            for s, h in zip(sums, here):
-                s += h
-        return {"ll": ll, "sw": sw, "bad": bad, "sums": [s.ravel().tolist() for s in sums]}
-
-    parts = frames.run_pass(frame.blocks, part)
+    ll = sw = 0.0
+    bad = False
+    sums = [np.zeros((1, K)), np.zeros((1, V, K)), np.zeros((1, pn, K)),
+            np.zeros((1, p, K)), np.zeros((1, p, K))]
+    for X, w in mats:
+        n = len(X)
+        W = np.empty((n, K))
+        ll_c, sw_c, bad_c = np.zeros(1), np.zeros(1), np.zeros(1, np.bool_)
+        core._e_chunk(X, w, nominal, offs, mean, denom, logsd, logp, logprior, W,
+                      np.empty(0), True, np.int64(0), np.int64(n), ll_c, sw_c, bad_c)
+        ll += ll_c[0]
+        sw += sw_c[0]
+        bad |= bool(bad_c[0])
+        here = [np.zeros_like(s) for s in sums]
+        core._m_chunk(X, w, W, nominal, offs, nomidx, np.int64(0), np.int64(n), *here)
+        for s, h in zip(sums, here):
+            s += h
+    parts = gather({"ll": ll, "sw": sw, "bad": bad,
+                    "sums": [s.ravel().tolist() for s in sums]})
     shapes = [(K,), (V, K), (pn, K), (p, K), (p, K)]
     out = {"ll": 0.0, "sw": 0.0, "bad": False,
            "sums": [np.zeros(shape) for shape in shapes]}

@@ -306,7 +306,7 @@ def test_register_lists_every_declared_learner(engines):
     for decl in contract.learners().values():
         assert f"{decl.name}_fit" in names
         assert (decl.name in names) == bool(decl.relation)
-    for name in ("fp_growth", "association_rules", "predict", "predict_proba",
+    for name in ("fp_growth", "association_rules", "ad_counts", "predict", "predict_proba",
                  "predict_value", "model_text"):
         assert name in names
     assert duckmine.__name__ == "duckmine"
@@ -426,3 +426,23 @@ def test_a_fit_too_large_for_a_worker_is_refused(engines):
     finally:
         session.conf.unset("spark.duckmine.memoryLimit")
         dmspark.register(session)
+
+
+def test_contingency_tables_over_the_cluster_equal_ad_counts(engines):
+    from duckmine import spark as dmspark
+
+    con, _ = engines
+    cols = ["outlook", "windy", "play"]
+    got = dmspark.ad_counts(frame(engines, "weather_nominal"), cols).collect()
+    want = con.sql(f"SELECT * FROM ad_counts('weather_nominal', {cols})").fetchall()
+    assert len(got) == 3 * 2 * 2
+    assert sorted((sorted(r[0].items()), r[1]) for r in got) == \
+        sorted((sorted(r[0].items()), r[1]) for r in want)
+    with pytest.raises(ValueError, match="ad_counts: column 'temperature' is numeric"):
+        dmspark.ad_counts(frame(engines, "weather_numeric"), ["temperature"])
+    # and in SQL, on one worker through an AD-tree
+    _, session = engines
+    got = session.sql("SELECT * FROM ad_counts(TABLE(weather_nominal) WITH SINGLE "
+                      "PARTITION, columns => array('outlook', 'windy', 'play'))").collect()
+    assert sorted((sorted(r[0].items()), r[1]) for r in got) == \
+        sorted((sorted(r[0].items()), r[1]) for r in want)

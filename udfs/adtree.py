@@ -85,13 +85,18 @@ def ad_counts(rows, cutoff, max_mb):
     out = []
     for fed, cut, mb in zip(scalars(rows), scalars(cutoff), scalars(max_mb)):
         data = feed.take("ad_counts", fed["job"], fed["rows"]).dataset()
-        decl = contract.get("ad_counts", "ad_tree")
-        options = decl.options("ad_counts", {"leaf_list_cutoff": cut})
-        model = decl.train("ad_counts", data, None, options,
-                           {"ad_tree_max_mb": mb})
-        table = model.tree.table(np.arange(len(data.attributes)))
-        keys = [a.name for a in data.attributes]
-        cells = itertools.product(*(a.values for a in data.attributes))
-        out.append([{"combination": list(zip(keys, combo)), "count": int(c)}
-                    for combo, c in zip(cells, table.ravel().tolist())])
+        out.append(contingency(data, cut, mb))
     return pa.array(out, arrow_type(CELL_SQL))
+
+
+def contingency(data, cutoff, max_mb):
+    """Every combination of the values of ``data``'s columns with its count, through
+    an AD-tree (as ``ad_counts`` gives them on either engine)."""
+    decl = contract.get("ad_counts", "ad_tree")
+    options = decl.options("ad_counts", {"leaf_list_cutoff": cutoff})
+    model = decl.train("ad_counts", data, None, options, {"ad_tree_max_mb": max_mb})
+    table = model.tree.table(np.arange(len(data.attributes)))
+    keys = [a.name for a in data.attributes]
+    cells = itertools.product(*(a.values for a in data.attributes))
+    return [{"combination": list(zip(keys, combo)), "count": int(c)}
+            for combo, c in zip(cells, table.ravel().tolist())]
