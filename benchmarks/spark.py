@@ -130,12 +130,23 @@ def baskets(spark, n, cores):
     return df.repartition(2 * cores).cache()
 
 
+def uniform(j):
+    """A number in [0, 1) drawn from the row's id and ``j``: the same rows however
+    many partitions Spark makes (its ``rand`` draws per partition)."""
+    from pyspark.sql import functions as F
+
+    bits = F.xxhash64(F.col("id"), F.lit(j)).bitwiseAND(F.lit(0xFFFFFFFF))
+    return bits.cast("double") / F.lit(2.0**32)
+
+
 def points(spark, n, cores):
     from pyspark.sql import functions as F
 
     df = spark.range(n, numPartitions=2 * cores)
     centre = (F.col("id") % 10).cast("double")
-    cols = [(F.randn(seed=j) + centre * (j + 1) * 0.7).alias(f"x{j}") for j in range(10)]
+    # about normal: the sum of four uniforms, scaled to unit variance
+    cols = [((sum(uniform(4 * j + k) for k in range(4)) - F.lit(2.0)) * F.lit(3.0**0.5)
+             + centre * (j + 1) * 0.7).alias(f"x{j}") for j in range(10)]
     return df.select(*cols).cache()
 
 
@@ -143,13 +154,14 @@ def grouped(spark, n, groups, cores):
     from pyspark.sql import functions as F
 
     df = spark.range(n, numPartitions=2 * cores)
-    x = [F.rand(seed=j).alias(f"x{j}") for j in range(5)]
+    x = [uniform(100 + j).alias(f"x{j}") for j in range(5)]
     return (df.select((F.col("id") % groups).alias("g"), *x,
                       F.element_at(F.array(F.lit("a"), F.lit("b"), F.lit("c")),
-                                   (F.col("id") % 3 + 1).cast("int")).alias("c"))
-            .withColumn("y", F.when(F.col("x0") + F.col("x1") * F.rand(seed=9) > 0.8,
+                                   (F.col("id") % 3 + 1).cast("int")).alias("c"),
+                      uniform(200).alias("noise"))
+            .withColumn("y", F.when(F.col("x0") + F.col("x1") * F.col("noise") > 0.8,
                                     "yes").otherwise("no"))
-            .cache())
+            .drop("noise").cache())
 
 
 def _fp(spark, args, cores, out):

@@ -4,19 +4,22 @@ the cluster a pass at a time (``spark/lloyd.py``, ``spark/mixture.py``).
 The table is read from Spark once: each nominal column's values come from one
 aggregation in the JVM, then one pass encodes every Arrow batch as a
 single-machine fit would hold it (float64, nominal codes in the order of the
-whole table's values, NaN missing) into blocks that Spark caches. Every later
-pass reads the blocks' matrices as they are, about three times faster than
-converting the columns again. The first pass over the blocks sums up the table
-(row count, weights, each numeric column's range and sums, each nominal column's
-weighted value counts), from which the driver fills in missing values as the
-cores' ``ReplaceMissing`` does; later passes fill them in block by block.
+whole table's values, NaN missing) into blocks that Spark caches. The first pass
+over the blocks sums up the table (row count, weights, each numeric column's
+range and sums, each nominal column's weighted value counts), from which the
+driver fills in missing values as the cores' ``ReplaceMissing`` does; later
+passes fill them in block by block.
 
-A pass runs a function over every partition with ``mapInArrow`` and brings back
-one small JSON summary per partition; the driver adds them in partition order,
-so a fit gives the same model every run.
+A pass (``run_pass``) runs a function over every partition with ``mapInArrow``
+and brings back one small JSON summary per partition; the driver adds them in
+partition order, so a fit gives the same model every run. The iterations of a
+fit run in one barrier stage instead (``iterate``), over the blocks each task
+holds in memory.
 """
 
 import json
+import socket
+import struct
 import time
 
 import numpy as np
@@ -48,11 +51,11 @@ def run_pass(df, fn):
 
 
 def iterate(frame, fill, task):
-    """Run ``task(matrices, gather)`` on every partition of the table at once (a
+    """Run ``task(matrices, total)`` on every partition of the table at once (a
     barrier stage, as many partitions as the cluster has task slots): each task
     reads its blocks from Spark once, keeps them in memory as ``(X, w)`` matrices
-    (missing values filled in) and iterates over them, ``gather(dict)`` giving every
-    task the dicts of all, in partition order (``allGather``). Every task computes
+    (missing values filled in) and iterates over them, ``total(dict)`` giving every
+    task the ``add_up`` of every task's dict. Every task computes
     the same next step from the same sums, so all agree; partition 0's result is
     returned. An iteration then costs the kernels' work and one exchange of sums,
     not a Spark job that streams the table to Python again."""
@@ -62,14 +65,10 @@ def iterate(frame, fill, task):
         from pyspark import BarrierTaskContext
 
         ctx = BarrierTaskContext.get()
-        part = ctx.partitionId()
         mats = list(matrices(batches, p, fill))
-
-        def gather(d):
-            got = [json.loads(g) for g in ctx.allGather(json.dumps([part, d]))]
-            return [d for _, d in sorted(got, key=lambda g: g[0])]
-
-        out = task(mats, gather)
+        with _Exchange(ctx) as exchange:
+            out = task(mats, exchange.total)
+        part = ctx.partitionId()
         yield pa.RecordBatch.from_arrays(
             [pa.array([part], pa.int32()),
              pa.array([json.dumps(out) if part == 0 else ""], pa.string())],
@@ -79,6 +78,96 @@ def iterate(frame, fill, task):
     out = json.loads(next(r["summary"] for r in rows if r["part"] == 0))
     SECONDS.extend(out.pop("seconds", []))
     return out
+
+
+class _Exchange:
+    """The tasks of a barrier stage adding up one dict each per step, over TCP:
+    partition 0 listens, every other task sends it its dict and gets back the
+    total (so a step moves a dict per task each way, however many tasks). Spark's
+    own ``allGather`` waits for a clock tick of a second each time, longer than a
+    step takes; it serves once here, to tell the others where partition 0 listens."""
+
+    def __init__(self, ctx):
+        self.part = ctx.partitionId()
+        self.count = len(ctx.getTaskInfos())
+        self.peers, self.socket = {}, None
+        if self.part == 0:
+            self.socket = socket.create_server(("", 0), backlog=self.count)
+            host = ctx.getTaskInfos()[0].address.rsplit(":", 1)[0]
+            where = f"{host}:{self.socket.getsockname()[1]}"
+        else:
+            where = ""
+        where = next(w for w in ctx.allGather(where) if w)
+        if self.part == 0:
+            for _ in range(self.count - 1):
+                conn, _ = self.socket.accept()
+                self.peers[_receive(conn)] = conn
+        else:
+            host, port = where.rsplit(":", 1)
+            conn = socket.create_connection((host, int(port)))
+            _send(conn, self.part)
+            self.peers[0] = conn
+
+    def total(self, d):
+        """The ``add_up`` of every task's ``d``, the same in every task: partition 0
+        adds them up in partition order and sends the total back."""
+        if self.part != 0:
+            _send(self.peers[0], d)
+            return _receive(self.peers[0])
+        got = add_up([d] + [_receive(self.peers[q]) for q in sorted(self.peers)])
+        for q in sorted(self.peers):
+            _send(self.peers[q], got)
+        return got
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for conn in self.peers.values():
+            conn.close()
+        if self.socket is not None:
+            self.socket.close()
+
+
+def add_up(parts):
+    """Dicts of the same keys added up in the order given: numbers summed, flags
+    or-ed, ``sums`` (lists of number lists) summed element by element."""
+    out = {}
+    for key, first in parts[0].items():
+        if key == "sums":
+            totals = [np.array(a, np.float64) for a in first]
+            for q in parts[1:]:
+                for t, a in zip(totals, q[key]):
+                    t += np.asarray(a, np.float64)
+            out[key] = [t.tolist() for t in totals]
+        elif isinstance(first, bool):
+            out[key] = any(q[key] for q in parts)
+        else:
+            out[key] = first
+            for q in parts[1:]:
+                out[key] += q[key]
+    return out
+
+
+def _send(conn, value):
+    data = json.dumps(value).encode()
+    conn.sendall(struct.pack("!Q", len(data)) + data)
+
+
+def _receive(conn):
+    size = struct.unpack("!Q", _exactly(conn, 8))[0]
+    return json.loads(_exactly(conn, size))
+
+
+def _exactly(conn, size):
+    chunks, left = [], size
+    while left:
+        chunk = conn.recv(min(left, 1 << 20))
+        if not chunk:
+            raise ConnectionError("a task of the barrier stage went away")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 class Frame:

@@ -80,7 +80,7 @@ def _lloyd(layout, lo, width, C, max_iterations):
     nominal, nvals, offs, V = layout.nominal, layout.nvals, layout.offs, layout.V
     p = len(nominal)
 
-    def task(mats, gather):
+    def task(mats, total):
         C0, it, seconds = C, 0, []
         C1 = C0
         while True:
@@ -101,13 +101,10 @@ def _lloyd(layout, lo, width, C, max_iterations):
                 for q, h in zip(sums, here):
                     q += h
                 moved |= bool(changed[0])
-            parts = gather({"sums": [q.ravel().tolist() for q in sums], "moved": moved})
+            got = total({"sums": [q.ravel().tolist() for q in sums], "moved": moved})
             shapes = [(K,), (K,), (K, p), (K, p), (K,), (K, V), (K, V)]
-            sse, sw, s, ss, cnt, mode, nom = [np.zeros(shape) for shape in shapes]
-            for q in parts:
-                for total, got, shape in zip((sse, sw, s, ss, cnt, mode, nom), q["sums"],
-                                             shapes):
-                    total += np.asarray(got).reshape(shape)
+            sse, sw, s, ss, cnt, mode, nom = [np.asarray(a).reshape(shape)
+                                              for a, shape in zip(got["sums"], shapes)]
             keep = np.flatnonzero(cnt > 0)
             newC = np.empty((len(keep), p))
             for t, c in enumerate(keep):
@@ -117,7 +114,7 @@ def _lloyd(layout, lo, width, C, max_iterations):
                     else:
                         newC[t, j] = s[c, j] / sw[c] if sw[c] > 0 else 0.0
             if it == 1:
-                converged = not any(q["moved"] for q in parts)
+                converged = not got["moved"]
             else:
                 converged = newC.shape == C1.shape and np.array_equal(newC, C1)
             C1 = newC

@@ -104,7 +104,7 @@ def _em_task(layout, fsd, start, llk, options):
     nomidx = core.nominal_index(layout)
     max_iterations, min_sd = options["max_iterations"], options["min_stddev"]
 
-    def task(mats, gather):
+    def task(mats, total):
         params = core.Params(*(a.copy() for a in start.arrays()))
         previous = [a.copy() for a in params.arrays()]
         steps, seconds, loglik = 0, [], llk
@@ -119,7 +119,7 @@ def _em_task(layout, fsd, start, llk, options):
             old = loglik
             if not (params.priors > 0).all():
                 return done(core.CLUSTER_EMPTY)
-            sums = _sums(mats, gather, layout, nomidx, params)
+            sums = _sums(mats, total, layout, nomidx, params)
             if sums["bad"]:
                 return done(core.NOT_NORMALISABLE)
             loglik = sums["ll"] / sums["sw"]
@@ -140,7 +140,7 @@ def _em_task(layout, fsd, start, llk, options):
     return task
 
 
-def _sums(mats, gather, layout, nomidx, params):
+def _sums(mats, total, layout, nomidx, params):
     """The E step's log-likelihood and the M step's sums, over every partition."""
     nominal, nvals, offs = layout.nominal, layout.nvals, layout.offs
     logprior, denom, logsd, logp = core._tables(params.priors, params.sd, params.counts,
@@ -165,17 +165,9 @@ def _sums(mats, gather, layout, nomidx, params):
         core._m_chunk(X, w, W, nominal, offs, nomidx, np.int64(0), np.int64(n), *here)
         for s, h in zip(sums, here):
             s += h
-    parts = gather({"ll": ll, "sw": sw, "bad": bad,
-                    "sums": [s.ravel().tolist() for s in sums]})
+    out = total({"ll": ll, "sw": sw, "bad": bad, "sums": [s.ravel().tolist() for s in sums]})
     shapes = [(K,), (V, K), (pn, K), (p, K), (p, K)]
-    out = {"ll": 0.0, "sw": 0.0, "bad": False,
-           "sums": [np.zeros(shape) for shape in shapes]}
-    for q in parts:
-        out["ll"] += q["ll"]
-        out["sw"] += q["sw"]
-        out["bad"] |= q["bad"]
-        for total, got, shape in zip(out["sums"], q["sums"], shapes):
-            total += np.asarray(got).reshape(shape)
+    out["sums"] = [np.asarray(a).reshape(shape) for a, shape in zip(out["sums"], shapes)]
     return out
 
 
