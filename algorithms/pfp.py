@@ -40,25 +40,39 @@ def ranked(offsets, codes):
 
 
 @njit(cache=True)
+def _ends(ranks, lo, hi, groups, last, ends):
+    """The places in ``ranks[lo:hi]`` of each group's last item, in order, into
+    ``ends``; returns their number (``last`` is left all -1, as it came)."""
+    for j in range(lo, hi):
+        last[ranks[j] % groups] = j
+    m = 0
+    for j in range(lo, hi):
+        if last[ranks[j] % groups] == j:
+            ends[m] = j
+            m += 1
+    for j in range(lo, hi):
+        last[ranks[j] % groups] = -1
+    return m
+
+
+@njit(cache=True)
 def shards(offsets, ranks, groups):
     """The group-dependent transactions of the transactions ``ranks[offsets[t]:
     offsets[t + 1]]`` (frequent item ranks, each list sorted and distinct):
     (group of each, CSR offsets, ranks)."""
     n = offsets.shape[0] - 1
+    last = np.full(groups, -1, np.int64)
+    longest = 0
+    for t in range(n):
+        longest = max(longest, offsets[t + 1] - offsets[t])
+    ends = np.empty(longest, np.int64)
     size = 0
     count = 0
-    last = np.full(groups, -1, np.int64)
     for t in range(n):  # first the sizes
-        lo = offsets[t]
-        for j in range(lo, offsets[t + 1]):
-            last[ranks[j] % groups] = j
-        for j in range(lo, offsets[t + 1]):
-            g = ranks[j] % groups
-            if last[g] == j:
-                size += j - lo + 1
-                count += 1
-        for j in range(lo, offsets[t + 1]):
-            last[ranks[j] % groups] = -1
+        m = _ends(ranks, offsets[t], offsets[t + 1], groups, last, ends)
+        for e in range(m):
+            size += ends[e] - offsets[t] + 1
+        count += m
     group = np.empty(count, np.int32)
     out_offsets = np.zeros(count + 1, np.int64)
     out = np.empty(size, np.int32)
@@ -66,19 +80,14 @@ def shards(offsets, ranks, groups):
     at = 0
     for t in range(n):
         lo = offsets[t]
-        for j in range(lo, offsets[t + 1]):
-            last[ranks[j] % groups] = j
-        for j in range(lo, offsets[t + 1]):
-            g = ranks[j] % groups
-            if last[g] == j:
-                group[q] = g
-                for i in range(lo, j + 1):
-                    out[at] = ranks[i]
-                    at += 1
-                q += 1
-                out_offsets[q] = at
-        for j in range(lo, offsets[t + 1]):
-            last[ranks[j] % groups] = -1
+        m = _ends(ranks, lo, offsets[t + 1], groups, last, ends)
+        for e in range(m):
+            group[q] = ranks[ends[e]] % groups
+            for i in range(lo, ends[e] + 1):
+                out[at] = ranks[i]
+                at += 1
+            q += 1
+            out_offsets[q] = at
     return group, out_offsets, out
 
 

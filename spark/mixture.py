@@ -27,7 +27,6 @@ from ..algorithms.clusters import em as core
 from ..algorithms.clusters.kmeans import Layout
 from ..algorithms.clusters.model import EMModel, _distinct_at_least
 from ..algorithms.filters import ReplaceMissing
-from ..algorithms.javautil import JavaRandom
 from ..udfs.models import value
 from . import frames
 from .lloyd import SAMPLE
@@ -75,15 +74,10 @@ def _iterate(frame, layout, fill, fsd, rows, params, options):
             return params, llk, steps, reverted
         seed += 1
         restarts += 1
-        rr = JavaRandom(seed)
-        for _ in range(10):
-            rr.next_double()
-            rr.next_int()
-        k = params.k
-        if restarts > 5:
-            k, restarts = k - 1, 0
-        if k < 1:
-            raise ValueError(f"em: EM failed: {core.FAILURES[status]}")
+        try:
+            rr, k, restarts = core.restart(seed, restarts, params.k, status)
+        except core.StepFailed as err:
+            raise ValueError(f"em: {err}") from None
         params = core.initialise(rows, k, rr, options["min_stddev"]).params
 
 

@@ -524,18 +524,25 @@ def iterate(rows, params, max_iter, min_sd, seed, full, init=None, chunk=kmeans.
         restarts += 1
         total_restarts += 1
         progress.report("EM: restarts", total_restarts)
-        rr = JavaRandom(seed)
-        for _ in range(10):
-            rr.next_double()
-            rr.next_int()
-        k = params.k
-        if restarts > 5:
-            k -= 1
-            restarts = 0
-        if k < 1:
-            raise StepFailed(f"EM failed: {FAILURES[status]}")
+        rr, k, restarts = restart(seed, restarts, params.k, status)
         init = initialise(full, k, rr, min_sd, chunk)
         params = init.params
+
+
+def restart(seed, restarts, k, status):
+    """After a failed step: the generator of the next start, its number of clusters
+    (one fewer after more than five restarts in a row) and the restarts counted
+    since it last fell; ``StepFailed`` when no cluster is left."""
+    rr = JavaRandom(seed)
+    for _ in range(10):
+        rr.next_double()
+        rr.next_int()
+    if restarts > 5:
+        k -= 1
+        restarts = 0
+    if k < 1:
+        raise StepFailed(f"EM failed: {FAILURES[status]}")
+    return rr, k, restarts
 
 
 def log_likelihood(rows, params, chunk=kmeans.CHUNK):
