@@ -18,6 +18,7 @@ holds in memory.
 """
 
 import json
+import secrets
 import socket
 import struct
 import time
@@ -60,13 +61,14 @@ def iterate(frame, fill, task):
     returned. An iteration then costs the kernels' work and one exchange of sums,
     not a Spark job that streams the table to Python again."""
     p = frame.p
+    token = secrets.token_hex(16)  # what a task shows partition 0 to be let in
 
     def each(batches):
         from pyspark import BarrierTaskContext
 
         ctx = BarrierTaskContext.get()
         mats = list(matrices(batches, p, fill))
-        with _Exchange(ctx) as exchange:
+        with _Exchange(ctx, token) as exchange:
             out = task(mats, exchange.total)
         part = ctx.partitionId()
         yield pa.RecordBatch.from_arrays(
@@ -83,11 +85,13 @@ def iterate(frame, fill, task):
 class _Exchange:
     """The tasks of a barrier stage adding up one dict each per step, over TCP:
     partition 0 listens, every other task sends it its dict and gets back the
-    total (so a step moves a dict per task each way, however many tasks). Spark's
+    total (so a step moves a dict per task each way, however many tasks). A task
+    shows a token the driver made for the fit, so that partition 0 takes sums from
+    the stage's tasks alone. Spark's
     own ``allGather`` waits for a clock tick of a second each time, longer than a
     step takes; it serves once here, to tell the others where partition 0 listens."""
 
-    def __init__(self, ctx):
+    def __init__(self, ctx, token):
         self.part = ctx.partitionId()
         self.count = len(ctx.getTaskInfos())
         self.peers, self.socket = {}, None
@@ -99,13 +103,22 @@ class _Exchange:
             where = ""
         where = next(w for w in ctx.allGather(where) if w)
         if self.part == 0:
-            for _ in range(self.count - 1):
+            while len(self.peers) < self.count - 1:
                 conn, _ = self.socket.accept()
-                self.peers[_receive(conn)] = conn
+                try:
+                    shown, part = _receive(conn, limit=256)
+                    known = shown == token and isinstance(part, int) and \
+                        0 < part < self.count and part not in self.peers
+                except (ConnectionError, ValueError, TypeError, struct.error):
+                    known = False
+                if not known:
+                    conn.close()  # not a task of this stage: its sums are not taken
+                    continue
+                self.peers[part] = conn
         else:
             host, port = where.rsplit(":", 1)
             conn = socket.create_connection((host, int(port)))
-            _send(conn, self.part)
+            _send(conn, [token, self.part])
             self.peers[0] = conn
 
     def total(self, d):
@@ -154,8 +167,10 @@ def _send(conn, value):
     conn.sendall(struct.pack("!Q", len(data)) + data)
 
 
-def _receive(conn):
+def _receive(conn, limit=None):
     size = struct.unpack("!Q", _exactly(conn, 8))[0]
+    if limit is not None and size > limit:
+        raise ConnectionError("a task of the barrier stage sent a malformed message")
     return json.loads(_exactly(conn, size))
 
 
