@@ -21,6 +21,7 @@ import json
 import secrets
 import socket
 import struct
+import threading
 import time
 
 import numpy as np
@@ -56,90 +57,85 @@ def iterate(frame, fill, task):
     barrier stage, as many partitions as the cluster has task slots): each task
     reads its blocks from Spark once, keeps them in memory as ``(X, w)`` matrices
     (missing values filled in) and iterates over them, ``total(dict)`` giving every
-    task the ``add_up`` of every task's dict. Every task computes
-    the same next step from the same sums, so all agree; partition 0's result is
+    task the ``add_up`` of every task's dict (``_Hub``). Every task computes the
+    same next step from the same sums, so all agree; partition 0's result is
     returned. An iteration then costs the kernels' work and one exchange of sums,
     not a Spark job that streams the table to Python again."""
     p = frame.p
-    token = secrets.token_hex(16)  # what a task shows partition 0 to be let in
+    spark = frame.df.sparkSession
+    slots = frame.blocks.rdd.getNumPartitions()
+    with _Hub(spark.sparkContext.getConf().get("spark.driver.host"), slots) as hub:
+        where, token = hub.where, hub.token
 
-    def each(batches):
-        from pyspark import BarrierTaskContext
+        def each(batches):
+            from pyspark import BarrierTaskContext
 
-        ctx = BarrierTaskContext.get()
-        mats = list(matrices(batches, p, fill))
-        with _Exchange(ctx, token) as exchange:
-            out = task(mats, exchange.total)
-        part = ctx.partitionId()
-        yield pa.RecordBatch.from_arrays(
-            [pa.array([part], pa.int32()),
-             pa.array([json.dumps(out) if part == 0 else ""], pa.string())],
-            names=["part", "summary"])
+            part = BarrierTaskContext.get().partitionId()
+            mats = list(matrices(batches, p, fill))
+            with socket.create_connection(where) as conn:
+                _send(conn, [token, part])
 
-    rows = frame.blocks.mapInArrow(each, PASS_SCHEMA, barrier=True).collect()
+                def total(d):
+                    _send(conn, d)
+                    return _receive(conn)
+
+                out = task(mats, total)
+            yield pa.RecordBatch.from_arrays(
+                [pa.array([part], pa.int32()),
+                 pa.array([json.dumps(out) if part == 0 else ""], pa.string())],
+                names=["part", "summary"])
+
+        rows = frame.blocks.mapInArrow(each, PASS_SCHEMA, barrier=True).collect()
     out = json.loads(next(r["summary"] for r in rows if r["part"] == 0))
     SECONDS.extend(out.pop("seconds", []))
     return out
 
 
-class _Exchange:
-    """The tasks of a barrier stage adding up one dict each per step, over TCP:
-    partition 0 listens, every other task sends it its dict and gets back the
-    total (so a step moves a dict per task each way, however many tasks). A task
-    shows a token the driver made for the fit, so that partition 0 takes sums from
-    the stage's tasks alone. Spark's
-    own ``allGather`` waits for a clock tick of a second each time, longer than a
-    step takes; it serves once here, to tell the others where partition 0 listens."""
+class _Hub:
+    """Where a barrier stage's tasks add up their sums, on the driver, over TCP:
+    each step every task sends its dict and gets back the ``add_up`` of all, in
+    partition order (a dict a task each way, however many tasks). A task shows a
+    token made for the fit, so that sums come from the stage's tasks alone; a
+    stray connection is closed. (Spark's own ``allGather`` waits for a clock tick of
+    a second on every call, longer than a step takes.)"""
 
-    def __init__(self, ctx, token):
-        self.part = ctx.partitionId()
-        self.count = len(ctx.getTaskInfos())
-        self.peers, self.socket = {}, None
-        if self.part == 0:
-            self.socket = socket.create_server(("", 0), backlog=self.count)
-            host = ctx.getTaskInfos()[0].address.rsplit(":", 1)[0]
-            where = f"{host}:{self.socket.getsockname()[1]}"
-        else:
-            where = ""
-        where = next(w for w in ctx.allGather(where) if w)
-        if self.part == 0:
-            while len(self.peers) < self.count - 1:
-                conn, _ = self.socket.accept()
+    def __init__(self, host, count):
+        self.token, self.count = secrets.token_hex(16), count
+        self.server = socket.create_server(("", 0), backlog=count)
+        self.where = (host, self.server.getsockname()[1])
+        self.peers = {}
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        try:
+            while len(self.peers) < self.count:
+                conn, _ = self.server.accept()
                 try:
                     shown, part = _receive(conn, limit=256)
-                    known = shown == token and isinstance(part, int) and \
-                        0 < part < self.count and part not in self.peers
+                    known = shown == self.token and isinstance(part, int) and \
+                        0 <= part < self.count and part not in self.peers
                 except (ConnectionError, ValueError, TypeError, struct.error):
                     known = False
                 if not known:
                     conn.close()  # not a task of this stage: its sums are not taken
                     continue
                 self.peers[part] = conn
-        else:
-            host, port = where.rsplit(":", 1)
-            conn = socket.create_connection((host, int(port)))
-            _send(conn, [token, self.part])
-            self.peers[0] = conn
-
-    def total(self, d):
-        """The ``add_up`` of every task's ``d``, the same in every task: partition 0
-        adds them up in partition order and sends the total back."""
-        if self.part != 0:
-            _send(self.peers[0], d)
-            return _receive(self.peers[0])
-        got = add_up([d] + [_receive(self.peers[q]) for q in sorted(self.peers)])
-        for q in sorted(self.peers):
-            _send(self.peers[q], got)
-        return got
+            order = [self.peers[q] for q in sorted(self.peers)]
+            while True:  # a step: a dict from every task, the total back to each
+                got = add_up([_receive(conn) for conn in order])
+                for conn in order:
+                    _send(conn, got)
+        except (ConnectionError, OSError):
+            pass  # the tasks are done (or their stage failed, which Spark reports)
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
+        self.server.close()
         for conn in self.peers.values():
             conn.close()
-        if self.socket is not None:
-            self.socket.close()
 
 
 def add_up(parts):

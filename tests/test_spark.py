@@ -448,51 +448,26 @@ def test_contingency_tables_over_the_cluster_equal_ad_counts(engines):
         sorted((sorted(r[0].items()), r[1]) for r in want)
 
 
-def test_the_exchange_takes_sums_from_its_own_tasks_only():
+def test_the_hub_takes_sums_from_its_own_tasks_only():
     """A connection that does not show the fit's token (a port scan, another
-    program) is closed, and the stage's tasks are still heard."""
+    program) is closed, and the stage's tasks are still heard, each step's total
+    added up in partition order."""
     import socket
-    import threading
 
     from duckmine.spark import frames
 
-    class Info:
-        def __init__(self, address):
-            self.address = address
-
-    class Context:
-        def __init__(self, part, where):
-            self.part, self.where = part, where
-
-        def partitionId(self):
-            return self.part
-
-        def getTaskInfos(self):
-            return [Info("127.0.0.1:1"), Info("127.0.0.1:2")]
-
-        def allGather(self, message):
-            if self.part == 0:
-                self.where.append(message)
-                return [message, ""]
-            while not self.where:
-                pass
-            return [self.where[0], ""]
-
-    where, totals = [], {}
-
-    def run(part):
-        with frames._Exchange(Context(part, where), "secret") as ex:
-            totals[part] = ex.total({"n": part + 1, "sums": [[1.0, part]]})
-
-    zero = threading.Thread(target=run, args=(0,))
-    zero.start()
-    while not where:
-        pass
-    host, port = where[0].rsplit(":", 1)
-    for junk in (b"GET / HTTP/1.0\r\n\r\n", b"\x00" * 8,
-                 frames.struct.pack("!Q", 17) + b'["wrong", 1]     '):
-        with socket.create_connection((host, int(port))) as s:
-            s.sendall(junk)
-    run(1)
-    zero.join(10)
-    assert totals[0] == totals[1] == {"n": 3, "sums": [[2.0, 1.0]]}
+    with frames._Hub("127.0.0.1", 2) as hub:
+        for junk in (b"GET / HTTP/1.0\r\n\r\n", b"\x00" * 8,
+                     frames.struct.pack("!Q", 17) + b'["wrong", 1]     '):
+            with socket.create_connection(hub.where) as s:
+                s.sendall(junk)
+        tasks = [socket.create_connection(hub.where) for _ in range(2)]
+        for part in (1, 0):
+            frames._send(tasks[part], [hub.token, part])
+        for step in range(2):
+            for part in (1, 0):
+                frames._send(tasks[part], {"n": part + 1, "sums": [[1.0, part + step]]})
+            got = [frames._receive(t) for t in tasks]
+            assert got[0] == got[1] == {"n": 3, "sums": [[2.0, 1.0 + 2 * step]]}
+        for t in tasks:
+            t.close()
