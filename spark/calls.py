@@ -50,6 +50,13 @@ def bind(sig, args, kwargs):
     return out
 
 
+def arrow_schema(df):
+    """The Arrow schema of ``df``'s rows, from its Spark schema (no job runs)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(df.schema)
+
+
 def struct_rows(batch):
     """A batch as the StructArray of its rows, as DuckDB passes a table alias."""
     return pa.StructArray.from_arrays(batch.columns, fields=list(batch.schema))

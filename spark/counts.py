@@ -26,7 +26,7 @@ def ad_counts(df, columns):
     if isinstance(columns, str) or not columns:
         raise ValueError(f"{FN}: columns must name at least one column, as a list")
     names = [f.name for f in df.schema.fields]
-    arrow = df.limit(0).toArrow().schema
+    arrow = calls.arrow_schema(df)
     picked = []
     for c in columns:
         if c not in names:

@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 
 from ..algorithms.dataset import NOMINAL, NUMERIC, Attribute, canonical_order
 from ..udfs.table import _numeric, _weights, kind_of
+from . import calls
 
 PASS_SCHEMA = "part int, summary string"
 SECONDS = []  # how long each pass took, for benchmarks/spark.py (the last 1,000)
@@ -194,7 +195,7 @@ class Frame:
         if weight is not None and weight not in names:
             raise ValueError(f"{fn}: weight column {weight!r} is not in the table")
         self.fn, self.df, self.weight = fn, df, weight
-        arrow = df.limit(0).toArrow().schema
+        arrow = calls.arrow_schema(df)
         self.names = [n for n in names if n not in set(exclude) and n != weight]
         if not self.names:
             raise ValueError(f"{fn}: no columns left to learn from")
@@ -391,14 +392,15 @@ class Frame:
 
 
 def matrices(batches, p, fill=None):
-    """The (X, w) of each block of a ``Frame.blocks`` pass; missing values become
-    ``fill`` where it is given."""
+    """The (X, w) of each block of a ``Frame.blocks`` pass: read-only views of the
+    block, or, where ``fill`` is given, writable copies (as the kernels take them)
+    with the missing values filled in."""
     for b in batches:
         xs, ws = b.column("x"), b.column("w")
         for i in range(b.num_rows):
-            X = np.frombuffer(xs[i].as_buffer(), np.float64).reshape(-1, p).copy()
-            w = np.frombuffer(ws[i].as_buffer(), np.float64).copy()
-            yield (X if fill is None else _filled(X, fill)), w
+            X = np.frombuffer(xs[i].as_buffer(), np.float64).reshape(-1, p)
+            w = np.frombuffer(ws[i].as_buffer(), np.float64)
+            yield (X, w) if fill is None else (_filled(X.copy(), fill), w.copy())
 
 
 def _drawn(X, w, seed):

@@ -81,38 +81,32 @@ def _lloyd(layout, lo, width, C, max_iterations):
     p = len(nominal)
 
     def task(mats, total):
-        C0, it, seconds = C, 0, []
-        C1 = C0
+        C1, it, seconds = C, 0, []
         while True:
             start = time.perf_counter()
             it += 1
             K = len(C1)
             Z = core._scaled(C1, nominal, lo, width)
-            sums = [np.zeros((1, K)), np.zeros((1, K)), np.zeros((1, K, p)),
-                    np.zeros((1, K, p)), np.zeros((1, K), np.int64),
-                    np.zeros((1, K, V), np.int64), np.zeros((1, K, V), np.int64)]
+            # the kernel adds each block's rows into these (the squared standard
+            # deviations' sums and unweighted nominal counts are not needed)
+            sse, sw, s, ss, cnt, mode, nom = (
+                np.zeros((1, K)), np.zeros((1, K)), np.zeros((1, K, p)),
+                np.zeros((1, K, p)), np.zeros((1, K), np.int64),
+                np.zeros((1, K, V), np.int64), np.zeros((1, K, V), np.int64))
             moved = False
+            changed = np.zeros(1, np.bool_)
             for X, w in mats:
-                here = [np.zeros_like(q) for q in sums]
-                changed = np.zeros(1, np.bool_)
                 core._pass_chunk(X, w, nominal, offs, lo, width, Z,
                                  np.zeros(len(X), np.int64), np.int64(0), np.int64(len(X)),
-                                 *here, changed)
-                for q, h in zip(sums, here):
-                    q += h
+                                 sse, sw, s, ss, cnt, mode, nom, changed)
                 moved |= bool(changed[0])
-            got = total({"sums": [q.ravel().tolist() for q in sums], "moved": moved})
-            shapes = [(K,), (K,), (K, p), (K, p), (K,), (K, V), (K, V)]
-            sse, sw, s, ss, cnt, mode, nom = [np.asarray(a).reshape(shape)
-                                              for a, shape in zip(got["sums"], shapes)]
-            keep = np.flatnonzero(cnt > 0)
-            newC = np.empty((len(keep), p))
-            for t, c in enumerate(keep):
-                for j in range(p):
-                    if nominal[j]:
-                        newC[t, j] = float(np.argmax(mode[c, offs[j]:offs[j] + nvals[j]]))
-                    else:
-                        newC[t, j] = s[c, j] / sw[c] if sw[c] > 0 else 0.0
+            got = total({"sums": [q.ravel().tolist() for q in (sse, sw, s, cnt, mode)],
+                         "moved": moved})
+            shapes = [(K,), (K,), (K, p), (K,), (K, V)]
+            sse, sw, s, cnt, mode = [np.asarray(a).reshape(shape)
+                                     for a, shape in zip(got["sums"], shapes)]
+            keep, newC = core.centres(sw, s, cnt.astype(np.int64), mode.astype(np.int64),
+                                      nominal, nvals, offs)
             if it == 1:
                 converged = not got["moved"]
             else:

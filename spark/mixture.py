@@ -166,36 +166,15 @@ def _sums(mats, total, layout, nomidx, params):
 
 
 def _m_step(sums, params, nominal, nvals, offs, nomidx, fsd, min_sd):
-    """``em.m_step``'s estimates from the summed sums; False where they cannot be
-    normalised."""
+    """``em.estimate`` from the summed sums, the Laplace start added (a collapsed
+    standard deviation takes the whole table's, ``fsd``); False where they cannot
+    be normalised."""
     pri, cnt, tot, S, SS = sums["sums"]
     cnt, tot = cnt.copy(), tot.copy()
     for j in np.flatnonzero(nominal):  # the Laplace start
         tot[nomidx[j], :] += float(nvals[j])
         cnt[offs[j]:offs[j] + nvals[j], :] += 1.0
-    norm = float(pri.sum())
-    if np.isnan(norm) or norm == 0:
-        return False
-    priors, mean, sd, counts, total = params.arrays()
-    for c in range(params.k):
-        priors[c] = pri[c] / norm
-        ws = pri[c]
-        for j in range(len(nominal)):
-            if nominal[j]:
-                total[c, j] = tot[nomidx[j], c]
-                counts[c, offs[j]:offs[j] + nvals[j]] = cnt[offs[j]:offs[j] + nvals[j], c]
-                continue
-            if ws <= 0:
-                sd[c, j], mean[c, j] = core.MAX_VALUE, min_sd
-                continue
-            s = S[j, c]
-            dev = float(np.sqrt(max(0.0, (SS[j, c] - s * s / ws) / ws)))
-            if dev <= min_sd:
-                dev = fsd[j]
-                if dev <= min_sd:
-                    dev = min_sd
-            if dev <= 0 or np.isinf(dev):
-                dev = min_sd
-            sd[c, j] = dev
-            mean[c, j] = s / ws
-    return True
+    status = core.estimate(pri, cnt, tot, S, SS, nominal, nvals, offs, nomidx,
+                           *params.arrays(), min_sd, np.empty((0, len(nominal))),
+                           np.asarray(fsd, np.float64), np.ones(len(nominal), np.bool_))
+    return status == core.OK

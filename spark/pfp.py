@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from ..algorithms import pfp
 from ..udfs import itemsets
 from ..udfs.transactions import LAYOUT, layout
+from . import calls
 from .itemsets import _type_name
 
 RESULT = "itemset array<string>, support_count bigint"
@@ -30,7 +31,7 @@ def transactions(fn, df, requested="auto"):
     """``df`` as one row per transaction: ``items array<string>``."""
     from pyspark.sql import functions as F
 
-    schema = df.limit(0).toArrow().schema
+    schema = calls.arrow_schema(df)
     try:
         kind, at = layout(schema.names, [_type_name(f.type) for f in schema], requested)
     except ValueError as err:

@@ -290,26 +290,40 @@ def m_step(X, w, W, nominal, nvals, offs, nomidx, priors, mean, sd, counts, tota
             for j in range(p):
                 S[0, j, c] += S[ch, j, c]
                 SS[0, j, c] += SS[ch, j, c]
+    return estimate(pri[0], cnt[0], tot[0], S[0], SS[0], nominal, nvals, offs, nomidx,
+                    priors, mean, sd, counts, total, min_sd, X, fsd, fsd_done)
+
+
+@njit(cache=True)
+def estimate(pri, cnt, tot, S, SS, nominal, nvals, offs, nomidx, priors, mean, sd, counts,
+             total, min_sd, X, fsd, fsd_done):
+    """The M step's estimates (in place) from its summed sums: per cluster the
+    weight ``pri``, per nominal value ``cnt`` (Laplace ones included) and their
+    totals ``tot``, per numeric attribute ``S`` and ``SS``; the status. A collapsed
+    standard deviation takes the attribute's over the rows of ``X`` (``fsd``, worked
+    out where not ``fsd_done``)."""
+    K = pri.shape[0]
+    p = nominal.shape[0]
     norm = 0.0
     for c in range(K):
-        norm += pri[0, c]
+        norm += pri[c]
     if np.isnan(norm) or norm == 0:
         return NOT_NORMALISABLE
     for c in range(K):
-        priors[c] = pri[0, c] / norm
-        ws = pri[0, c]
+        priors[c] = pri[c] / norm
+        ws = pri[c]
         for j in range(p):
             if nominal[j]:
-                total[c, j] = tot[0, nomidx[j], c]
+                total[c, j] = tot[nomidx[j], c]
                 for v in range(offs[j], offs[j] + nvals[j]):
-                    counts[c, v] = cnt[0, v, c]
+                    counts[c, v] = cnt[v, c]
                 continue
             if ws <= 0:
                 sd[c, j] = MAX_VALUE
                 mean[c, j] = min_sd
                 continue
-            s = S[0, j, c]
-            var = (SS[0, j, c] - s * s / ws) / ws
+            s = S[j, c]
+            var = (SS[j, c] - s * s / ws) / ws
             if var < 0:
                 var = 0.0
             dev = math.sqrt(var)

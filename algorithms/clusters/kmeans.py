@@ -369,6 +369,24 @@ def _passes_par(X, w, nominal, offs, lo, width, Z, assign, chunk,
 
 
 @njit(cache=True)
+def centres(sw, s, cnt, mode, nominal, nvals, offs):
+    """(the clusters kept: those with members, their new centres) from a pass's
+    sums: per cluster the weighted mean of each numeric attribute and the mode of
+    each nominal one (the first of equal counts)."""
+    p = nominal.shape[0]
+    keep = np.flatnonzero(cnt > 0)
+    out = np.empty((len(keep), p))
+    for t in range(len(keep)):
+        c = keep[t]
+        for j in range(p):
+            if nominal[j]:
+                out[t, j] = _first_max_i(mode[c], offs[j], offs[j] + nvals[j])
+            else:
+                out[t, j] = s[c, j] / sw[c] if sw[c] > 0 else 0.0
+    return keep, out
+
+
+@njit(cache=True)
 def lloyd(X, w, nominal, nvals, offs, V, lo, width, C, max_iter, chunk, halt, count):
     """Lloyd iterations from centres ``C`` over the rows of ``X`` in their order,
     until they converge, ``max_iter`` or ``halt[0]`` is set; ``count[0]`` counts the
@@ -421,15 +439,7 @@ def lloyd(X, w, nominal, nvals, offs, V, lo, width, C, max_iter, chunk, halt, co
                 for v in range(V):
                     mode[c, v] += mode_c[ch, c, v]
                     nom[c, v] += nom_c[ch, c, v]
-        keep = np.flatnonzero(cnt > 0)
-        newC = np.empty((len(keep), p))
-        for t in range(len(keep)):
-            c = keep[t]
-            for j in range(p):
-                if nominal[j]:
-                    newC[t, j] = _first_max_i(mode[c], offs[j], offs[j] + nvals[j])
-                else:
-                    newC[t, j] = s[c, j] / sw[c] if sw[c] > 0 else 0.0
+        keep, newC = centres(sw, s, cnt, mode, nominal, nvals, offs)
         if it == max_iter or halted(halt):
             converged = True
         C = newC
