@@ -29,7 +29,7 @@ def keyed(model):
     if isinstance(model, pa.ChunkedArray):
         model = model.combine_chunks()
     body = model.field("body")
-    length = pc.binary_length(pc.cast(body, pa.binary()))
+    length = pc.binary_length(body)  # in bytes, as DuckDB's strlen counts
     ids = pc.binary_join_element_wise(model.field("id"), pc.cast(length, pa.string()), ":")
     ids = pc.if_else(model.is_valid(), ids, pa.scalar(None, pa.string()))
     needed = np.asarray(models.model_needed(ids))

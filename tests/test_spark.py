@@ -269,8 +269,12 @@ def test_bad_input_is_named(engines):
 
 def test_a_newer_model_format_is_refused_naming_both_versions(engines):
     con, session = engines
+    from duckmine.algorithms.models import digest
+
     m = con.sql("SELECT c45_fit(x, 'class') FROM iris x").fetchall()[0][0]
-    m = {**m, "version": 99}
+    # a value as a newer duckmine writes it: its id the digest of its version too
+    # (keeping the old id would find the model of version 1 already parsed)
+    m = {**m, "version": 99, "id": digest("c45", 99, m["body"])}
     session.createDataFrame(pa.table({"model": pa.array([m], MODEL)})) \
         .createOrReplaceTempView("_newer")
     text = spark_errors(session, "SELECT predict(m.model, struct(i.*)) FROM iris i, "
