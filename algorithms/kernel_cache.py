@@ -14,14 +14,29 @@ or ``$XDG_CACHE_HOME/duckmine``): every install of the same duckmine and numba, 
 any clone or virtual environment, compiles each kernel once. Where that directory
 cannot be written, they go beside the source, as numba keeps them. A stamp
 directory unused for ``KEEP_DAYS`` is removed.
+
+Processes share the directory, and numba's own saving is not safe for that: a
+kernel's index maps each compiled signature to a data file numbered by the entries
+the index held when it was read, so two processes compiling two signatures at once
+both write file 1, and the index that survives can name the other signature's code
+(seen: a segfault on the next run). So a kernel of this package names its data
+file by a digest of its signature, and its index is read, extended and written
+under a lock (``_save``).
 """
 
+import contextlib
 import hashlib
 import os
+import pickle
 import shutil
 import sys
 import time
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: names by digest still keep signatures apart
+    fcntl = None
 
 import numba
 from numba.core import caching
@@ -124,6 +139,44 @@ class UserWideLocator(_PackageStamp, caching.UserWideCacheLocator):
     """In the user's cache directory (a read-only install), stamped likewise."""
 
 
+@contextlib.contextmanager
+def _locked(path):
+    """An exclusive lock on ``path`` (created) while the block runs."""
+    if fcntl is None:
+        yield
+        return
+    with open(path, "ab") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def data_name(cache_file, key):
+    """The data file of the signature ``key``: named by its digest, so that no two
+    signatures ever share one."""
+    digest = hashlib.sha256(pickle.dumps(key, protocol=4)).hexdigest()[:20]
+    return cache_file._data_name_pattern.replace("{number:d}", digest)
+
+
+_numba_save = caching.IndexDataCacheFile.save
+
+
+def _save(self, key, data):
+    """numba's ``IndexDataCacheFile.save`` for this package's kernels: the data file
+    named by the key, the index extended under a lock. Other kernels as numba does."""
+    if self._source_stamp != STAMP:
+        return _numba_save(self, key, data)
+    name = data_name(self, key)
+    self._save_data(name, data)  # before the index names it
+    with _locked(self._index_path + ".lock"):
+        overloads = self._load_index()
+        if overloads.get(key) != name:
+            overloads[key] = name
+            self._save_index(overloads)
+
+
 def install():
     """Put the locators first, once: ``NUMBA_CACHE_DIR``, the shared directory,
     beside the source, numba's user directory. numba asks them about every cached
@@ -132,6 +185,7 @@ def install():
     for cls in (UserWideLocator, InTreeLocator, SharedLocator, UserProvidedLocator):
         if cls not in classes:
             classes.insert(0, cls)
+    caching.IndexDataCacheFile.save = _save
     _forget_old()
 
 

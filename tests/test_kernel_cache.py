@@ -61,3 +61,40 @@ def test_an_edited_source_gets_its_own_directory(tmp_path):
         f.write("\n# an edit\n")
     again = _probe(tmp_path / "a", cache)
     assert again["dir"] != first["dir"] and again["misses"] == 1
+
+
+def test_two_signatures_saved_from_stale_indexes_keep_their_own_code(tmp_path):
+    """Two processes that compile two signatures of one kernel at once both read the
+    index before either writes it. numba would give both the data file ``.1``, and
+    the index that survives could name the other signature's code (a segfault was
+    seen). Here each signature's code goes to a file of its own, and no index entry
+    ever names another signature's data."""
+    from numba.core import caching
+
+    from duckmine.algorithms import jit, kernel_cache  # jit installs the cache's rules
+
+    assert jit.njit
+
+    def cache_file():
+        return caching.IndexDataCacheFile(str(tmp_path), "kernel-1.py311",
+                                          kernel_cache.STAMP)
+
+    stale = {}  # what both processes read before either wrote
+    saved = {}
+    for key, data in ((("int64",), b"code for int64"), (("float64",), b"code for float64")):
+        f = cache_file()
+        f._load_index = lambda: dict(stale)
+        f.save(key, data)
+        saved[key] = cache_file()._load_index()[key]
+    assert len(set(saved.values())) == 2
+    index = cache_file()._load_index()
+    assert index  # the last writer's entry, at least
+    for key in index:
+        assert cache_file().load(key) == {("int64",): b"code for int64",
+                                          ("float64",): b"code for float64"}[key]
+    # and without stale reads, the lock keeps every entry
+    for key, data in ((("a",), b"A"), (("b",), b"B")):
+        cache_file().save(key, data)
+    index = cache_file()._load_index()
+    assert cache_file().load(("a",)) == b"A" and cache_file().load(("b",)) == b"B"
+    assert ("a",) in index and ("b",) in index

@@ -31,28 +31,20 @@ class RepTreeModel:
     def of(cls, attributes, target, tree, held, error, options, instances):
         """The model of a grown (and pruned) ``reptree.Grown``: only the nodes still
         reachable, renumbered depth first."""
-        nodes = {key: [] for key in ("attr", "cut", "props", "children", "probs", "dist",
-                                     "held", "held_error")}
-        stack = [(0, None)]
-        while stack:
-            old, parent_slot = stack.pop()
-            new = len(nodes["attr"])
-            if parent_slot is not None:
-                nodes["children"][parent_slot[0]][parent_slot[1]] = new
-            a = tree.attr[old]
-            nodes["attr"].append(int(a))
-            nodes["cut"].append(None if a < 0 or np.isnan(tree.cut[old])
-                                else float(tree.cut[old]))
-            nodes["props"].append(None if a < 0 else [float(x) for x in tree.props[old]])
-            kids = [] if a < 0 else tree.children[old]
-            nodes["children"].append([-1] * len(kids))
-            probs = tree.probs[old]
-            nodes["probs"].append(None if probs is None else [float(x) for x in probs])
-            nodes["dist"].append([float(x) for x in tree.dist[old]])
-            nodes["held"].append([float(x) for x in held[old]])
-            nodes["held_error"].append(float(error[old]))
-            for b in reversed(range(len(kids))):
-                stack.append((kids[b], (new, b)))
+        order, number = reptree.depth_first(tree.attr, tree.first, tree.kids)
+        attr = tree.attr[order]
+        kids = np.where(attr >= 0, tree.kids[order], 0)
+        cut = [None if a < 0 or math.isnan(c) else c
+               for a, c in zip(attr.tolist(), tree.cut[order].tolist())]
+        has = tree.has[order].tolist()
+        nodes = {"attr": attr.tolist(), "cut": cut,
+                 "props": [p[:b] if b else None
+                           for p, b in zip(tree.props[order].tolist(), kids.tolist())],
+                 "children": [number[f:f + b].tolist() for f, b in
+                              zip(tree.first[order].tolist(), kids.tolist())],
+                 "probs": [p if h else None for p, h in zip(tree.probs[order].tolist(), has)],
+                 "dist": tree.dist[order].tolist(), "held": held[order].tolist(),
+                 "held_error": error[order].tolist()}
         return cls(attributes, target, nodes, options, instances)
 
     def to_json(self):
