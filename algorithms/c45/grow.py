@@ -23,7 +23,7 @@ from numba.typed import List
 from .. import progress, stop
 from ..dataset import stacked
 from ..halt import halted
-from ..jit import njit
+from ..jit import njit, prange
 
 SMALL = 1e-6
 LOG2 = math.log(2.0)
@@ -165,46 +165,165 @@ def binary_nominal_split(col, y, idx, w, n_values, n_classes, min_obj, total):
 
 
 @njit(cache=True)
-def numeric_split(value, cls, weight, n_classes, min_obj, total, mdl, table):
-    """J48's threshold search over the node's known values of one attribute, in
-    sorted order with their classes and weights; ``table`` is ``lf_table`` when all
-    weights are whole numbers (or empty). Returns (gain, gain ratio, midpoint);
-    gain -1 when no split qualifies."""
-    n = value.shape[0]
-    dist = np.zeros((2, n_classes))
-    per_bag = np.zeros(2)
-    per_class = np.zeros(n_classes)
-    known = 0.0
-    for i in range(n):
-        dist[1, cls[i]] += weight[i]
-        per_bag[1] += weight[i]
-        per_class[cls[i]] += weight[i]
-        known += weight[i]
+def _min_split(known, n_classes, min_obj):
+    """The least weight J48 lets each side of a cut hold."""
     min_split = 0.1 * known / n_classes
     if min_split - min_obj < 1e-6:
         min_split = float(min_obj)
     elif min_split - 25.0 > 1e-6:
         min_split = 25.0
-    if 2.0 * min_split - n > 1e-6:
-        return -1.0, 0.0, 0.0
-    old_ent = _old_ent(per_class, known)
-    best_gain, split_at, candidates, last = 0.0, -1, 0, 0
-    for nxt in range(1, n):
-        if value[nxt - 1] + 1e-5 < value[nxt]:
-            for i in range(last, nxt):
-                c = cls[i]
-                dist[1, c] -= weight[i]
-                dist[0, c] += weight[i]
-                per_bag[1] -= weight[i]
-                per_bag[0] += weight[i]
+    return min_split
+
+
+@njit(cache=True)
+def _sweep(value, cls, weight, dist, per_bag, min_split, known, total, old_ent):
+    """J48's walk over the sorted known values: each row moved to the left bag in
+    turn, a cut between two values more than 1e-5 apart scored when both bags hold
+    ``min_split``. Returns (best gain, the last row left of its cut, cuts scored)."""
+    best_gain, split_at, candidates = 0.0, -1, 0
+    for i in range(value.shape[0] - 1):
+        c = cls[i]
+        dist[1, c] -= weight[i]
+        dist[0, c] += weight[i]
+        per_bag[1] -= weight[i]
+        per_bag[0] += weight[i]
+        if value[i] + 1e-5 < value[i + 1]:
             if min_split - per_bag[0] < 1e-6 and min_split - per_bag[1] < 1e-6:
-                gain = _gain(dist, per_bag, known, total, old_ent, table)
+                gain = _gain(dist, per_bag, known, total, old_ent, NO_TABLE)
                 if gain - best_gain > 1e-6:
                     best_gain = gain
-                    split_at = nxt - 1
+                    split_at = i
                 candidates += 1
-            last = nxt
-    if candidates == 0:
+    return best_gain, split_at, candidates
+
+
+@njit(cache=True)
+def _count_gain(num, known, total):
+    """``_gain`` from its numerator, the old entropy minus the new."""
+    if num < 1e-6 and num > -1e-6:
+        return 0.0
+    return (1.0 - (total - known) / total) * num / known
+
+
+@njit(cache=True)
+def _sweep_counts(value, cls, weight, cnt, min_split, known, total, old_ent, table):
+    """``_sweep`` for whole weights (``cnt``: the class counts, all in the right
+    bag): the bags kept as counts, so that each cut's entropy is looked up in
+    ``table``, the same sums of the same doubles. Returns what ``_sweep`` does and
+    the weight left of the best cut."""
+    k = cnt.shape[1]
+    bag = np.zeros(2, np.int64)
+    for c in range(k):
+        bag[1] += cnt[1, c]
+    best_gain, split_at, candidates, best_left = 0.0, -1, 0, 0
+    for i in range(value.shape[0] - 1):
+        c = cls[i]
+        wi = int(weight[i])
+        cnt[1, c] -= wi
+        cnt[0, c] += wi
+        bag[1] -= wi
+        bag[0] += wi
+        if value[i] + 1e-5 < value[i + 1]:
+            if min_split - bag[0] < 1e-6 and min_split - bag[1] < 1e-6:
+                new_ent = 0.0
+                for b in range(2):
+                    for j in range(k):
+                        new_ent += table[cnt[b, j]]
+                    new_ent -= table[bag[b]]
+                gain = _count_gain(old_ent + new_ent, known, total)
+                if gain - best_gain > 1e-6:
+                    best_gain, split_at, best_left = gain, i, bag[0]
+                candidates += 1
+    return best_gain, split_at, candidates, best_left
+
+
+@njit(cache=True)
+def _sweep_counts2(value, cls, weight, cnt, min_split, known, total, old_ent, table):
+    """``_sweep_counts`` for two classes, the four counts held in registers."""
+    a0, a1, b0, b1 = 0, 0, cnt[1, 0], cnt[1, 1]
+    best_gain, split_at, candidates, best_left = 0.0, -1, 0, 0
+    for i in range(value.shape[0] - 1):
+        wi = int(weight[i])
+        if cls[i] == 0:
+            a0 += wi
+            b0 -= wi
+        else:
+            a1 += wi
+            b1 -= wi
+        if value[i] + 1e-5 < value[i + 1]:
+            left, right = a0 + a1, b0 + b1
+            if min_split - left < 1e-6 and min_split - right < 1e-6:
+                new_ent = 0.0 + table[a0] + table[a1] - table[left] + table[b0] + \
+                    table[b1] - table[right]
+                gain = _count_gain(old_ent + new_ent, known, total)
+                if gain - best_gain > 1e-6:
+                    best_gain, split_at, best_left = gain, i, left
+                candidates += 1
+    return best_gain, split_at, candidates, best_left
+
+
+@njit(cache=True)
+def _numeric_counts(value, cls, weight, n_classes, min_obj, total, table):
+    """The cut search of ``numeric_split`` for whole weights: (best gain, the last
+    row left of its cut, cuts scored (-1: too few rows), known weight, weight left
+    of the cut)."""
+    cnt = np.zeros((2, n_classes), np.int64)
+    for i in range(value.shape[0]):
+        cnt[1, cls[i]] += int(weight[i])
+    per_class = np.zeros(n_classes)
+    known = 0
+    for c in range(n_classes):
+        per_class[c] = cnt[1, c]
+        known += cnt[1, c]
+    min_split = _min_split(float(known), n_classes, min_obj)
+    if 2.0 * min_split - value.shape[0] > 1e-6:
+        return -1.0, -1, -1, float(known), 0
+    old_ent = _old_ent(per_class, float(known))
+    if n_classes == 2:
+        g, at, candidates, left = _sweep_counts2(value, cls, weight, cnt, min_split,
+                                                 float(known), total, old_ent, table)
+    else:
+        g, at, candidates, left = _sweep_counts(value, cls, weight, cnt, min_split,
+                                                float(known), total, old_ent, table)
+    return g, at, candidates, float(known), left
+
+
+@njit(cache=True)
+def _numeric_weights(value, cls, weight, n_classes, min_obj, total):
+    """``_numeric_counts`` for any weights, the bags summed as doubles."""
+    dist = np.zeros((2, n_classes))
+    per_bag = np.zeros(2)
+    per_class = np.zeros(n_classes)
+    known = 0.0
+    for i in range(value.shape[0]):
+        dist[1, cls[i]] += weight[i]
+        per_bag[1] += weight[i]
+        per_class[cls[i]] += weight[i]
+        known += weight[i]
+    min_split = _min_split(known, n_classes, min_obj)
+    if 2.0 * min_split - value.shape[0] > 1e-6:
+        return -1.0, -1, -1, known, 0.0
+    g, at, candidates = _sweep(value, cls, weight, dist, per_bag, min_split, known, total,
+                               _old_ent(per_class, known))
+    left = 0.0
+    for i in range(at + 1):
+        left += weight[i]
+    return g, at, candidates, known, left
+
+
+@njit(cache=True)
+def numeric_split(value, cls, weight, n_classes, min_obj, total, mdl, table):
+    """J48's threshold search over the node's known values of one attribute, in
+    sorted order with their classes and weights; ``table`` is ``lf_table`` when all
+    weights are whole numbers (or empty). Returns (gain, gain ratio, midpoint);
+    gain -1 when no split qualifies."""
+    if table.shape[0] > 0:
+        best_gain, split_at, candidates, known, left = _numeric_counts(
+            value, cls, weight, n_classes, min_obj, total, table)
+    else:
+        best_gain, split_at, candidates, known, left = _numeric_weights(
+            value, cls, weight, n_classes, min_obj, total)
+    if candidates <= 0:
         return -1.0, 0.0, 0.0
     if mdl:
         best_gain -= math.log(candidates) / LOG2 / total
@@ -215,10 +334,10 @@ def numeric_split(value, cls, weight, n_classes, min_obj, total, mdl, table):
     mid = (lo + hi) / 2.0
     if mid == hi:
         mid = lo
-    per_bag[:] = 0.0
-    for i in range(n):
-        per_bag[0 if i <= split_at else 1] += weight[i]
-    return best_gain, _gain_ratio(per_bag, known, total, best_gain), mid
+    right = 0.0
+    for i in range(split_at + 1, value.shape[0]):
+        right += weight[i]
+    return best_gain, _gain_ratio(np.array([left, right]), known, total, best_gain), mid
 
 
 @njit(cache=True)
@@ -235,16 +354,20 @@ def subsets(col, idx, kind, threshold, value):
     a value (kind 2); -1 when the value is missing."""
     out = np.empty(idx.shape[0], np.int64)
     for i in range(idx.shape[0]):
-        v = col[idx[i]]
-        if np.isnan(v):
-            out[i] = -1
-        elif kind == 0:
-            out[i] = 0 if below(v, threshold) else 1
-        elif kind == 1:
-            out[i] = int(v)
-        else:
-            out[i] = 0 if int(v) == value else 1
+        out[i] = branch(col[idx[i]], kind, threshold, value)
     return out
+
+
+@njit(cache=True)
+def branch(v, kind, threshold, value):
+    """The branch of the value ``v`` (see ``subsets``)."""
+    if np.isnan(v):
+        return -1
+    if kind == 0:
+        return 0 if below(v, threshold) else 1
+    if kind == 1:
+        return int(v)
+    return 0 if int(v) == value else 1
 
 
 @njit(cache=True)
@@ -386,30 +509,47 @@ def _dist(dists, nodes, i, k):
 
 
 @njit(cache=True)
+def branch_data(sub, nb, w, frac):
+    """Each branch's (positions, weights) given each instance's branch ``sub`` (a
+    missing value, -1, to every branch of fraction above 1e-6, its weight scaled),
+    one branch after another: positions, weights, and where each branch starts."""
+    take = frac > 1e-6
+    base = np.zeros(nb + 1, np.int64)
+    missing = 0
+    for j in range(sub.shape[0]):
+        if sub[j] >= 0:
+            base[sub[j] + 1] += 1
+        else:
+            missing += 1
+    for b in range(nb):
+        base[b + 1] += base[b] + (missing if take[b] else 0)
+    pos = np.empty(base[nb], np.int64)
+    wb = np.empty(base[nb])
+    fill = base[:nb].copy()
+    for j in range(sub.shape[0]):
+        b = sub[j]
+        if b >= 0:
+            pos[fill[b]] = j
+            wb[fill[b]] = w[j]
+            fill[b] += 1
+        else:
+            for b in range(nb):
+                if take[b]:
+                    pos[fill[b]] = j
+                    wb[fill[b]] = w[j] * frac[b]
+                    fill[b] += 1
+    return pos, wb, base
+
+
+@njit(cache=True)
 def _branch_data(sub, nb, w, frac):
-    """Each branch's (positions, weights) given each instance's branch ``sub``."""
+    """``branch_data`` as lists of each branch's positions and weights."""
+    pos, wb, base = branch_data(sub, nb, w, frac)
     out_pos = List()
     out_w = List()
     for b in range(nb):
-        take = frac[b] > 1e-6
-        m = 0
-        for j in range(sub.shape[0]):
-            if sub[j] == b or (sub[j] < 0 and take):
-                m += 1
-        pos = np.empty(m, np.int64)
-        wb = np.empty(m)
-        m = 0
-        for j in range(sub.shape[0]):
-            if sub[j] == b:
-                pos[m] = j
-                wb[m] = w[j]
-                m += 1
-            elif sub[j] < 0 and take:
-                pos[m] = j
-                wb[m] = w[j] * frac[b]
-                m += 1
-        out_pos.append(pos)
-        out_w.append(wb)
+        out_pos.append(pos[base[b]:base[b + 1]])
+        out_w.append(wb[base[b]:base[b + 1]])
     return out_pos, out_w
 
 
@@ -429,15 +569,29 @@ def _evaluate_one(a, X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary
     return g, r, 0.0, -1
 
 
-@njit(cache=True)
-def _evaluate(X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, table):
+def _evaluate_impl(X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, table):
     m = X.shape[0]
     gains, ratios, mids = np.empty(m), np.empty(m), np.empty(m)
     vals = np.empty(m, np.int64)
-    for a in range(m):
+    for a in prange(m):
         gains[a], ratios[a], mids[a], vals[a] = _evaluate_one(
             a, X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, table)
     return gains, ratios, mids, vals
+
+
+# every attribute's split at once; on two threads when the node is large
+_evaluate_serial = njit(cache=True)(_evaluate_impl)
+_evaluate_parallel = njit(cache=True, parallel=True)(_evaluate_impl)
+PARALLEL_CELLS = 200_000  # rows times attributes of a node
+
+
+@njit(cache=True)
+def _evaluate(X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, table):
+    if idx.shape[0] * X.shape[0] >= PARALLEL_CELLS:
+        return _evaluate_parallel(X, y, idx, w, srt, n_values, k, min_obj, total, mdl,
+                                  binary, table)
+    return _evaluate_serial(X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary,
+                            table)
 
 
 @njit(cache=True)
@@ -626,16 +780,20 @@ def grow(X, n_values, y, k, idx0, w0, srt0, values, value_off, min_obj, mdl, bin
 
 
 @njit(cache=True)
-def _child_sorted(branch_of, frac, srt, nb, m):
+def child_sorted(branch_of, frac, srt, nb, m):
     """Each branch's sorted entries, filtered from the node's in one pass: the
     presorting carried down the tree. An entry whose split value is missing goes to
-    every branch with its weight scaled by the branch's fraction."""
+    every branch with its weight scaled by the branch's fraction. Returns the
+    entries of every branch one after another (rows, values, classes, weights),
+    where each branch starts (``base``), and its offsets per attribute."""
     srow, sval, scls, swt, soff = srt
     take = frac > 1e-6
     sizes = np.zeros((nb, m + 1), np.int64)
+    where = np.empty(soff[m], np.int32)  # each entry's branch, read from the row once
     for a in range(m):
         for o in range(soff[a], soff[a + 1]):
             b = branch_of[srow[o]]
+            where[o] = b
             if b >= 0:
                 sizes[b, a + 1] += 1
             else:
@@ -650,24 +808,33 @@ def _child_sorted(branch_of, frac, srt, nb, m):
     clss = np.empty(base[nb], np.int64)
     wts = np.empty(base[nb])
     cursor = base[:nb].copy()
-    for a in range(m):
-        for o in range(soff[a], soff[a + 1]):
-            b0 = branch_of[srow[o]]
-            if b0 >= 0:
-                c = cursor[b0]
-                rows[c], vals[c], clss[c], wts[c] = srow[o], sval[o], scls[o], swt[o]
-                cursor[b0] = c + 1
-                continue
-            for b in range(nb):
-                if take[b]:
-                    c = cursor[b]
-                    rows[c], vals[c], clss[c] = srow[o], sval[o], scls[o]
-                    wts[c] = swt[o] * frac[b]
-                    cursor[b] = c + 1
+    for o in range(soff[m]):
+        b0 = where[o]
+        if b0 >= 0:
+            c = cursor[b0]
+            rows[c], vals[c], clss[c], wts[c] = srow[o], sval[o], scls[o], swt[o]
+            cursor[b0] = c + 1
+            continue
+        for b in range(nb):
+            if take[b]:
+                c = cursor[b]
+                rows[c], vals[c], clss[c] = srow[o], sval[o], scls[o]
+                wts[c] = swt[o] * frac[b]
+                cursor[b] = c + 1
+    offsets = np.empty((nb, m + 1), np.int64)
+    for b in range(nb):
+        offsets[b] = np.cumsum(sizes[b])
+    return rows, vals, clss, wts, base, offsets
+
+
+@njit(cache=True)
+def _child_sorted(branch_of, frac, srt, nb, m):
+    """``child_sorted`` as a list of each branch's entries."""
+    rows, vals, clss, wts, base, offsets = child_sorted(branch_of, frac, srt, nb, m)
     out = List()
     for b in range(nb):
         lo, hi = base[b], base[b + 1]
-        out.append((rows[lo:hi], vals[lo:hi], clss[lo:hi], wts[lo:hi], np.cumsum(sizes[b])))
+        out.append((rows[lo:hi], vals[lo:hi], clss[lo:hi], wts[lo:hi], offsets[b]))
     return out
 
 

@@ -43,10 +43,13 @@ class Data:
 
     def __init__(self, learner, pos, w, srt=None):
         self.learner, self.pos, self.w, self.srt = learner, pos, w, srt
+        self._rows = None
 
     @property
     def rows(self):
-        return self.learner.idx[self.pos]
+        if self._rows is None:
+            self._rows = self.learner.idx[self.pos]
+        return self._rows
 
     def sorted(self):
         if self.srt is None:
@@ -64,19 +67,6 @@ class DecList:
         self.leaf = False
         self.index = 0
         self.test = None  # held-out class weights per branch (reduced-error pruning)
-
-    # ---------------------------------------------------------------- scoring
-
-    def weight(self, sub_of):
-        """The share of each row the rule covers: ``sub_of(node)`` gives each row's
-        branch at a node (-1 missing)."""
-        if self.leaf:
-            return 1.0
-        sub = sub_of(self)
-        frac = self.dist.sum(axis=1) / self.dist.sum()
-        below = self.sons[self.index].weight(sub_of)
-        return np.where(sub == self.index, below,
-                        np.where(sub < 0, frac[self.index] * below, 0.0))
 
     def path(self):
         """The conditions down to the rule's leaf, and the leaf: [(node, branch)]."""
@@ -174,10 +164,16 @@ class Learner:
         frac = c45.fractions(dist)
         branch_of = self.branch_of
         branch_of[rows] = sub
-        below = c45._child_sorted(branch_of, frac, data.sorted(), nb, self.X.shape[0])
+        srow, sval, scls, swt, base, offsets = c45.child_sorted(
+            branch_of, frac, data.sorted(), nb, self.X.shape[0])
         branch_of[rows] = -1
-        at, weights = c45._branch_data(sub, nb, data.w, frac)
-        parts = [Data(self, data.pos[p], wb, sb) for p, wb, sb in zip(at, weights, below)]
+        at, weights, cut = c45.branch_data(sub, nb, data.w, frac)
+        parts = []
+        for b in range(nb):
+            lo, hi = base[b], base[b + 1]
+            parts.append(Data(self, data.pos[at[cut[b]:cut[b + 1]]], weights[cut[b]:cut[b + 1]],
+                              (srow[lo:hi], sval[lo:hi], scls[lo:hi], swt[lo:hi],
+                               offsets[b])))
         return sub, dist, parts
 
     # ------------------------------------------------------------ a partial tree
@@ -241,8 +237,9 @@ class Learner:
         rows = test.rows
         sub = c45.subsets(self.X[a], rows, kind, threshold, value)
         frac = node.dist.sum(axis=1) / node.dist.sum()
-        at, weights = c45._branch_data(sub, nb, test.w, frac)
-        parts = [Data(self, test.pos[p], wb) for p, wb in zip(at, weights)]
+        at, weights, cut = c45.branch_data(sub, nb, test.w, frac)
+        parts = [Data(self, test.pos[at[cut[b]:cut[b + 1]]], weights[cut[b]:cut[b + 1]])
+                 for b in range(nb)]
         # Distribution(test, model): the missing ones spread as the training split's
         return parts, c45.split_distribution(self.y, rows, test.w, sub, frac, self.k)
 
@@ -327,11 +324,12 @@ class Learner:
 
     def coverage(self, rule, data):
         """The share of each row of ``data`` the rule covers."""
-        def sub_of(node):
-            a, kind, threshold, value, _ = node.split
-            return c45.subsets(self.X[a], data.rows, kind, threshold, value)
-        w = rule.weight(sub_of)
-        return np.broadcast_to(np.asarray(w, np.float64), data.w.shape)
+        path, _ = rule.path()
+        tests = np.array([node.split[:4] for node, _ in path], np.float64).reshape(-1, 4)
+        taken = np.array([b for _, b in path], np.int64)
+        share = np.array([(node.dist.sum(axis=1) / node.dist.sum())[b] for node, b in path],
+                         np.float64)
+        return _covered(self.X, data.rows, tests, taken, share)
 
     def rules(self):
         """The decision list: partial trees until no row is left."""
@@ -361,6 +359,26 @@ class Learner:
         covered = self.coverage(rule, data)
         keep = 1.0 - covered > SMALL
         return Data(self, data.pos[keep], data.w[keep] * (1.0 - covered[keep]))
+
+
+@njit(cache=True)
+def _covered(X, rows, tests, taken, share):
+    """The share of each row a rule covers: its tests (attribute, kind, threshold,
+    value) top down, the branch it takes at each and that branch's share of the
+    weight, which a row missing the tested value gets; multiplied from the leaf
+    up."""
+    out = np.empty(len(rows))
+    for i in range(len(rows)):
+        w = 1.0
+        for d in range(len(taken) - 1, -1, -1):
+            a = int(tests[d, 0])
+            b = c45.branch(X[a, rows[i]], int(tests[d, 1]), tests[d, 2], int(tests[d, 3]))
+            if b < 0:
+                w = share[d] * w
+            elif b != taken[d]:
+                w = 0.0
+        out[i] = w
+    return out
 
 
 @njit(cache=True)
