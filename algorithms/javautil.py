@@ -107,23 +107,6 @@ def sorted_by(x):
 
 
 @njit(cache=True)
-def marked(rows, mark):
-    """The rows of ``rows`` (a presorted list) that are marked, in its order: a
-    subset's sorted order without sorting it again."""
-    count = 0
-    for r in rows:
-        if mark[r]:
-            count += 1
-    out = np.empty(count, np.int64)
-    c = 0
-    for r in rows:
-        if mark[r]:
-            out[c] = r
-            c += 1
-    return out
-
-
-@njit(cache=True)
 def _qsort(v, idx, lo, hi, stack):
     """The reference's median-of-three quicksort of ``v[lo..hi]`` (inclusive),
     moving ``idx`` along. Sub-ranges are independent, so the larger one waits on

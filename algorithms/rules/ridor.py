@@ -26,7 +26,7 @@ from ..dataset import stacked
 from ..evaluation import check_folds, stratified
 from ..halt import halted
 from ..javafmt import double_to_string, java_double
-from ..javautil import JavaRandom, _randomize, marked, sorted_by
+from ..javautil import JavaRandom, _randomize, sorted_by
 from ..jit import njit
 from ..models import Classifier, attributes_of, body, check_array, check_attribute, check_records
 
@@ -84,6 +84,7 @@ def _numeric_cut(x, label, w, min_weight, default_rate):
     cover = np.nan
     final = 1
     prev = 0
+    log_default = _log2(default_rate)
     for split in range(1, total):
         if abs(x[split] - x[prev]) < SMALL:
             continue
@@ -99,9 +100,9 @@ def _numeric_cut(x, label, w, min_weight, default_rate):
         first_rate = first_accu / first_cover if abs(first_cover) >= SMALL else 0.0
         second_rate = second_accu / second_cover if abs(second_cover) >= SMALL else 0.0
         first_gain = 0.0 if abs(first_rate) < SMALL else \
-            first_accu * (_log2(first_rate) - _log2(default_rate))
+            first_accu * (_log2(first_rate) - log_default)
         second_gain = 0.0 if abs(second_rate) < SMALL else \
-            second_accu * (_log2(second_rate) - _log2(default_rate))
+            second_accu * (_log2(second_rate) - log_default)
         if first_gain - second_gain > SMALL or \
                 (abs(first_gain - second_gain) < SMALL and first_rate - second_rate > -SMALL):
             first, gain, r, a, c = True, first_gain, first_rate, first_accu, first_cover
@@ -196,8 +197,9 @@ def _numeric_candidate(xs, ls, ws, min_weight, default_rate, row):
 @njit(cache=True)
 def _candidates(X, nominal, n_values, attrs, used, ids, w, label, min_weight,
                 default_rate, presorted):
-    """Every unused attribute's best condition. (Not in parallel: a kernel that
-    calls a parallel one runs several times slower on small data.)"""
+    """Every unused attribute's best condition; with ``exact``, ``presorted`` holds
+    each numeric attribute's rows of ``ids`` in order. (Not in parallel: a kernel
+    that calls a parallel one runs several times slower on small data.)"""
     m = len(attrs)
     gains = np.zeros(m)
     rows = np.zeros((m, 7))
@@ -208,7 +210,7 @@ def _candidates(X, nominal, n_values, attrs, used, ids, w, label, min_weight,
             continue
         a = attrs[counter]
         if exact and not nominal[a]:
-            rs = marked(srt_rows[srt_off[counter]:srt_off[counter + 1]], mark)
+            rs = srt_rows[srt_off[counter]:srt_off[counter + 1]]
             gains[counter] = _numeric_candidate(X[a][rs], lab_row[rs], w[rs], min_weight,
                                                 default_rate, rows[counter])
         else:
@@ -237,19 +239,19 @@ def _grow(X, nominal, n_values, attrs, w, ids, label, min_weight, antds, presort
     used = np.zeros(n_attr, np.bool_)  # tested by position among attrs, set by index
     unused = n_attr
     size = 0
+    # each numeric attribute's rows of ids in order, narrowed as conditions are added
+    srt_rows, srt_off = _narrowed(srt_rows, srt_off, ids, mark) if exact else \
+        (srt_rows, srt_off)
     while True:
-        if exact:
-            mark[ids] = True
         gains, rows = _candidates(X, nominal, n_values, attrs, used, ids, w, label,
-                                  min_weight, default_rate, presorted)
+                                  min_weight, default_rate,
+                                  (exact, srt_rows, srt_off, mark, lab_row))
         pick = -1
         best_gain = 0.0
         for counter in range(len(attrs)):
             if not used[counter] and gains[counter] - best_gain > SMALL:
                 pick, best_gain = counter, gains[counter]
         if pick < 0:
-            if exact:
-                mark[ids] = False
             return antds, size, accu, cover
         best = attrs[pick]
         if size == len(antds):
@@ -263,16 +265,13 @@ def _grow(X, nominal, n_values, attrs, w, ids, label, min_weight, antds, presort
         lo, hi = 0, int(rows[pick, 5])
         if rows[pick, 0] != 0.0:
             lo, hi = int(rows[pick, 5]), int(rows[pick, 6])
-        if exact:
-            sorted_rows = marked(srt_rows[srt_off[pick]:srt_off[pick + 1]], mark)
-            mark[ids] = False
         if nominal[best]:
             used[best] = True
             unused -= 1
             at = np.abs(x - rows[pick, 0]) < 0.5  # equal codes; a missing value is not
             ids, label = ids[at], label[at]
         elif exact:  # the bag's rows, in the presorted order
-            ids = sorted_rows[lo:hi]
+            ids = srt_rows[srt_off[pick]:srt_off[pick + 1]][lo:hi].copy()
             label = lab_row[ids]
         else:  # the bag's rows, in the sorted order
             order = sorted_by(x)
@@ -281,6 +280,26 @@ def _grow(X, nominal, n_values, attrs, w, ids, label, min_weight, antds, presort
         if abs(_wsum(w, ids, label, np.int64(-1))) < SMALL or abs(default_rate - 1.0) < SMALL \
                 or unused == 0:
             return antds, size, accu, cover
+        if exact:
+            srt_rows, srt_off = _narrowed(srt_rows, srt_off, ids, mark)
+
+
+@njit(cache=True)
+def _narrowed(srt_rows, srt_off, ids, mark):
+    """Each attribute's list of ``srt_rows`` (offsets ``srt_off``) kept to the rows
+    ``ids``, in its order; ``mark`` is scratch, left clear."""
+    mark[ids] = True
+    out = np.empty(len(ids) * (len(srt_off) - 1), np.int64)
+    off = np.zeros(len(srt_off), np.int64)
+    c = 0
+    for a in range(len(srt_off) - 1):
+        for o in range(srt_off[a], srt_off[a + 1]):
+            if mark[srt_rows[o]]:
+                out[c] = srt_rows[o]
+                c += 1
+        off[a + 1] = c
+    mark[ids] = False
+    return out[:c], off
 
 
 @njit(cache=True)
