@@ -582,7 +582,7 @@ def _evaluate_impl(X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, 
 # every attribute's split at once; on two threads when the node is large
 _evaluate_serial = njit(cache=True)(_evaluate_impl)
 _evaluate_parallel = njit(cache=True, parallel=True)(_evaluate_impl)
-PARALLEL_CELLS = 200_000  # rows times attributes of a node
+PARALLEL_CELLS = 50_000  # rows times attributes of a node
 
 
 @njit(cache=True)

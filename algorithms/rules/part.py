@@ -32,10 +32,6 @@ from ..stop import checkpoint
 SMALL = 1e-6
 
 
-def _lf(x):
-    return 0.0 if x < SMALL else x * math.log(x) / math.log(2.0)
-
-
 class Data:
     """A node's rows: positions into the learner's rows, weights, and per numeric
     attribute the rows with a known value sorted by it (J48's sorted scan; made
@@ -245,24 +241,8 @@ class Learner:
 
     def choose_index(self, node):
         """The unexpanded branch of least entropy (-1 when none holds ``min_leaf``)."""
-        best, at = np.finfo(np.float64).max, -1
-        for i, son in enumerate(node.sons):
-            if son is not None:
-                continue
-            per_bag = node.dist[i].sum()
-            if self.min_obj - per_bag > SMALL:
-                estimated = np.finfo(np.float64).max
-            else:
-                estimated = 0.0
-                for c in range(self.k):
-                    estimated -= _lf(node.dist[i, c])
-                estimated += _lf(per_bag)
-                estimated /= per_bag
-            if estimated < SMALL:  # smOrEq(estimated, 0)
-                return i
-            if best - estimated > SMALL:
-                best, at = estimated, i
-        return at
+        open_ = np.array([son is None for son in node.sons])
+        return _least_entropy(node.dist, node.dist.sum(axis=1), open_, self.min_obj)
 
     def choose_last_index(self, node):
         """The expanded branch whose leaf covers the most weight."""
@@ -359,6 +339,29 @@ class Learner:
         covered = self.coverage(rule, data)
         keep = 1.0 - covered > SMALL
         return Data(self, data.pos[keep], data.w[keep] * (1.0 - covered[keep]))
+
+
+@njit(cache=True)
+def _least_entropy(dist, per_bag, open_, min_obj):
+    """The open branch of least entropy, the first below 1e-6 at once (-1 when none
+    holds ``min_obj``); ``per_bag``: each branch's weight."""
+    best, at = np.finfo(np.float64).max, -1
+    for i in range(dist.shape[0]):
+        if not open_[i]:
+            continue
+        if min_obj - per_bag[i] > SMALL:
+            estimated = np.finfo(np.float64).max
+        else:
+            estimated = 0.0
+            for c in range(dist.shape[1]):
+                estimated -= c45._lf(dist[i, c])
+            estimated += c45._lf(per_bag[i])
+            estimated /= per_bag[i]
+        if estimated < SMALL:  # smOrEq(estimated, 0)
+            return i
+        if best - estimated > SMALL:
+            best, at = estimated, i
+    return at
 
 
 @njit(cache=True)
