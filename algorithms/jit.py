@@ -7,9 +7,12 @@ the fit (``algorithms.stop``). Kernels touch no Python objects, so this is safe.
 A stopped fit compiles no further kernel.
 """
 
+import types
+
 import numba
 import numpy as np
 from numba import prange
+from numba.core.cpu import ParallelOptions
 
 from . import kernel_cache
 
@@ -17,11 +20,30 @@ kernel_cache.install()
 
 
 def njit(*args, **options):
-    """``numba.njit`` with ``nogil=True`` unless a kernel says otherwise."""
+    """``numba.njit`` with ``nogil=True`` unless a kernel says otherwise. A parallel
+    kernel is compiled from a copy of its function named ``<name>_parallel``: numba
+    keys a kernel's cache by the function's name and code alone, not by how it is
+    compiled, so the serial and parallel kernels of one function (``select_split``
+    and ``select_split_wide``) would load each other's code."""
     options.setdefault("nogil", True)
     if args and callable(args[0]):
-        return _stoppable(numba.njit(**options)(args[0]))
-    return lambda fn: _stoppable(numba.njit(*args, **options)(fn))
+        return njit(**options)(args[0])
+
+    def make(fn):
+        if options.get("parallel"):
+            fn = _renamed(fn, fn.__qualname__ + "_parallel")
+        return _stoppable(numba.njit(*args, **options)(fn))
+    return make
+
+
+def _renamed(fn, qualname):
+    """A copy of the function ``fn`` under another qualified name."""
+    copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__,
+                              fn.__closure__)
+    copy.__qualname__ = qualname
+    copy.__module__, copy.__doc__ = fn.__module__, fn.__doc__
+    copy.__kwdefaults__ = fn.__kwdefaults__
+    return copy
 
 
 def _stoppable(dispatcher):
@@ -39,7 +61,19 @@ def _stoppable(dispatcher):
     return dispatcher
 
 
-__all__ = ["frozen", "njit", "prange"]
+__all__ = ["PRANGE_ONLY", "frozen", "njit", "prange"]
+
+# ``parallel=PRANGE_ONLY``: threads for the kernel's prange loops only, not for every
+# array expression (a small ``np.zeros`` made parallel costs more than it saves).
+# A kernel compiled with it may be cached only if no other kernel calls it: numba
+# crashes a cached kernel that links parallel code loaded from the cache (a caller
+# compiled while its parallel callee came from the cache segfaults when it is
+# itself loaded from the cache, numba issue 8578). So a parallel kernel that other
+# kernels call is made with ``cache=False``; it is compiled into each caller, and
+# kept in the cache as part of it (``tests/test_kernel_cache.py`` checks the rule).
+PRANGE_ONLY = ParallelOptions({"comprehension": False, "reduction": False,
+                               "inplace_binop": False, "setitem": False, "numpy": False,
+                               "stencil": False, "fusion": False, "prange": True})
 
 
 def frozen(a):

@@ -98,3 +98,87 @@ def test_two_signatures_saved_from_stale_indexes_keep_their_own_code(tmp_path):
     index = cache_file()._load_index()
     assert cache_file().load(("a",)) == b"A" and cache_file().load(("b",)) == b"B"
     assert ("a",) in index and ("b",) in index
+
+
+def _kernels():
+    """Every kernel of the package: {(module, name): (cached, parallel, calls)}, where
+    calls are (module or None, name) of the names the kernel's body calls, from
+    ``@njit(...)`` functions and ``name = njit(...)(function)``."""
+    import ast
+
+    def options(call):
+        kw = {k.arg: k.value for k in call.keywords}
+        cache = isinstance(kw.get("cache"), ast.Constant) and kw["cache"].value is True
+        parallel = "parallel" in kw and not (isinstance(kw["parallel"], ast.Constant)
+                                             and kw["parallel"].value is False)
+        return cache, parallel
+
+    def njit_call(node):
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+            node.func.id == "njit"
+
+    def calls(fn, module, imported):
+        found = set()
+        for node in ast.walk(fn):
+            if not isinstance(node, ast.Call):
+                continue
+            f = node.func
+            if isinstance(f, ast.Name):
+                where, name = imported.get(f.id, (module, f.id))
+                found.add((where, name))
+            elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and \
+                    f.value.id in imported:
+                where, name = imported[f.value.id]
+                found.add((f"{where}.{name}", f.attr))
+        return found
+
+    out = {}
+    for path in sorted((ROOT / "algorithms").rglob("*.py")):
+        module = path.relative_to(ROOT).with_suffix("").as_posix().replace("/", ".")
+        tree = ast.parse(path.read_text())
+        imported = {}  # a name bound by import: the module it names or comes from
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = module.split(".")[:-node.level]
+                where = ".".join(base + ([node.module] if node.module else []))
+                for alias in node.names:
+                    imported[alias.asname or alias.name] = (where, alias.name)
+        functions = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
+
+        for fn in functions.values():
+            for d in fn.decorator_list:
+                if njit_call(d):
+                    out[(module, fn.name)] = (*options(d), calls(fn, module, imported))
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
+                    njit_call(node.value.func) and node.value.args and \
+                    isinstance(node.value.args[0], ast.Name) and \
+                    node.value.args[0].id in functions:
+                for target in node.targets:
+                    out[(module, target.id)] = (*options(node.value.func),
+                                                calls(functions[node.value.args[0].id], module,
+                                                      imported))
+    return out
+
+
+def test_no_cached_kernel_links_parallel_code_from_the_cache():
+    """numba crashes a cached kernel that, when it was compiled, linked parallel code
+    that had itself been loaded from the cache (numba issue 8578; seen here as a
+    segfault of C4.5's grow once a process had cached its parallel callee). So a
+    kernel that holds parallel code, its own or a callee's, is either called from
+    Python only, or not cached (then compiled into each caller)."""
+    kernels = _kernels()
+    assert len(kernels) > 200
+    parallel = {k for k, (_, par, _) in kernels.items() if par}
+    holds = set(parallel)
+    while True:  # the kernels that hold parallel code, through their callees
+        more = {k for k, (_, _, called) in kernels.items() if called & holds} - holds
+        if not more:
+            break
+        holds |= more
+    assert ("algorithms.trees.reptree", "_grow") in holds
+    wrong = sorted(f"{caller[0]}.{caller[1]} calls {callee[0]}.{callee[1]}"
+                   for caller, (_, _, called) in kernels.items()
+                   for callee in called & holds if kernels[callee][0])
+    assert not wrong, "cached kernels holding parallel code called from kernels: " + \
+        "; ".join(wrong)

@@ -23,7 +23,7 @@ from numba.typed import List
 from .. import progress, stop
 from ..dataset import stacked
 from ..halt import halted
-from ..jit import njit, prange
+from ..jit import PRANGE_ONLY, njit, prange
 
 SMALL = 1e-6
 LOG2 = math.log(2.0)
@@ -569,31 +569,6 @@ def _evaluate_one(a, X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary
     return g, r, 0.0, -1
 
 
-def _evaluate_impl(X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, table):
-    m = X.shape[0]
-    gains, ratios, mids = np.empty(m), np.empty(m), np.empty(m)
-    vals = np.empty(m, np.int64)
-    for a in prange(m):
-        gains[a], ratios[a], mids[a], vals[a] = _evaluate_one(
-            a, X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, table)
-    return gains, ratios, mids, vals
-
-
-# every attribute's split at once; on two threads when the node is large
-_evaluate_serial = njit(cache=True)(_evaluate_impl)
-_evaluate_parallel = njit(cache=True, parallel=True)(_evaluate_impl)
-PARALLEL_CELLS = 50_000  # rows times attributes of a node
-
-
-@njit(cache=True)
-def _evaluate(X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, table):
-    if idx.shape[0] * X.shape[0] >= PARALLEL_CELLS:
-        return _evaluate_parallel(X, y, idx, w, srt, n_values, k, min_obj, total, mdl,
-                                  binary, table)
-    return _evaluate_serial(X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary,
-                            table)
-
-
 @njit(cache=True)
 def split_point(col, scope, sorted_values, mid, idx):
     """The midpoint moved down onto a training value as J48 moves it: a walk over
@@ -638,8 +613,7 @@ def split_point(col, scope, sorted_values, mid, idx):
     return kept if left > 0 and right > 0 else top
 
 
-@njit(cache=True)
-def select_split(X, y, idx, w, srt, n_values, k, min_obj, mdl, binary, multi_valued,
+def _select_split(X, y, idx, w, srt, n_values, k, min_obj, mdl, binary, multi_valued,
                  n_all, table, values, value_off, scope):
     """J48's choice of split for one node's data (C45ModelSelection): among the
     attributes whose gain is at least the average, the one of highest gain ratio;
@@ -660,8 +634,10 @@ def select_split(X, y, idx, w, srt, n_values, k, min_obj, mdl, binary, multi_val
             if w[j] != math.floor(w[j]):
                 node_table = NO_TABLE
                 break
-        gains, ratios, mids, vals = _evaluate(
-            X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, node_table)
+        gains, ratios, vals = np.empty(m), np.empty(m), np.empty(m, np.int64)
+        for a in prange(m):  # every attribute's best split
+            gains[a], ratios[a], mids[a], vals[a] = _evaluate_one(
+                a, X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, node_table)
         average, counted = 0.0, 0
         for a in range(m):
             if gains[a] >= 0 and (n_values[a] == 0 or multi_valued or
@@ -686,6 +662,13 @@ def select_split(X, y, idx, w, srt, n_values, k, min_obj, mdl, binary, multi_val
     if binary:
         return a, VALUE_SPLIT, 0.0, vals[a], per_class
     return a, NOMINAL_SPLIT, 0.0, -1, per_class
+
+
+select_split = njit(cache=True)(_select_split)
+# the same on two threads, for a node of WIDE_CELLS rows times attributes or more;
+# called from Python only (see jit.PRANGE_ONLY)
+select_split_wide = njit(cache=True, parallel=PRANGE_ONLY)(_select_split)
+WIDE_CELLS = 50_000
 
 
 @njit(cache=True)

@@ -178,7 +178,7 @@ def _e_chunk(X, w, nominal, offs, mean, denom, logsd, logp, logprior, W, ld, upd
     bad_c[ch] = bad
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=False, parallel=True)  # called from kernels (see jit.PRANGE_ONLY)
 def _e_par(X, w, nominal, offs, mean, denom, logsd, logp, logprior, W, ld, update,
            chunk, ll_c, sw_c, bad_c):
     for ch in prange(len(ll_c)):
@@ -186,9 +186,8 @@ def _e_par(X, w, nominal, offs, mean, denom, logsd, logp, logprior, W, ld, updat
                  np.int64(ch), chunk, ll_c, sw_c, bad_c)
 
 
-@njit(cache=True)
-def e_step(X, w, nominal, nvals, offs, priors, mean, sd, counts, total, W, ld, update,
-           chunk):
+def _e_step(X, w, nominal, nvals, offs, priors, mean, sd, counts, total, W, ld, update,
+            chunk):
     """(status, weighted mean log-density of the rows). With ``update`` the rows'
     membership probabilities go to ``W``; with a non-empty ``ld`` the per-row log
     densities go there."""
@@ -219,6 +218,11 @@ def e_step(X, w, nominal, nvals, offs, priors, mean, sd, counts, total, W, ld, u
     return OK, ll / sw
 
 
+e_step = njit(cache=True)(_e_step)  # from Python
+# the same for kernels: e_step holds parallel code (see jit.PRANGE_ONLY)
+_e_step_linked = njit(cache=False)(_e_step)
+
+
 # ------------------------------------------------------------------ M step
 
 @njit(cache=True)
@@ -246,13 +250,13 @@ def _m_chunk(X, w, W, nominal, offs, nomidx, ch, chunk, pri, cnt, tot, S, SS):
                     SS[ch, j, c] += xxw * W[i, c]
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=False, parallel=True)  # called from kernels (see jit.PRANGE_ONLY)
 def _m_par(X, w, W, nominal, offs, nomidx, chunk, pri, cnt, tot, S, SS):
     for ch in prange(pri.shape[0]):
         _m_chunk(X, w, W, nominal, offs, nomidx, np.int64(ch), chunk, pri, cnt, tot, S, SS)
 
 
-@njit(cache=True)
+@njit(cache=False)  # holds parallel code and is called from kernels (jit.PRANGE_ONLY)
 def m_step(X, w, W, nominal, nvals, offs, nomidx, priors, mean, sd, counts, total,
            min_sd, fsd, fsd_done, chunk):
     """Re-estimate the model (in place) from the memberships ``W``; the status."""
@@ -358,8 +362,8 @@ def iterate_kernel(X, w, W, nominal, nvals, offs, nomidx, priors, mean, sd, coun
     steps = 0
     for i in range(max_iter):
         old = llk
-        status, new = e_step(X, w, nominal, nvals, offs, priors, mean, sd, counts, total,
-                             W, none, np.bool_(True), chunk)
+        status, new = _e_step_linked(X, w, nominal, nvals, offs, priors, mean, sd, counts,
+                                     total, W, none, np.bool_(True), chunk)
         if status != OK:
             return status, llk, steps, False
         llk = new

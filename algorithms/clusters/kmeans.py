@@ -210,7 +210,7 @@ def _nearest_chunk(X, nominal, lo, width, Z, start, stop, out):
         out[i] = _closest(acc)[0]
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=False, parallel=True)  # called from kernels (see jit.PRANGE_ONLY)
 def _nearest_par(X, nominal, lo, width, Z, chunk, out):
     n = X.shape[0]
     for ch in prange((n + chunk - 1) // chunk):
@@ -242,7 +242,7 @@ def _d2_chunk(X, nominal, lo, width, Z, start, stop, d2):
             d2[i] = acc[0]
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=False, parallel=True)  # called from kernels (see jit.PRANGE_ONLY)
 def _d2_par(X, nominal, lo, width, Z, chunk, d2):
     n = X.shape[0]
     for ch in prange((n + chunk - 1) // chunk):
@@ -358,7 +358,7 @@ def _pass_chunk(X, w, nominal, offs, lo, width, Z, assign, ch, chunk,
     changed[ch] = moved
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=False, parallel=True)  # called from kernels (see jit.PRANGE_ONLY)
 def _passes_par(X, w, nominal, offs, lo, width, Z, assign, chunk,
                 sse, sw, s, ss, cnt, mode, nom, changed, halt):
     for ch in prange(len(changed)):

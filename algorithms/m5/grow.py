@@ -219,7 +219,7 @@ def _partition(x, seg, tmp, attr, value):
     return nl
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(cache=False, parallel=True, error_model="numpy")  # called from grow (jit)
 def _level(x, y, perm, vals, ys, tmp, rows, offsets, frontier, lo_of, count, attr, value,
            left, min_leaf, min_sd, halt):
     """Search and partition the nodes of one depth; each owns a slice of ``perm``

@@ -143,7 +143,9 @@ class Learner:
         return rows, vals, clss, wts, offsets
 
     def select(self, data):
-        a, kind, threshold, value, per_class = c45.select_split(
+        wide = len(data.pos) * self.X.shape[0] >= c45.WIDE_CELLS  # on two threads
+        a, kind, threshold, value, per_class = (c45.select_split_wide if wide
+                                                else c45.select_split)(
             self.X, self.y, data.rows, data.w, data.sorted(), self.n_values, self.k,
             self.min_obj, True, self.binary, self.multi_valued, self.n_all, self.table,
             self.values, self.value_off, self.idx)

@@ -273,7 +273,7 @@ def _presorted_gain(rows, xs, ws, ys, mark, cls, default_rate, out):
     return best
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=False, parallel=True)  # called from _grow (see jit.PRANGE_ONLY)
 def _presorted_gains(attrs, srt_rows, srt_off, srt_x, srt_w, srt_y, mark, cls,
                      default_rate):
     """``_presorted_gain`` of each attribute in ``attrs``, two at a time: (gains,

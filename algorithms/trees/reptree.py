@@ -43,7 +43,7 @@ from ..dataset import stacked
 from ..evaluation import check_folds, randomize, stratify, test_cv, train_cv
 from ..halt import halted
 from ..javautil import JavaRandom, sorted_by
-from ..jit import frozen, njit, prange
+from ..jit import PRANGE_ONLY, frozen, njit, prange
 
 LOG2 = math.log(2.0)
 SMALL = 1e-6  # the reference's tolerance for equal and greater
@@ -403,8 +403,8 @@ def _score_impl(val, yv, w, nominal, n_values, k, table, gains, cuts, dists, pro
         weights[t, :b] = wt
 
 
-# threads pay off only on large nodes
-_score_parallel = njit(cache=True, parallel=True)(_score_impl)
+# threads pay off only on large nodes; not cached, as _grow calls it (see jit)
+_score_parallel = njit(cache=False, parallel=PRANGE_ONLY)(_score_impl)
 _score_serial = njit(cache=True)(_score_impl)
 PARALLEL_CELLS = 200_000  # attributes times rows of a node
 
@@ -699,7 +699,7 @@ def grow(columns, nominal, n_values, y, w, rows, target, k, min_leaf, min_varian
     return Grown(*out)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=False, parallel=PRANGE_ONLY)  # _grow calls it (see jit)
 def _presort(X, nominal, rows, y, w):
     """Each attribute's ``rows`` in its order (the reference's quicksort of the
     values, missing last; a nominal attribute's known values first, as they come),
