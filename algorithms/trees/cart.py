@@ -41,7 +41,7 @@ from ..models import (
 )
 from ..stop import checkpoint
 from .cost_complexity import Tree, predicted
-from .reptree import _sum
+from .reptree import _sum, _totals
 
 DBL_MAX = sys.float_info.max
 PARALLEL_ENTRIES = 40_000  # a node's sorted rows (all attributes) worth two threads
@@ -471,12 +471,8 @@ class Grower:
                 parts.append(rows[weka_order(np.where(np.isnan(x), DBL_MAX, x))])
         idx = np.concatenate(parts).astype(np.int64)
         off = np.cumsum([0] + [len(p) for p in parts]).astype(np.int64)
-        dist = np.zeros(f.k)
-        total = 0.0
-        for r in rows:
-            dist[f.y[r]] += f.w[r]
-            total += f.w[r]
-        return (idx, f.w[idx].astype(np.float64), off), dist, total
+        dist, total = _totals(f.y, f.w, rows, f.k)  # summed in row order
+        return (idx, f.w[idx].astype(np.float64), off), dist[:f.k].copy(), total
 
     def grow(self):
         lists, dist, total = self.sorted_info()
