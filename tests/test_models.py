@@ -115,8 +115,9 @@ def test_scoring_a_whole_table_passes_the_model_once(weather):
 
 def test_rows_against_many_models_are_scored_as_one_at_a_time(fresh, monkeypatch):
     """Thousands of per-group models in every chunk (a JOIN on the group): each row
-    gets its own model's answer, the chunk's columns are read once, and models
-    beyond the cache's count stay parsed while their bodies fit its bytes."""
+    gets its own model's answer, the chunk's columns are read once, models beyond
+    the cache's count stay parsed while their bodies fit its bytes, and scoring the
+    chunk's models in one call gives what scoring each alone does."""
     from duckmine.algorithms import models as core
     from duckmine.udfs import models as udf_models
 
@@ -141,6 +142,10 @@ def test_rows_against_many_models_are_scored_as_one_at_a_time(fresh, monkeypatch
                      f"c, grp FROM t) x, models m WHERE m.grp = {g} AND x.grp = {g} "
                      "ORDER BY ALL").fetchall() for g in (0, 1, 2999)]
     assert [r for r in joined if r[0] in (0, 1, 2999)] == [r for rows in one for r in rows]
+    # the models of a chunk are scored in one kernel call (k-means' proba_many): row
+    # for row what scoring each model on its own rows gives
+    monkeypatch.setattr(udf_models, "_batched", lambda *a: {})
+    assert fresh.sql(query).fetchall() == joined
 
 
 def test_an_infinite_value_is_refused_only_where_a_model_reads_it(fresh):

@@ -196,18 +196,45 @@ def _scored(fn, ids, bodies, rows, capability):
     per model; class probabilities are checked once for the whole chunk."""
     chunk = Encoder(rows, fn)
     parts, probabilities = [], []
-    for model, at in _groups(fn, ids, bodies):
+    groups = _groups(fn, ids, bodies)
+    batched = _batched(groups, chunk, capability)
+    for i, (model, at) in enumerate(groups):
         f = facts(model)
         if capability not in f.offers:
             require(fn, model, capability)  # refuses, naming what it offers
-        cols = chunk.columns(f.reads, at)
-        result = _output(model, f.regressor, capability)(
-            cols, len(rows) if at is None else len(at))
+        result = batched.get(i)
+        if result is None:
+            cols = chunk.columns(f.reads, at)
+            result = _output(model, f.regressor, capability)(
+                cols, len(rows) if at is None else len(at))
         if capability == "predict_proba" or capability == "predict" and not f.regressor:
             probabilities.append(result)
         parts.append((model, at, result))
     _check_distributions(fn, probabilities)
     return parts
+
+
+def _batched(groups, chunk, capability):
+    """{group: class probabilities} of the models whose class scores many models'
+    rows in one call (``proba_many``), by class and the columns they read: a chunk
+    scored against per-group models meets thousands of them."""
+    if capability not in ("predict", "predict_proba"):
+        return {}
+    batches = {}
+    for i, (model, at) in enumerate(groups):
+        if at is not None and hasattr(model, "proba_many"):
+            f = facts(model)
+            if capability in f.offers and not f.regressor:
+                batches.setdefault((type(model), tuple(f.reads)), []).append(i)
+    out = {}
+    for (cls, reads), members in batches.items():
+        if len(members) > 1:
+            ats = [groups[i][1] for i in members]
+            results = cls.proba_many([groups[i][0] for i in members],
+                                     chunk.columns(list(reads), np.concatenate(ats)),
+                                     [len(at) for at in ats])
+            out.update(zip(members, results))
+    return out
 
 
 def _by_width(arrays):

@@ -231,6 +231,31 @@ def nearest(X, nominal, lo, width, C, chunk):
 
 
 @njit(cache=True)
+def nearest_many(X, nominal, ends, lo, width, fill, C, c_ends):
+    """``nearest`` for many models at once, each on its own rows of ``X``: model
+    ``j`` scores rows ``ends[j]:ends[j + 1]`` against its centres
+    ``C[c_ends[j]:c_ends[j + 1]]``, with its ranges ``lo[j]``, ``width[j]`` and its
+    fill values ``fill[j]`` for missing cells. One call per chunk of rows, rather
+    than one per model and chunk, when rows are scored by per-group models."""
+    out = np.empty(X.shape[0], np.int64)
+    p = X.shape[1]
+    x = np.empty((1, p))
+    z = np.empty(p)
+    kind = _kind(nominal)
+    for m in range(len(ends) - 1):
+        Z = _scaled(C[c_ends[m]:c_ends[m + 1]], nominal, lo[m], width[m])
+        acc = np.empty(Z.shape[0])
+        for i in range(ends[m], ends[m + 1]):
+            for j in range(p):
+                v = X[i, j]
+                x[0, j] = fill[m, j] if np.isnan(v) else v
+            _scale_row(x, 0, nominal, lo[m], width[m], z)
+            _sq_dists(z, Z, nominal, kind, acc)
+            out[i] = _closest(acc)[0]
+    return out
+
+
+@njit(cache=True)
 def _d2_chunk(X, nominal, lo, width, Z, start, stop, d2):
     z = np.empty(X.shape[1])
     acc = np.empty(1)

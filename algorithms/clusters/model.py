@@ -319,6 +319,28 @@ class KMeansModel(_Clustering):
         out[np.arange(n), self.assign(columns, n)] = 1.0
         return out
 
+    @staticmethod
+    def proba_many(models, columns, counts):
+        """``proba`` of many models that read the same attributes, in one kernel call:
+        ``columns`` holds each model's rows in turn, ``counts[j]`` of them for model
+        ``j``. A list of (rows, K) one-hot arrays, in the order of ``models``."""
+        first = models[0]
+        ends = np.zeros(len(models) + 1, np.int64)
+        np.cumsum(counts, out=ends[1:])
+        X = np.empty((ends[-1], len(first.attributes)))
+        for j, col in enumerate(columns):
+            X[:, j] = col
+        sizes = [m.num_clusters for m in models]
+        c_ends = np.zeros(len(models) + 1, np.int64)
+        np.cumsum(sizes, out=c_ends[1:])
+        assign = kmeans.nearest_many(
+            X, first.layout.nominal, ends, np.stack([m.lo for m in models]),
+            np.stack([m.width for m in models]), np.stack([m.missing.fill for m in models]),
+            np.concatenate([m.centroids for m in models]), c_ends)
+        hot = np.zeros((len(assign), max(sizes)))
+        hot[np.arange(len(assign)), assign] = 1.0
+        return [hot[ends[j]:ends[j + 1], :k] for j, k in enumerate(sizes)]
+
     def log_density(self, columns, n):
         raise ValueError("k-means has no likelihood (it is not a density model; use em)")
 
