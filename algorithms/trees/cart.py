@@ -28,8 +28,8 @@ from ..dataset import stacked
 from ..eigen import symmetric_eigen
 from ..evaluation import check_folds, stratify, test_cv, train_cv
 from ..javafmt import java_double
-from ..javautil import JavaRandom, randomize, weka_order
-from ..jit import njit, prange
+from ..javautil import JavaRandom, randomize, sorted_by
+from ..jit import PRANGE_ONLY, njit, prange
 from ..models import (
     MAX_WEIGHT,
     Classifier,
@@ -444,6 +444,45 @@ class Node:
         self.is_leaf = True
 
 
+@njit(cache=True)
+def _presorted_one(X, rows, nominal, a, idx, at):
+    """Attribute ``a``'s rows, in the reference's order, into ``idx`` from ``at``."""
+    n = len(rows)
+    x = np.empty(n)
+    for i in range(n):
+        x[i] = X[a, rows[i]]
+    if nominal:
+        for i in range(n):
+            if not np.isnan(x[i]):
+                idx[at] = rows[i]
+                at += 1
+        for i in range(n):
+            if np.isnan(x[i]):
+                idx[at] = rows[i]
+                at += 1
+    else:
+        order = sorted_by(x)
+        for i in range(n):
+            idx[at + i] = rows[order[i]]
+
+
+@njit(cache=True, parallel=PRANGE_ONLY)  # called from Python only (see jit)
+def _presorted(X, rows, nominal, target):
+    """Every attribute's ``rows`` in the order the reference sorts them (its
+    quicksort, missing last; a nominal attribute's in data order, missing last), one
+    after another (none for the target), and each one's offset: the attributes on
+    two threads."""
+    p, n = X.shape[0], len(rows)
+    off = np.zeros(p + 1, np.int64)
+    for a in range(p):
+        off[a + 1] = off[a] + (0 if a == target else n)
+    idx = np.empty(off[p], np.int64)
+    for a in prange(p):
+        if a != target:
+            _presorted_one(X, rows, nominal[a], a, idx, off[a])
+    return idx, off
+
+
 class Grower:
     """Grows one tree on the rows ``rows`` (in their order: the reference's data
     set for this tree)."""
@@ -458,19 +497,7 @@ class Grower:
         attribute's in data order, missing last), one after another, with their
         weights and offsets by attribute; the class weights and their total."""
         f, rows = self.f, self.rows
-        parts = []
-        for a in range(f.n_attributes):
-            if a == f.target:
-                parts.append(rows[:0])
-                continue
-            x = f.X[a, rows]
-            if f.nominal[a]:
-                missing = np.isnan(x)
-                parts.append(np.concatenate([rows[~missing], rows[missing]]))
-            else:
-                parts.append(rows[weka_order(np.where(np.isnan(x), DBL_MAX, x))])
-        idx = np.concatenate(parts).astype(np.int64)
-        off = np.cumsum([0] + [len(p) for p in parts]).astype(np.int64)
+        idx, off = _presorted(f.X, np.asarray(rows, np.int64), f.nominal_mask, f.target)
         dist, total = _totals(f.y, f.w, rows, f.k)  # summed in row order
         return (idx, f.w[idx].astype(np.float64), off), dist[:f.k].copy(), total
 
