@@ -313,33 +313,57 @@ def _node_best_parallel(X, y, w, nominal, textual, n_values, attrs, heuristic, i
 
 @njit(cache=True)
 def _split_all(idx_all, w_all, off, attrs, x, numeric, cut, lefts, props):
-    """Every attribute's sorted rows dealt to the two children (``_split_list``),
-    in the same layout."""
+    """Every attribute's sorted rows (and weights) dealt to the two children by the
+    split attribute's values ``x`` (by row), each attribute's in its order, in the
+    same layout: a missing value goes to both, weighted by ``props``. Every
+    attribute lists the same rows, so the first one's count sizes both sides."""
     n_attr = len(off) - 1
-    parts = []
-    sizes = np.zeros((2, n_attr), np.int64)
-    for a in attrs:
-        i0, w0, i1, w1 = _split_list(idx_all[off[a]:off[a + 1]], w_all[off[a]:off[a + 1]],
-                                     x, numeric, cut, lefts, props)
-        sizes[0, a], sizes[1, a] = len(i0), len(i1)
-        parts.append((i0, w0, i1, w1))
-    out = []
-    for side in range(2):
-        o = np.zeros(n_attr + 1, np.int64)
-        for a in range(n_attr):
-            o[a + 1] = o[a] + sizes[side, a]
-        ii = np.empty(o[n_attr], np.int64)
-        ww = np.empty(o[n_attr])
-        for j in range(len(attrs)):
-            a = attrs[j]
-            if side == 0:
-                ii[o[a]:o[a + 1]] = parts[j][0]
-                ww[o[a]:o[a + 1]] = parts[j][1]
+    count = np.zeros(2, np.int64)
+    if len(attrs) > 0:
+        for j in range(off[attrs[0]], off[attrs[0] + 1]):
+            s = _side(x[idx_all[j]], numeric, cut, lefts)
+            if s < 0:
+                for t in range(2):
+                    count[t] += props[t] > 0
             else:
-                ii[o[a]:o[a + 1]] = parts[j][2]
-                ww[o[a]:o[a + 1]] = parts[j][3]
-        out.append((ii, ww, o))
-    return out[0], out[1]
+                count[s] += 1
+    listed = np.zeros(n_attr, np.bool_)
+    listed[attrs] = True
+    o = np.zeros((2, n_attr + 1), np.int64)
+    for side in range(2):
+        for a in range(n_attr):
+            o[side, a + 1] = o[side, a] + (count[side] if listed[a] else 0)
+    ii0, ww0 = np.empty(o[0, n_attr], np.int64), np.empty(o[0, n_attr])
+    ii1, ww1 = np.empty(o[1, n_attr], np.int64), np.empty(o[1, n_attr])
+    for a in attrs:
+        f0, f1 = o[0, a], o[1, a]
+        for j in range(off[a], off[a + 1]):
+            r = idx_all[j]
+            s = _side(x[r], numeric, cut, lefts)
+            if s < 0:
+                if props[0] > 0:
+                    ii0[f0], ww0[f0] = r, props[0] * w_all[j]
+                    f0 += 1
+                if props[1] > 0:
+                    ii1[f1], ww1[f1] = r, props[1] * w_all[j]
+                    f1 += 1
+            elif s == 0:
+                ii0[f0], ww0[f0] = r, w_all[j]
+                f0 += 1
+            else:
+                ii1[f1], ww1[f1] = r, w_all[j]
+                f1 += 1
+    return (ii0, ww0, o[0].copy()), (ii1, ww1, o[1].copy())
+
+
+@njit(cache=True, inline="always")
+def _side(v, numeric, cut, lefts):
+    """The child a value goes to (-1: missing, to both)."""
+    if np.isnan(v):
+        return -1
+    if numeric:
+        return 0 if v < cut else 1
+    return 0 if lefts[int(v)] else 1
 
 
 @njit(cache=True)
@@ -352,35 +376,6 @@ def _value_class_weights(codes, y, w, n_values):
             break
         out[int(codes[i]), y[i]] += w[i]
     return out
-
-
-@njit(cache=True)
-def _split_list(idx, wts, x, numeric, cut, lefts, props):
-    """An attribute's sorted rows (and weights) dealt to the two children by the
-    split attribute's values ``x`` (by row); a missing value goes to both,
-    weighted by ``props``."""
-    n = len(idx)
-    out_idx = np.empty((2, n), np.int64)
-    out_w = np.empty((2, n))
-    num = np.zeros(2, np.int64)
-    for j in range(n):
-        v = x[idx[j]]
-        if np.isnan(v):
-            for s in range(2):
-                if props[s] > 0:
-                    out_idx[s, num[s]] = idx[j]
-                    out_w[s, num[s]] = props[s] * wts[j]
-                    num[s] += 1
-        else:
-            if numeric:
-                s = 0 if v < cut else 1
-            else:
-                s = 0 if lefts[int(v)] else 1
-            out_idx[s, num[s]] = idx[j]
-            out_w[s, num[s]] = wts[j]
-            num[s] += 1
-    return (out_idx[0, :num[0]].copy(), out_w[0, :num[0]].copy(),
-            out_idx[1, :num[1]].copy(), out_w[1, :num[1]].copy())
 
 
 @njit(cache=True)
