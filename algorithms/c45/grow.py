@@ -45,12 +45,6 @@ def _lf(x):
 
 
 @njit(cache=True)
-def _lft(x, table):
-    """``_lf`` looked up for whole weights (exactly the same values)."""
-    return table[int(x)] if table.shape[0] > 0 else _lf(x)
-
-
-@njit(cache=True)
 def lf_table(n):
     """``_lf`` of 0..n, for nodes whose weights are whole numbers."""
     out = np.empty(n + 1)
@@ -83,16 +77,13 @@ def _gain_ratio(per_bag, known, total, gain):
 
 
 @njit(cache=True)
-def _gain(per_class_per_bag, per_bag, known, total, old_ent, table):
+def _gain(per_class_per_bag, per_bag, known, total, old_ent):
     new_ent = 0.0
     for b in range(per_class_per_bag.shape[0]):
         for c in range(per_class_per_bag.shape[1]):
-            new_ent += _lft(per_class_per_bag[b, c], table)
-        new_ent -= _lft(per_bag[b], table)
-    num = old_ent + new_ent  # old entropy minus new entropy
-    if num < 1e-6 and num > -1e-6:
-        return 0.0
-    return (1.0 - (total - known) / total) * num / known
+            new_ent += _lf(per_class_per_bag[b, c])
+        new_ent -= _lf(per_bag[b])
+    return _count_gain(old_ent + new_ent, known, total)
 
 
 @njit(cache=True)
@@ -133,7 +124,7 @@ def nominal_split(col, y, idx, w, n_values, n_classes, min_obj, total):
             enough += 1
     if enough <= 1:
         return -1.0, 0.0
-    gain = _gain(dist, per_bag, known, total, _old_ent(per_class, known), NO_TABLE)
+    gain = _gain(dist, per_bag, known, total, _old_ent(per_class, known))
     return gain, _gain_ratio(per_bag, known, total, gain)
 
 
@@ -157,7 +148,7 @@ def binary_nominal_split(col, y, idx, w, n_values, n_classes, min_obj, total):
                 known += full[v, c]
         if not (min_obj - per_bag[0] < 1e-6 and min_obj - per_bag[1] < 1e-6):
             continue
-        gain = _gain(dist, per_bag, known, total, _old_ent(per_class, known), NO_TABLE)
+        gain = _gain(dist, per_bag, known, total, _old_ent(per_class, known))
         ratio = _gain_ratio(per_bag, known, total, gain)
         if ratio - best_ratio > 1e-6:
             best_gain, best_ratio, best_value = gain, ratio, value
@@ -189,7 +180,7 @@ def _sweep(value, cls, weight, dist, per_bag, min_split, known, total, old_ent):
         per_bag[0] += weight[i]
         if value[i] + 1e-5 < value[i + 1]:
             if min_split - per_bag[0] < 1e-6 and min_split - per_bag[1] < 1e-6:
-                gain = _gain(dist, per_bag, known, total, old_ent, NO_TABLE)
+                gain = _gain(dist, per_bag, known, total, old_ent)
                 if gain - best_gain > 1e-6:
                     best_gain = gain
                     split_at = i
@@ -199,7 +190,7 @@ def _sweep(value, cls, weight, dist, per_bag, min_split, known, total, old_ent):
 
 @njit(cache=True)
 def _count_gain(num, known, total):
-    """``_gain`` from its numerator, the old entropy minus the new."""
+    """The gain from its numerator, the old entropy minus the new."""
     if num < 1e-6 and num > -1e-6:
         return 0.0
     return (1.0 - (total - known) / total) * num / known
