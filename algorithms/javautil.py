@@ -107,6 +107,26 @@ def sorted_by(x):
 
 
 @njit(cache=True)
+def attribute_order(x, nominal):
+    """The positions of ``x`` in the order the reference lists an attribute's rows:
+    a numeric attribute's by ``sorted_by``, a nominal one's known values as they
+    come and then the missing ones."""
+    if not nominal:
+        return sorted_by(x)
+    order = np.empty(len(x), np.int64)
+    j = 0
+    for i in range(len(x)):
+        if not np.isnan(x[i]):
+            order[j] = i
+            j += 1
+    for i in range(len(x)):
+        if np.isnan(x[i]):
+            order[j] = i
+            j += 1
+    return order
+
+
+@njit(cache=True)
 def _qsort(v, idx, lo, hi, stack):
     """The reference's median-of-three quicksort of ``v[lo..hi]`` (inclusive),
     moving ``idx`` along. Sub-ranges are independent, so the larger one waits on

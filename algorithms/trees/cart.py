@@ -28,7 +28,7 @@ from ..dataset import stacked
 from ..eigen import symmetric_eigen
 from ..evaluation import check_folds, stratify, test_cv, train_cv
 from ..javafmt import java_double
-from ..javautil import JavaRandom, randomize, sorted_by
+from ..javautil import JavaRandom, attribute_order, randomize
 from ..jit import PRANGE_ONLY, njit, prange
 from ..models import (
     MAX_WEIGHT,
@@ -446,19 +446,9 @@ def _presorted_one(X, rows, nominal, a, idx, at):
     x = np.empty(n)
     for i in range(n):
         x[i] = X[a, rows[i]]
-    if nominal:
-        for i in range(n):
-            if not np.isnan(x[i]):
-                idx[at] = rows[i]
-                at += 1
-        for i in range(n):
-            if np.isnan(x[i]):
-                idx[at] = rows[i]
-                at += 1
-    else:
-        order = sorted_by(x)
-        for i in range(n):
-            idx[at + i] = rows[order[i]]
+    order = attribute_order(x, nominal)
+    for i in range(n):
+        idx[at + i] = rows[order[i]]
 
 
 @njit(cache=True, parallel=PRANGE_ONLY)  # called from Python only (see jit)

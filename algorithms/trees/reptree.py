@@ -42,7 +42,7 @@ from .. import progress, stop
 from ..dataset import stacked
 from ..evaluation import check_folds, randomize, stratify, test_cv, train_cv
 from ..halt import halted
-from ..javautil import JavaRandom, sorted_by
+from ..javautil import JavaRandom, attribute_order
 from ..jit import PRANGE_ONLY, frozen, njit, prange
 
 LOG2 = math.log(2.0)
@@ -706,19 +706,7 @@ def _presort(X, nominal, rows, y, w):
         x = np.empty(n)
         for i in range(n):
             x[i] = X[t, rows[i]]
-        if nominal[t]:
-            order = np.empty(n, np.int64)
-            j = 0
-            for i in range(n):
-                if not np.isnan(x[i]):
-                    order[j] = i
-                    j += 1
-            for i in range(n):
-                if np.isnan(x[i]):
-                    order[j] = i
-                    j += 1
-        else:
-            order = sorted_by(x)
+        order = attribute_order(x, nominal[t])
         for i in range(n):
             r = rows[order[i]]
             rid[t, i] = r
