@@ -25,7 +25,9 @@ Nothing here knows a database: the engines decide when to stop, by tag.
 import atexit
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
+import numba
 import numpy as np
 
 
@@ -131,6 +133,31 @@ def run(fn, *args, tag=None):
     if job.error is not None:
         raise job.error
     return job.result
+
+
+def each(fn, items, threads=None):
+    """``[fn(x) for x in items]`` on ``threads`` threads (numba's number by default)
+    that act for the calling thread's job: they read its stop flag and report to its
+    watchers. For work whose parts are independent and whose kernels release the
+    GIL, each part run serially: threads at the outermost level, not in every
+    kernel's loops. The first error in ``items``' order is raised once all parts
+    have ended."""
+    items = list(items)
+    threads = min(threads or numba.get_num_threads(), len(items))
+    if threads <= 1:
+        return [fn(x) for x in items]
+    context = {k: getattr(_local, k) for k in ("flag", "tag", "job") if hasattr(_local, k)}
+
+    def part(x):
+        _local.__dict__.update(context)
+        try:
+            return fn(x)
+        finally:
+            _local.__dict__.clear()
+
+    with ThreadPoolExecutor(threads) as pool:
+        futures = [pool.submit(part, x) for x in items]
+    return [f.result() for f in futures]
 
 
 def _wait(job):

@@ -24,7 +24,6 @@ and the median is shown. duckmine's printed model must be Weka's, line for line.
 """
 
 import argparse
-import json
 import re
 import time
 
@@ -39,7 +38,7 @@ from .c45 import (
     tree_lines,
     verdict,
 )
-from .child import run_child, tool_options
+from .child import answer, run_child, tool_options
 from .em import java
 
 TOOLS = ("duckmine", "weka")
@@ -126,12 +125,7 @@ def main():
     tool_options(parser, TOOLS, 1800, 4, weka=False)
     args = parser.parse_args()
     if args.child:
-        tool, n, repeat, timeout = args.child
-        n, repeat, timeout = int(n), int(repeat), float(timeout)
-        result = child_duckmine(n, repeat) if tool == "duckmine" else \
-            child_weka(n, repeat, timeout)
-        print(json.dumps(result))
-        return
+        return answer(args.child, child_duckmine, child_weka)
     print(f"Weka: {WEKA_JAR}")
     for n in (int(s) for s in args.sizes.split(",")):
         arff(n)

@@ -33,3 +33,13 @@ def tool_options(parser, tools, timeout, child_args, weka=True):
         parser.add_argument("--fresh-weka", action="store_true",
                             help="run Weka even when a cached result exists")
     parser.add_argument("--child", nargs=child_args, help=argparse.SUPPRESS)
+
+
+def answer(child, duckmine, weka):
+    """The child's part of a benchmark whose children take (tool, rows, repeat,
+    timeout): ``duckmine(rows, repeat)`` or ``weka(rows, repeat, timeout)``,
+    printed as JSON."""
+    tool, n, repeat, timeout = child
+    n, repeat, timeout = int(n), int(repeat), float(timeout)
+    out = duckmine(n, repeat) if tool == "duckmine" else weka(n, repeat, timeout)
+    print(json.dumps(out))

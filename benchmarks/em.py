@@ -3,7 +3,7 @@ mixture of Gaussians.
 
     python -m duckmine.benchmarks.em [--rows 1000000] [--k 5] [--iterations 20]
         [--repeat 3] [--data numeric mixed] [--tools duckmine sklearn weka]
-        [--timeout 14400] [--fresh-weka]
+        [--timeout 14400] [--fresh-weka] [--kmeans-only]
 
 Needs Java with ``/usr/share/java/weka.jar`` and ``pip install scikit-learn`` (the
 ``bench`` extra). The data are drawn with numpy (seed 7) from a fixed mixture of
@@ -259,6 +259,9 @@ def child_duckmine(data, n, k, iterations, repeat):
             "fit": full["fit"], "iterations": full["iterations"], "runs": full["runs"],
             "per_iteration": differenced(full, one), "sse": full["model"].sse,
             "text": full["model"].text(), "peak_mb": peak_mb()}
+    if not iterations:  # k-means only
+        con.close()
+        return out
     one = measure(em_sql("points", k, 1))
     full = measure(em_sql("points", k, iterations))  # kept in fitted, for what follows
     relation = con.execute(RELATION_LL).fetchall()
@@ -280,16 +283,16 @@ def em_stages(con, k, iterations):
     ``iterations`` calls of it with max_iter 1, each one E and one M step (it checks
     convergence only from its second step on)."""
     from duckmine.algorithms.clusters import em, kmeans
-    from duckmine.algorithms.clusters.model import _prepare, _replaced
+    from duckmine.algorithms.clusters.model import _prepare
     from duckmine.udfs.table import dataset
 
     stages = {}
     start = time.perf_counter()
     rows = con.execute("SELECT list(t) AS rows FROM points t").to_arrow_table()
-    attributes, X, w = _prepare(dataset(rows.column("rows").chunk(0).values, "em"), ())
-    lay, _, Xr = _replaced(attributes, X, w)
-    data = em.Rows(Xr, w, lay)
-    del rows, X
+    d = _prepare(dataset(rows.column("rows").chunk(0).values, "em"), ())
+    lay = d.layout
+    data = em.Rows(d.X, d.w, lay, (d.lo, d.width))
+    del rows, d
     stages["hand-off and columns"] = time.perf_counter() - start
     start = time.perf_counter()
     init = em.initialise(data, k, em.fresh_random(EM_SEED), MIN_SD)
@@ -304,7 +307,8 @@ def em_stages(con, k, iterations):
     def step():
         status, *_ = em.iterate_kernel(
             data.X, data.w, W, lay.nominal, lay.nvals, lay.offs, nomidx, *params.arrays(),
-            0.0, 1, MIN_SD, data.fsd, data.fsd_done, kmeans.CHUNK, trace, np.zeros(1, np.int64))
+            0.0, 1, MIN_SD, data.fsd, data.fsd_done, kmeans.CHUNK, True, trace,
+            np.zeros(1, np.int64))
         if status != em.OK:
             raise RuntimeError(f"EM step failed: {em.FAILURES[status]}")
 
@@ -358,6 +362,8 @@ def child_sklearn(data, n, k, iterations, repeat):
         "per_iteration": differenced(full, one), "sse": float(full["model"].inertia_),
         "peak_mb": peak_mb()}}
     del scaled
+    if not iterations:  # k-means only
+        return out
     full = measure(lambda: gmm(iterations), x)
     one = measure(lambda: gmm(1), x)
     model = full["model"]
@@ -435,7 +441,8 @@ def child_weka(data, n, k, iterations, repeat, timeout):
     out = {"read": measure(["weka.filters.unsupervised.instance.RemoveRange", "-R",
                             "first-last", "-i", path, "-o", os.devnull], dict)}
     out["kmeans random"] = measure(km_args, kmeans_out)
-    out["em"] = measure(em_args + ["-I", str(iterations)], em_out)
+    if iterations:
+        out["em"] = measure(em_args + ["-I", str(iterations)], em_out)
     return out
 
 
@@ -615,13 +622,17 @@ def main():
     parser.add_argument("--iterations", type=int, default=20,
                         help="EM's maximum number of iterations (N)")
     parser.add_argument("--data", nargs="+", default=list(DATA), choices=DATA)
+    parser.add_argument("--kmeans-only", action="store_true",
+                        help="time k-means alone (no EM fits)")
     tool_options(parser, TOOLS, 14400, 7)
     args = parser.parse_args()
     if args.child:
         tool, data, n, k, iterations, repeat, timeout = args.child
         return child(tool, data, int(n), int(k), int(iterations), int(repeat),
                      float(timeout))
-    if args.iterations < 2:
+    if args.kmeans_only:
+        args.iterations = 0  # tells the children
+    elif args.iterations < 2:
         parser.error("--iterations must be at least 2 (the time per iteration is a "
                      "difference with a fit of 1 iteration)")
     sizes = [int(s) for s in args.rows.replace(" ", ",").split(",") if s]
@@ -635,10 +646,13 @@ def main():
             database(data, n)
             results = {t: run(t, data, n, args) for t in args.tools
                        if not (t == "sklearn" and data == "mixed")}  # it cannot
-            em_table(data, results, args, em_lines, notes)
+            if args.iterations:
+                em_table(data, results, args, em_lines, notes)
             kmeans_table(data, results, args, km_lines, notes)
-        print(f"\n### EM, k = {args.k}, at most {args.iterations} iterations, {n:,} rows\n")
-        print("\n".join(em_lines))
+        if args.iterations:
+            print(f"\n### EM, k = {args.k}, at most {args.iterations} iterations, "
+                  f"{n:,} rows\n")
+            print("\n".join(em_lines))
         print(f"\n### k-means, k = {args.k}, {n:,} rows\n")
         print("\n".join(km_lines))
         print("\n" + "\n".join(f"- {note}" for note in notes), flush=True)

@@ -303,7 +303,7 @@ class Frame:
     def replaced(self, total):
         """(fill values, ranges' lows and widths, the full-data centre) of the whole
         table, as the cores compute them on its rows with the missing values filled
-        in (``ReplaceMissing``, ``kmeans.ranges``, ``kmeans.mean_or_mode``)."""
+        in (``clusters.model._prepare``)."""
         fill, lo, width, full = [], [], [], []
         for a, c in zip(self.attributes, total["cols"]):
             if a.nominal:

@@ -179,7 +179,9 @@ def test_duplicate_rows_limit_k():
 
 
 def test_results_do_not_depend_on_threads():
-    """Several chunks summed in chunk order: the same bits with 1 or 2 threads."""
+    """Several chunks summed in chunk order: the same bits with 1 or 2 threads, with
+    a pass's chunks on threads or one after another, and with the folds of the
+    choice of k on threads (``stop.each``) or not."""
     rng = np.random.default_rng(5)
     X = np.concatenate([rng.normal(m, 1.0, (300, 3)) for m in (0.0, 6.0, 12.0)])
     lay = kmeans.Layout.of([Attribute(f"a{j}", NUMERIC) for j in range(3)])
@@ -190,9 +192,12 @@ def test_results_do_not_depend_on_threads():
         for threads in sorted({1, before}):
             numba.set_num_threads(threads)
             f = em.fit(rows, 3, chunk=64)
-            r = kmeans.run(X, np.ones(len(X)), lay, 3, 1, "random", chunk=64)
-            out.append((f.trained.loglik, f.trained.params.mean.tobytes(), r.sse,
-                        r.centroids.tobytes()))
+            chosen = em.fit(em.Rows(X[::3], np.ones(300), lay), -1, chunk=64)
+            for par in (True, False):
+                r = kmeans.run(X, np.ones(len(X)), lay, 3, 1, "random", chunk=64, par=par)
+                out.append((f.trained.loglik, f.trained.params.mean.tobytes(), r.sse,
+                            r.centroids.tobytes(), chosen.k, str(chosen.cv),
+                            chosen.trained.params.sd.tobytes()))
     finally:
         numba.set_num_threads(before)
     assert all(o == out[0] for o in out)

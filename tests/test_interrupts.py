@@ -191,6 +191,38 @@ def test_run_gives_the_result_or_the_error():
     assert stop.running() == 0
 
 
+def test_each_runs_parts_on_threads_that_act_for_the_job():
+    """``stop.each``'s threads read the job's flag and tag, so a stop reaches the
+    parts; the results come in order, and the first error in order is raised."""
+    seen = []
+
+    def part(x):
+        seen.append((stop.flag() is job_flag[0], stop.tag(), threading.get_ident()))
+        return x * x
+
+    job_flag = []
+
+    def work():
+        job_flag.append(stop.flag())
+        return stop.each(part, range(6), threads=2)
+
+    assert stop.run(work, tag="t") == [0, 1, 4, 9, 16, 25]
+    assert all(mine and tag == "t" for mine, tag, _ in seen)
+    assert len({ident for *_, ident in seen}) >= 1
+    assert stop.flag()[0] == 0 and stop.tag() is None  # the caller's own is untouched
+
+    def failing(x):
+        if x in (2, 4):
+            raise ValueError(x)
+        return x
+
+    with pytest.raises(ValueError, match="2"):
+        stop.each(failing, range(6), threads=2)
+    with interrupt_when_running(stop.stop, delay=0.1):
+        with pytest.raises(stop.Stopped):
+            stop.run(lambda: stop.each(lambda _: _spin(stop.flag(), 10**13), range(4)))
+
+
 def test_stop_ends_python_loops_and_kernels_at_their_next_check():
     def python_loop():
         while True:

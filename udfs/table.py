@@ -33,19 +33,29 @@ from .registry import column
 DEFAULT_MAX_VALUES = 10_000
 
 
-def _float64(arr):
-    """An Arrow array as float64 with NaN for NULL; integers past 2^53 (ids,
-    nanosecond times) with the precision a double has."""
-    return np.asarray(pc.cast(arr, pa.float64(), safe=False).fill_null(np.nan), np.float64)
+def _float64(arr, out=None):
+    """An Arrow array (or chunked array) as float64 with NaN for NULL, written to
+    ``out`` when given; integers past 2^53 (ids, nanosecond times) with the
+    precision a double has."""
+    arr = pc.cast(arr, pa.float64(), safe=False).fill_null(np.nan)
+    if out is None:
+        return np.asarray(arr, np.float64)
+    at = 0
+    for chunk in arr.chunks if isinstance(arr, pa.ChunkedArray) else (arr,):
+        out[at:at + len(chunk)] = chunk.to_numpy(zero_copy_only=False)
+        at += len(chunk)
+    return out
 
 
 MAX_MAGNITUDE = 1e150  # beyond it, squares and sums of squares overflow a double
 
 
-def _numeric(name, arr, fn):
-    values = _float64(arr)
-    _refuse_extremes(name, fn, np.isinf(values).any(),
-                     (np.abs(values) > MAX_MAGNITUDE).any())  # NaN compares false
+def _numeric(name, arr, fn, out=None):
+    values = _float64(arr, out)
+    # the extremes, NaN left out (reductions: no temporary arrays)
+    high, low = np.fmax.reduce(values, initial=-np.inf), np.fmin.reduce(values, initial=np.inf)
+    _refuse_extremes(name, fn, high == np.inf or low == -np.inf,
+                     low <= high and max(high, -low) > MAX_MAGNITUDE)
     return values
 
 
@@ -76,18 +86,23 @@ def kind_of(name, typ, fn):
 
 
 class _Numbers:
-    """A numeric column (or the weights: ``read`` is ``_weights``), as float64
-    chunks."""
+    """A numeric column (or the weights: ``read`` is ``_weights``): its Arrow chunks
+    as they come, read as float64 once at the end (a conversion per chunk of a
+    scan cost more than the rest of a k-means fit)."""
 
     def __init__(self, name, fn, read=None):
         self.name, self.fn, self.read, self.chunks = name, fn, read or _numeric, []
 
     def add(self, arr):
-        self.chunks.append(self.read(self.name, arr, self.fn))
+        self.chunks.append(arr)
 
-    def finish(self):
-        values, self.chunks = _concatenate(self.chunks, np.float64), []
-        return Attribute(self.name, NUMERIC), values
+    def finish(self, out=None):
+        """(the attribute, its values), written to ``out`` when given."""
+        chunks, self.chunks = self.chunks, []
+        if not chunks:
+            return Attribute(self.name, NUMERIC), np.empty(0) if out is None else out
+        return Attribute(self.name, NUMERIC), self.read(
+            self.name, pa.chunked_array(chunks), self.fn, out)
 
 
 class _Codes:
@@ -129,7 +144,7 @@ class _Codes:
             codes = np.array(known + [-1], np.int32)[_int32(encoded.indices)]
         self.chunks.append(codes)
 
-    def finish(self):
+    def finish(self, out=None):
         codes, self.chunks = _concatenate(self.chunks, np.int32), []
         if self.declared is not None:
             values, rank = self.declared, None
@@ -137,7 +152,9 @@ class _Codes:
             values = tuple(sorted(self.seen))
             rank = np.empty(len(values), np.float64)
             rank[[self.seen[v] for v in values]] = np.arange(len(values))
-        out = np.full(len(codes), np.nan)
+        if out is None:
+            out = np.empty(len(codes))
+        out[:] = np.nan
         known = codes >= 0
         out[known] = codes[known] if rank is None else rank[codes[known]]
         return Attribute(self.name, NOMINAL, values), out
@@ -231,13 +248,10 @@ class Rows:
         matrix = np.empty((len(self.readers) - (self.weight_at is not None), self.n))
         for i, reader in enumerate(self.readers):
             checkpoint()
-            attribute, values = reader.finish()
             if i == self.weight_at:
-                weights = values
-            else:
-                matrix[len(attributes)] = values
-                attributes.append(attribute)
-            del values
+                weights = reader.finish()[1]
+            else:  # read straight into its row
+                attributes.append(reader.finish(matrix[len(attributes)])[0])
         if weights is None:
             weights = np.ones(self.n)
         if self.numbers:
@@ -279,10 +293,10 @@ def dataset(rows, fn, max_values=None, weight=None):
     return read.dataset()
 
 
-def _weights(name, arr, fn):
+def _weights(name, arr, fn, out=None):
     if kind_of(name, arr.type, fn) != NUMERIC:
         raise ValueError(f"{fn}: weight column {name!r} must be numeric")
-    w = _float64(arr)
+    w = _float64(arr, out)
     if not np.all(np.isfinite(w)) or (w < 0).any():
         raise ValueError(f"{fn}: weight column {name!r} must hold finite, non-negative "
                          "numbers and no NULLs")

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import progress
+from .. import progress, stop
 from ..evaluation import test_cv, train_cv
 from ..javautil import JavaRandom, randomize
 from ..jit import njit, prange
@@ -187,10 +187,11 @@ def _e_par(X, w, nominal, offs, mean, denom, logsd, logp, logprior, W, ld, updat
 
 
 def _e_step(X, w, nominal, nvals, offs, priors, mean, sd, counts, total, W, ld, update,
-            chunk):
+            chunk, par):
     """(status, weighted mean log-density of the rows). With ``update`` the rows'
     membership probabilities go to ``W``; with a non-empty ``ld`` the per-row log
-    densities go there."""
+    densities go there. The chunks run on numba's threads when ``par`` is set, else
+    one after another (the same sums)."""
     for c in range(priors.shape[0]):
         if not priors[c] > 0:
             return CLUSTER_EMPTY, 0.0
@@ -200,12 +201,13 @@ def _e_step(X, w, nominal, nvals, offs, priors, mean, sd, counts, total, W, ld, 
     ll_c = np.zeros(nch)
     sw_c = np.zeros(nch)
     bad_c = np.zeros(nch, np.bool_)
-    if nch > 1:
+    if nch > 1 and par:
         _e_par(X, w, nominal, offs, mean, denom, logsd, logp, logprior, W, ld, update,
                chunk, ll_c, sw_c, bad_c)
     else:
-        _e_chunk(X, w, nominal, offs, mean, denom, logsd, logp, logprior, W, ld, update,
-                 np.int64(0), chunk, ll_c, sw_c, bad_c)
+        for ch in range(nch):
+            _e_chunk(X, w, nominal, offs, mean, denom, logsd, logp, logprior, W, ld,
+                     update, np.int64(ch), chunk, ll_c, sw_c, bad_c)
     ll = 0.0
     sw = 0.0
     bad = False
@@ -258,8 +260,9 @@ def _m_par(X, w, W, nominal, offs, nomidx, chunk, pri, cnt, tot, S, SS):
 
 @njit(cache=False)  # holds parallel code and is called from kernels (jit.PRANGE_ONLY)
 def m_step(X, w, W, nominal, nvals, offs, nomidx, priors, mean, sd, counts, total,
-           min_sd, fsd, fsd_done, chunk):
-    """Re-estimate the model (in place) from the memberships ``W``; the status."""
+           min_sd, fsd, fsd_done, chunk, par):
+    """Re-estimate the model (in place) from the memberships ``W``; the status.
+    ``par`` as for ``_e_step``."""
     n, p = X.shape
     K = W.shape[1]
     V = counts.shape[1]
@@ -279,11 +282,12 @@ def m_step(X, w, W, nominal, nvals, offs, nomidx, priors, mean, sd, counts, tota
                 tot[0, nomidx[j], c] = float(nvals[j])
                 for v in range(offs[j], offs[j] + nvals[j]):
                     cnt[0, v, c] = 1.0
-    if nch > 1:
+    if nch > 1 and par:
         _m_par(X, w, W, nominal, offs, nomidx, chunk, pri, cnt, tot, S, SS)
     else:
-        _m_chunk(X, w, W, nominal, offs, nomidx, np.int64(0), chunk, pri, cnt, tot, S,
-                 SS)
+        for ch in range(nch):
+            _m_chunk(X, w, W, nominal, offs, nomidx, np.int64(ch), chunk, pri, cnt, tot,
+                     S, SS)
     for ch in range(1, nch):
         for c in range(K):
             pri[0, c] += pri[ch, c]
@@ -346,7 +350,7 @@ def estimate(pri, cnt, tot, S, SS, nominal, nvals, offs, nomidx, priors, mean, s
 
 @njit(cache=True)
 def iterate_kernel(X, w, W, nominal, nvals, offs, nomidx, priors, mean, sd, counts, total,
-                   llk, max_iter, min_sd, fsd, fsd_done, chunk, trace, count):
+                   llk, max_iter, min_sd, fsd, fsd_done, chunk, par, trace, count):
     """The EM loop from the current model (updated in place); ``count[0]`` counts
     the iterations (progress).
 
@@ -363,7 +367,7 @@ def iterate_kernel(X, w, W, nominal, nvals, offs, nomidx, priors, mean, sd, coun
     for i in range(max_iter):
         old = llk
         status, new = _e_step_linked(X, w, nominal, nvals, offs, priors, mean, sd, counts,
-                                     total, W, none, np.bool_(True), chunk)
+                                     total, W, none, np.bool_(True), chunk, par)
         if status != OK:
             return status, llk, steps, False
         llk = new
@@ -385,7 +389,7 @@ def iterate_kernel(X, w, W, nominal, nvals, offs, nomidx, priors, mean, sd, coun
         p_cnt[:] = counts
         p_tot[:] = total
         status = m_step(X, w, W, nominal, nvals, offs, nomidx, priors, mean, sd, counts,
-                        total, min_sd, fsd, fsd_done, chunk)
+                        total, min_sd, fsd, fsd_done, chunk, par)
         if status != OK:
             return status, llk, steps, False
     return OK, llk, steps, False
@@ -413,14 +417,14 @@ class Rows:
     """A missing-free matrix with its weights and lazily computed per-attribute
     standard deviations over all its rows."""
 
-    def __init__(self, X, w, layout):
+    def __init__(self, X, w, layout, ranges=None):
         self.X = np.ascontiguousarray(X)
         self.w = np.ascontiguousarray(w, dtype=np.float64)
         self.layout = layout
         p = self.X.shape[1]
         self.fsd = np.zeros(p)
         self.fsd_done = np.zeros(p, np.bool_)
-        self._ranges = None
+        self._ranges = ranges  # (lo, width) when known
 
     @property
     def n(self):
@@ -456,17 +460,26 @@ class Init:
     chosen: int
 
 
-def initialise(rows, k, rr, min_sd, chunk=kmeans.CHUNK):
-    """The model the EM loop starts from: the best of ten k-means runs."""
+def initialise(rows, k, rr, min_sd, chunk=kmeans.CHUNK, par=True):
+    """The model the EM loop starts from: the best of ten k-means runs. With ``par``
+    the runs share numba's threads, each run on one (a run's chunks cannot keep two
+    threads busy as well: they meet at every pass)."""
     lay = rows.layout
     lo, width = rows.ranges()
+    seeds = [rr.next_int() for _ in range(10)]
+    done = []
+
+    def start(seed):
+        run = kmeans.run(rows.X, rows.w, lay, k, seed, "random", 500, lo, width, chunk,
+                         par=False)
+        done.append(seed)
+        progress.report(f"EM: k-means starts for {k} clusters", len(done), 10)
+        return run
+
+    runs = stop.each(start, seeds, None if par else 1)
     best, best_sse, chosen = None, MAX_VALUE, 0
-    seeds, sses = [], []
-    for r in range(10):
-        progress.report(f"EM: k-means starts for {k} clusters", r, 10)
-        seed = rr.next_int()
-        run = kmeans.run(rows.X, rows.w, lay, k, seed, "random", 500, lo, width, chunk)
-        seeds.append(seed)
+    sses = []
+    for r, run in enumerate(runs):
         sses.append(run.sse)
         if run.sse < best_sse or best is None and r == 9:
             best, best_sse, chosen = run, run.sse, r
@@ -520,9 +533,11 @@ class Trained:
     init: Init = None
 
 
-def iterate(rows, params, max_iter, min_sd, seed, full, init=None, chunk=kmeans.CHUNK):
-    """Run the EM loop on ``rows``; on a failure restart from a new
-    initialisation on ``full`` (all the training rows, as the reference does)."""
+def iterate(rows, params, max_iter, min_sd, seed, full, init=None, chunk=kmeans.CHUNK,
+            par=True):
+    """Run the EM loop on ``rows``; on a failure restart from a new initialisation
+    on ``full`` (all the training rows, as the reference does). ``par``: on numba's
+    threads."""
     lay = rows.layout
     nomidx = nominal_index(lay)
     llk = 0.0
@@ -533,7 +548,7 @@ def iterate(rows, params, max_iter, min_sd, seed, full, init=None, chunk=kmeans.
         buf = np.empty(max_iter)
         status, llk, steps, reverted = iterate_kernel(
             rows.X, rows.w, W, lay.nominal, lay.nvals, lay.offs, nomidx, *params.arrays(),
-            llk, max_iter, min_sd, rows.fsd, rows.fsd_done, chunk, buf,
+            llk, max_iter, min_sd, rows.fsd, rows.fsd_done, chunk, bool(par), buf,
             progress.counter(f"EM: iterations with {params.k} clusters", max_iter))
         trace.extend(buf[:steps].tolist())
         if status == OK:
@@ -543,7 +558,7 @@ def iterate(rows, params, max_iter, min_sd, seed, full, init=None, chunk=kmeans.
         total_restarts += 1
         progress.report("EM: restarts", total_restarts)
         rr, k, restarts = restart(seed, restarts, params.k, status)
-        init = initialise(full, k, rr, min_sd, chunk)
+        init = initialise(full, k, rr, min_sd, chunk, par)
         params = init.params
 
 
@@ -563,11 +578,11 @@ def restart(seed, restarts, k, status):
     return rr, k, restarts
 
 
-def log_likelihood(rows, params, chunk=kmeans.CHUNK):
+def log_likelihood(rows, params, chunk=kmeans.CHUNK, par=True):
     """Weighted mean log-density of ``rows`` under ``params`` (E without update)."""
     lay = rows.layout
     status, ll = e_step(rows.X, rows.w, lay.nominal, lay.nvals, lay.offs, *params.arrays(),
-                        np.zeros((0, params.k)), np.empty(0), False, chunk)
+                        np.zeros((0, params.k)), np.empty(0), False, chunk, bool(par))
     if status != OK:
         raise StepFailed(FAILURES[status])
     return ll
@@ -579,13 +594,14 @@ def densities(X, layout, params, chunk=kmeans.CHUNK):
     W = np.empty((n, params.k))
     ld = np.empty(n)
     e_step(np.ascontiguousarray(X), np.ones(n), layout.nominal, layout.nvals, layout.offs,
-           *params.arrays(), W, ld, True, chunk)
+           *params.arrays(), W, ld, True, chunk, True)
     return W, ld
 
 
 def choose_k(rows, max_iter, seed, min_sd, chunk=kmeans.CHUNK):
     """(chosen number of clusters, per number tried: the fold log-likelihoods and
-    their mean), by ten-fold cross-validation."""
+    their mean), by ten-fold cross-validation. The folds are independent fits, so
+    they share numba's threads, one fold to a thread."""
     n = rows.n
     folds = n if n < 10 else 10
     best = -MAX_VALUE
@@ -594,22 +610,27 @@ def choose_k(rows, max_iter, seed, min_sd, chunk=kmeans.CHUNK):
     while True:
         cvr = JavaRandom(seed)
         order = randomize(np.arange(n), cvr)
-        lls = []
-        for f in range(folds):
+        trains = [train_cv(order, folds, f, cvr) for f in range(folds)]
+        if any(k > len(train) for train in trains):
+            return k - 1, cv
+        done = []
+
+        def fold(f, k=k, order=order, trains=trains, done=done):
+            tr = rows.select(trains[f])
+            init = initialise(tr, k, fresh_random(seed), min_sd, chunk, par=False)
+            fitted = iterate(tr, init.params, max_iter, min_sd, seed, rows, chunk=chunk,
+                             par=False)
+            ll = log_likelihood(rows.select(test_cv(order, folds, f)), fitted.params,
+                                chunk, par=False)
+            done.append(f)
             progress.report(f"EM: choosing the number of clusters, {k} of them, folds",
-                            f, folds)
-            train = train_cv(order, folds, f, cvr)
-            if k > len(train):
-                return k - 1, cv
-            test = test_cv(order, folds, f)
-            rr = fresh_random(seed)
-            try:
-                tr = rows.select(train)
-                init = initialise(tr, k, rr, min_sd, chunk)
-                done = iterate(tr, init.params, max_iter, min_sd, seed, rows, chunk=chunk)
-                lls.append(log_likelihood(rows.select(test), done.params, chunk))
-            except StepFailed:
-                return k - 1, cv
+                            len(done), folds)
+            return ll
+
+        try:
+            lls = stop.each(fold, range(folds))
+        except StepFailed:
+            return k - 1, cv
         mean = 0.0
         for v in lls:
             mean += v

@@ -77,29 +77,47 @@ def _first_max_i(a, lo, hi):
 
 
 @njit(cache=True)
-def mean_or_mode(X, w, nominal, nvals):
-    """Instances.meanOrMode per attribute: the weighted mean (0 without weight),
-    or the mode of the weight counts truncated to integers at each step."""
-    n, p = X.shape
-    out = np.empty(p)
-    for j in range(p):
-        if nominal[j]:
-            counts = np.zeros(max(nvals[j], 1), np.int64)
-            for i in range(n):
-                x = X[i, j]
-                if not np.isnan(x):
-                    counts[int(x)] += int(w[i])
-            out[j] = _first_max_i(counts, np.int64(0), len(counts))
+def place(M, w, fill, nominal, nvals, X):
+    """The matrix ``X`` (n, p) of the columns ``M`` (p, n), missing cells ``fill``ed,
+    in one pass over the rows, which also gives every filled column's (min, width)
+    (as ``ranges``) and its Instances.meanOrMode: the weighted mean (0 without
+    weight), or the mode of the weight counts truncated to integers at each step.
+    Returns (min, width, mean or mode, missing cells), each per column."""
+    p, n = M.shape
+    a = np.full(p, np.inf)
+    b = np.full(p, -np.inf)
+    s = np.zeros(p)
+    sw = np.zeros(p)
+    missing = np.zeros(p, np.int64)
+    counts = np.zeros((p, max(1, nvals.max() if p else 1)), np.int64)
+    for i in range(n):
+        for t in range(p):
+            x = M[t, i]
+            if np.isnan(x):
+                missing[t] += 1
+                x = fill[t]
+            X[i, t] = x
+            if x < a[t]:
+                a[t] = x
+            if x > b[t]:
+                b[t] = x
+            if nominal[t]:
+                counts[t, int(x)] += int(w[i])
+            else:
+                sw[t] += w[i]
+                s[t] += w[i] * x
+    lo = np.full(p, np.nan)
+    width = np.full(p, np.nan)
+    centre = np.empty(p)
+    for t in range(p):
+        if nominal[t]:
+            centre[t] = float(_first_max_i(counts[t], np.int64(0), max(nvals[t], 1)))
         else:
-            s = 0.0
-            sw = 0.0
-            for i in range(n):
-                x = X[i, j]
-                if not np.isnan(x):
-                    sw += w[i]
-                    s += w[i] * x
-            out[j] = s / sw if sw > 0 else 0.0
-    return out
+            centre[t] = s[t] / sw[t] if sw[t] > 0 else 0.0
+        if a[t] <= b[t]:
+            lo[t] = a[t]
+            width[t] = b[t] - a[t]
+    return lo, width, centre, missing
 
 
 @njit(cache=True)
@@ -340,13 +358,30 @@ def seed_plus_plus(X, w, nominal, lo, width, k, seed, chunk=CHUNK):
     d2 = np.full(n, np.inf)
     while len(rows) < k:
         _update_d2(X, nominal, lo, width, X[rows[-1]:rows[-1] + 1], d2, chunk)
-        mass = np.cumsum(d2 * w)
-        total = mass[-1]
-        if not total > 0:
+        i = _draw(d2, w, rng.random())  # a draw the last, failed step does not use
+        if i < 0:
             break
-        i = int(np.searchsorted(mass, rng.random() * total, side="right"))
         rows.append(min(i, n - 1))
     return np.arange(n), X[rows].copy()
+
+
+@njit(cache=True)
+def _draw(d2, w, u):
+    """The row whose mass ``d2 * w``, accumulated in row order, first passes ``u``
+    times the total (as a cumulative sum searched to the right would find it), or
+    -1 when the total is not positive; no array of the masses is made."""
+    total = 0.0
+    for i in range(len(d2)):
+        total += d2[i] * w[i]
+    if not total > 0:
+        return -1
+    x = u * total
+    mass = 0.0
+    for i in range(len(d2)):
+        mass += d2[i] * w[i]
+        if mass > x:
+            return i
+    return len(d2)
 
 
 # ------------------------------------------------------------------- Lloyd
@@ -412,10 +447,13 @@ def centres(sw, s, cnt, mode, nominal, nvals, offs):
 
 
 @njit(cache=True)
-def lloyd(X, w, nominal, nvals, offs, V, lo, width, C, max_iter, chunk, halt, count):
+def lloyd(X, w, nominal, nvals, offs, V, lo, width, C, max_iter, chunk, par, halt,
+          count):
     """Lloyd iterations from centres ``C`` over the rows of ``X`` in their order,
     until they converge, ``max_iter`` or ``halt[0]`` is set; ``count[0]`` counts the
-    iterations (progress).
+    iterations (progress). The chunks of a pass run on numba's threads when ``par``
+    is set, else one after another (the same sums: for callers that are already
+    running on several threads).
 
     Returns (centres, assignments, iterations, squared error, per-cluster squared
     errors, sizes, per-cluster standard deviations (NaN for nominal), unweighted
@@ -437,12 +475,15 @@ def lloyd(X, w, nominal, nvals, offs, V, lo, width, C, max_iter, chunk, halt, co
         mode_c = np.zeros((nch, K, V), np.int64)
         nom_c = np.zeros((nch, K, V), np.int64)
         changed = np.zeros(nch, np.bool_)
-        if nch > 1:
+        if nch > 1 and par:
             _passes_par(X, w, nominal, offs, lo, width, Z, assign, chunk,
                         sse_c, sw_c, s_c, ss_c, cnt_c, mode_c, nom_c, changed, halt)
         else:
-            _pass_chunk(X, w, nominal, offs, lo, width, Z, assign, np.int64(0), chunk,
-                        sse_c, sw_c, s_c, ss_c, cnt_c, mode_c, nom_c, changed)
+            for ch in range(nch):
+                if halted(halt):
+                    break
+                _pass_chunk(X, w, nominal, offs, lo, width, Z, assign, np.int64(ch), chunk,
+                            sse_c, sw_c, s_c, ss_c, cnt_c, mode_c, nom_c, changed)
         sqerr = np.zeros(K)
         sw = np.zeros(K)
         s = np.zeros((K, p))
@@ -507,8 +548,9 @@ class KMeansRun:
 
 
 def run(X, w, layout, k, seed, init="random", max_iter=500, lo=None, width=None,
-        chunk=CHUNK):
-    """k-means on the missing-free matrix ``X`` (rows in the order given)."""
+        chunk=CHUNK, par=True):
+    """k-means on the missing-free matrix ``X`` (rows in the order given); ``par``:
+    a pass's chunks on numba's threads (see ``lloyd``)."""
     if lo is None:
         lo, width = ranges(X)
     if init == "random":
@@ -521,10 +563,10 @@ def run(X, w, layout, k, seed, init="random", max_iter=500, lo=None, width=None,
     permuted = not np.array_equal(order, np.arange(len(order)))
     Xp, wp = (np.ascontiguousarray(X[order]), w[order]) if permuted else (X, w)
     halt = stop.flag()
+    count = progress.counter(f"k-means: iterations with {len(C)} clusters", max_iter)
     C, assign, it, sse, errs, sizes, std, nom = lloyd(
         Xp, wp, layout.nominal, layout.nvals, layout.offs, layout.V, lo, width, C,
-        max_iter, chunk, halt, progress.counter(f"k-means: iterations with {len(C)} clusters",
-                                                max_iter))
+        max_iter, chunk, bool(par), halt, count)
     stop.check(halt)
     if permuted:
         back = np.empty_like(assign)

@@ -8,12 +8,13 @@ centre for k-means.
 """
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from .. import contract
-from ..dataset import Attribute
-from ..filters import ReplaceMissing
+from ..dataset import Attribute, stacked
+from ..filters import ReplaceMissing, fill_values
 from ..javafmt import double_to_string, java_double
 from ..jit import njit
 from ..models import check_array
@@ -464,8 +465,22 @@ def _declared(name, **given):
     return contract.learners()[name].options(name, given)
 
 
+@dataclass
+class _Prepared:
+    attributes: list
+    layout: Layout
+    fill: ReplaceMissing  # fitted
+    X: np.ndarray  # (n, p) the clustered attributes, missing cells filled
+    w: np.ndarray
+    lo: np.ndarray  # per attribute, the filled column's minimum and width
+    width: np.ndarray
+    centre: np.ndarray  # per attribute, the filled column's mean or mode
+
+
 def _prepare(data, exclude):
-    """(attributes, raw matrix, weights) of the clustered attributes."""
+    """The clustered attributes of ``data`` as one matrix, missing cells filled with
+    the training mean or mode, made in one pass over the rows (``kmeans.place``),
+    which also gives every column's range and mean or mode."""
     if isinstance(exclude, str):
         exclude = (exclude,)
     names = [a.name for a in data.attributes]
@@ -478,23 +493,21 @@ def _prepare(data, exclude):
     if data.n == 0:
         raise ValueError("no rows to cluster")
     attributes = [data.attributes[j] for j in keep]
-    X = np.empty((data.n, len(keep)))
-    for t, j in enumerate(keep):
-        a = data.attributes[j]
+    for a in attributes:
         if a.kind not in ("numeric", "nominal"):
             raise ValueError(f"attribute {a.name!r} is {a.kind}; only numeric and "
                              "nominal attributes can be clustered")
-        X[:, t] = np.asarray(data.columns[j], dtype=np.float64)
-        if np.isnan(X[:, t]).all():
-            raise ValueError(f"attribute {a.name!r} has only missing values")
     w = np.ascontiguousarray(data.weights, dtype=np.float64)
-    return attributes, X, w
-
-
-def _replaced(attributes, X, w):
-    """(layout, the fitted ReplaceMissing, ``X`` filled in place)."""
-    fill = ReplaceMissing(attributes).fit([X[:, j] for j in range(X.shape[1])], w)
-    return Layout.of(attributes), fill, fill.fill_in(X)
+    lay = Layout.of(attributes)
+    M = stacked([np.asarray(data.columns[j], np.float64) for j in keep], data.n)
+    fill = np.nan_to_num(fill_values(M.T, w, lay.nominal, lay.nvals))  # no values: 0
+    X = np.empty((data.n, len(keep)))
+    lo, width, centre, missing = kmeans.place(M, w, fill, lay.nominal, lay.nvals, X)
+    for a, m in zip(attributes, missing):
+        if m == data.n:
+            raise ValueError(f"attribute {a.name!r} has only missing values")
+    return _Prepared(attributes, lay, ReplaceMissing(attributes, fill), X, w, lo, width,
+                     centre)
 
 
 def _check_k(k, Xr):
@@ -514,19 +527,18 @@ def _em(data, o):
     if k == 0:
         raise ValueError("k must be a positive number of clusters, or -1 to choose it by "
                          "cross-validation, got 0")
-    attributes, X, w = _prepare(data, o["exclude"])
-    lay, fill, Xr = _replaced(attributes, X, w)
+    d = _prepare(data, o["exclude"])
     if k > 0:
-        _check_k(k, Xr)
+        _check_k(k, d.X)
     try:
-        fitted = em.fit(em.Rows(Xr, w, lay), k, o["max_iterations"], o["seed"],
-                        o["min_stddev"])
+        fitted = em.fit(em.Rows(d.X, d.w, d.layout, (d.lo, d.width)), k,
+                        o["max_iterations"], o["seed"], o["min_stddev"])
     except em.StepFailed as err:
         raise ValueError(str(err)) from None
     t = fitted.trained
     options = {"k": k, "max_iterations": o["max_iterations"], "seed": o["seed"],
                "min_stddev": o["min_stddev"]}
-    return EMModel(attributes, fill, options, data.n, t.params, t.loglik, t.steps,
+    return EMModel(d.attributes, d.fill, options, data.n, t.params, t.loglik, t.steps,
                    t.reverted, fitted.cv)
 
 
@@ -542,15 +554,13 @@ def _kmeans(data, o):
     k, seed, init = o["k"], o["seed"], o["init"]
     if init == "k-means++" and seed < 0:
         raise ValueError(f"seed must be at least 0 with init='k-means++', got {seed}")
-    attributes, X, w = _prepare(data, o["exclude"])
-    lay, fill, Xr = _replaced(attributes, X, w)
-    _check_k(k, Xr)
-    full = kmeans.mean_or_mode(Xr, w, lay.nominal, lay.nvals)
-    lo, width = kmeans.ranges(Xr)
-    run = kmeans.run(Xr, w, lay, k, seed, init, o["max_iterations"], lo, width)
+    d = _prepare(data, o["exclude"])
+    _check_k(k, d.X)
+    run = kmeans.run(d.X, d.w, d.layout, k, seed, init, o["max_iterations"], d.lo, d.width)
     options = {"k": k, "seed": seed, "init": init, "max_iterations": o["max_iterations"]}
-    return KMeansModel(attributes, fill, options, data.n, lo, width, full, run.centroids,
-                       run.sizes, run.sse, run.squared_errors, run.iterations)
+    return KMeansModel(d.attributes, d.fill, options, data.n, d.lo, d.width, d.centre,
+                       run.centroids, run.sizes, run.sse, run.squared_errors,
+                       run.iterations)
 
 
 __all__ = ["EMModel", "KMeansModel", "fit_em", "fit_kmeans"]
