@@ -49,6 +49,9 @@ OK, CLUSTER_EMPTY, NOT_NORMALISABLE = 0, 1, 2
 FAILURES = {CLUSTER_EMPTY: "Cluster empty!", NOT_NORMALISABLE: "Can't normalize array"}
 
 
+FOLDS_ON_THREADS = 16  # chunks of rows up to which choose_k's folds run side by side
+
+
 class StepFailed(Exception):
     pass
 
@@ -461,25 +464,20 @@ class Init:
 
 
 def initialise(rows, k, rr, min_sd, chunk=kmeans.CHUNK, par=True):
-    """The model the EM loop starts from: the best of ten k-means runs. With ``par``
-    the runs share numba's threads, each run on one (a run's chunks cannot keep two
-    threads busy as well: they meet at every pass)."""
+    """The model the EM loop starts from: the best of ten k-means runs, each with
+    its chunks on numba's threads when ``par`` is set. (Two runs at a time, one to
+    a thread, took as long on an idle machine and held two permuted copies of the
+    rows.)"""
     lay = rows.layout
     lo, width = rows.ranges()
-    seeds = [rr.next_int() for _ in range(10)]
-    done = []
-
-    def start(seed):
-        run = kmeans.run(rows.X, rows.w, lay, k, seed, "random", 500, lo, width, chunk,
-                         par=False)
-        done.append(seed)
-        progress.report(f"EM: k-means starts for {k} clusters", len(done), 10)
-        return run
-
-    runs = stop.each(start, seeds, None if par else 1)
     best, best_sse, chosen = None, MAX_VALUE, 0
-    sses = []
-    for r, run in enumerate(runs):
+    seeds, sses = [], []
+    for r in range(10):
+        progress.report(f"EM: k-means starts for {k} clusters", r, 10)
+        seed = rr.next_int()
+        run = kmeans.run(rows.X, rows.w, lay, k, seed, "random", 500, lo, width, chunk,
+                         par=par)
+        seeds.append(seed)
         sses.append(run.sse)
         if run.sse < best_sse or best is None and r == 9:
             best, best_sse, chosen = run, run.sse, r
@@ -600,10 +598,14 @@ def densities(X, layout, params, chunk=kmeans.CHUNK):
 
 def choose_k(rows, max_iter, seed, min_sd, chunk=kmeans.CHUNK):
     """(chosen number of clusters, per number tried: the fold log-likelihoods and
-    their mean), by ten-fold cross-validation. The folds are independent fits, so
-    they share numba's threads, one fold to a thread."""
+    their mean), by ten-fold cross-validation. The folds are independent fits: on
+    rows that fill a few chunks they run on numba's threads, one fold to a thread
+    and its chunks one after another, as a fit of so few chunks keeps no two
+    threads busy (they meet at every pass, and on a loaded machine wait there for
+    one another); larger folds run one at a time, their chunks on the threads."""
     n = rows.n
     folds = n if n < 10 else 10
+    par = n > FOLDS_ON_THREADS * chunk  # the folds' own chunks on the threads
     best = -MAX_VALUE
     k = 1
     cv = []
@@ -617,18 +619,18 @@ def choose_k(rows, max_iter, seed, min_sd, chunk=kmeans.CHUNK):
 
         def fold(f, k=k, order=order, trains=trains, done=done):
             tr = rows.select(trains[f])
-            init = initialise(tr, k, fresh_random(seed), min_sd, chunk, par=False)
+            init = initialise(tr, k, fresh_random(seed), min_sd, chunk, par)
             fitted = iterate(tr, init.params, max_iter, min_sd, seed, rows, chunk=chunk,
-                             par=False)
+                             par=par)
             ll = log_likelihood(rows.select(test_cv(order, folds, f)), fitted.params,
-                                chunk, par=False)
+                                chunk, par)
             done.append(f)
             progress.report(f"EM: choosing the number of clusters, {k} of them, folds",
                             len(done), folds)
             return ll
 
         try:
-            lls = stop.each(fold, range(folds))
+            lls = stop.each(fold, range(folds), None if not par else 1)
         except StepFailed:
             return k - 1, cv
         mean = 0.0
