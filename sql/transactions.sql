@@ -65,7 +65,7 @@ spec AS (
 ),
 -- the long layout reads its two columns as they are: #1 keeps the transaction
 -- id's own type
-long_pairs AS MATERIALIZED (
+long_pairs AS (
     SELECT #1 AS t, #2::VARCHAR AS item FROM padded
     WHERE (SELECT _dm_s.kind FROM spec) = 'long' AND #1 IS NOT NULL
 ),
@@ -80,7 +80,7 @@ wide_rows AS (
     SELECT list_value(*COLUMNS(*)) AS v
     FROM (SELECT COLUMNS(*)::VARCHAR FROM src WHERE (SELECT _dm_s.kind FROM spec) = 'wide')
 ),
-row_pairs AS MATERIALIZED (
+row_pairs AS (
     SELECT t, unnest(CASE WHEN len(items) > 0 THEN items ELSE [NULL] END) AS item
     FROM (SELECT row_number() OVER () AS t,
                  list_filter(l[_dm_s.list_column], lambda x: x IS NOT NULL) AS items
@@ -93,17 +93,23 @@ row_pairs AS MATERIALIZED (
                              lambda x: x IS NOT NULL)
           FROM wide_rows, spec)
 ),
+-- the pairs of whichever layout, in one relation that the dictionary and the
+-- transactions both read: when each read the layouts' pairs apart, DuckDB kept the
+-- list and wide layouts' pairs as a relation of their own, and built it by casting
+-- every row of a long table, only to filter them all out (0.11 s of 0.18 s at
+-- 1,000,000 rows)
+pairs AS MATERIALIZED (
+    SELECT t AS t_long, NULL::BIGINT AS t_row, item FROM long_pairs
+    UNION ALL
+    SELECT NULL, t, item FROM row_pairs
+),
 dict AS (
     SELECT item, (row_number() OVER (ORDER BY item) - 1)::INTEGER AS code
-    FROM (SELECT item FROM long_pairs UNION SELECT item FROM row_pairs)
-    WHERE item IS NOT NULL
+    FROM (SELECT DISTINCT item FROM pairs WHERE item IS NOT NULL)
 ),
 tx AS (
     SELECT list(code) FILTER (WHERE code IS NOT NULL) AS codes
-    FROM long_pairs LEFT JOIN dict USING (item) GROUP BY t
-    UNION ALL
-    SELECT list(code) FILTER (WHERE code IS NOT NULL)
-    FROM row_pairs LEFT JOIN dict USING (item) GROUP BY t
+    FROM pairs LEFT JOIN dict USING (item) GROUP BY t_long, t_row
 )
 SELECT (SELECT list(codes) FROM tx) AS tx,
        (SELECT coalesce(list(item ORDER BY code), []) FROM dict) AS items;
