@@ -27,7 +27,9 @@ value counts as the training mean or mode, in training and in prediction):
 E and M steps are numba kernels parallel over fixed chunks of ``kmeans.CHUNK``
 rows: per-chunk partial sums, added in chunk order (the first chunk starting from
 the sum's initial value), so that results do not depend on the thread count and
-a table of at most one chunk is summed exactly as the reference sums it.
+a table of at most one chunk is summed exactly as the reference sums it. The
+chunks may also run one after another (``par``), with the same sums: so the folds
+of the choice of ``k``, independent fits, can run side by side, one to a thread.
 Logarithms and exponentials are taken element by element with the C library's
 ``exp``/``log``.
 """
