@@ -42,6 +42,7 @@ from ..javautil import JavaRandom, next_int
 from ..jit import njit, prange
 
 CHUNK = 4096
+BLOCK = 32  # rows whose distances are computed side by side (_block_distances)
 INITS = ("k-means++", "random")
 
 
@@ -391,31 +392,72 @@ def _pass_chunk(X, w, nominal, offs, lo, width, Z, assign, ch, chunk,
                 sse, sw, s, ss, cnt, mode, nom, changed):
     """Assign the rows of chunk ``ch`` and accumulate the chunk's sums."""
     n, p = X.shape
-    z = np.empty(p)
-    acc = np.empty(Z.shape[0])
-    kind = _kind(nominal)
+    K = Z.shape[0]
+    zb = np.empty((p, BLOCK))  # a block of rows scaled, an attribute a row
+    db = np.empty((K, BLOCK))  # their distances, a centre a row
     moved = False
-    for i in range(ch * chunk, min(n, ch * chunk + chunk)):
-        _scale_row(X, i, nominal, lo, width, z)
-        _sq_dists(z, Z, nominal, kind, acc)
-        best, mind = _closest(acc)
-        sse[ch, best] += mind * mind
-        if best != assign[i]:
-            moved = True
-        assign[i] = best
-        wi = w[i]
-        sw[ch, best] += wi
-        cnt[ch, best] += 1
-        for j in range(p):
-            x = X[i, j]
-            if nominal[j]:
-                v = offs[j] + int(x)
-                mode[ch, best, v] += int(wi)
-                nom[ch, best, v] += 1
-            else:
-                s[ch, best, j] += wi * x
-                ss[ch, best, j] += (wi * x) * x
+    for i0 in range(ch * chunk, min(n, ch * chunk + chunk), BLOCK):
+        m = min(BLOCK, n - i0, ch * chunk + chunk - i0)
+        _block_distances(X, i0, m, nominal, lo, width, Z, zb, db)
+        for r in range(m):
+            i = i0 + r
+            best = 0
+            mind = 2147483647.0
+            for c in range(K):  # the first of equal distances, as _closest
+                if db[c, r] < mind:
+                    mind = db[c, r]
+                    best = c
+            _add_row(X, w, nominal, offs, i, best, mind, ch, sse, sw, s, ss, cnt, mode,
+                     nom)
+            moved = moved or assign[i] != best
+            assign[i] = best
     changed[ch] = moved
+
+
+@njit(cache=True)
+def _block_distances(X, i0, m, nominal, lo, width, Z, zb, db):
+    """The distances (``_sq_dists`` and the root) from rows ``i0:i0 + m`` to every
+    centre, into ``db[:, :m]``: each row's squared differences summed in attribute
+    order, as for one row at a time, but the block's rows side by side, so that
+    the compiler vectorises over them."""
+    K, p = Z.shape
+    for j in range(p):
+        for r in range(m):
+            x = X[i0 + r, j]
+            zb[j, r] = x if nominal[j] else _norm(x, lo[j], width[j])
+    for c in range(K):
+        for r in range(m):
+            db[c, r] = 0.0
+        for j in range(p):
+            zc = Z[c, j]
+            if nominal[j]:
+                for r in range(m):
+                    db[c, r] += 1.0 if zb[j, r] != zc else 0.0
+            else:
+                for r in range(m):
+                    d = zb[j, r] - zc
+                    db[c, r] += d * d
+        for r in range(m):
+            db[c, r] = math.sqrt(db[c, r])
+
+
+@njit(cache=True, inline="always")
+def _add_row(X, w, nominal, offs, i, best, mind, ch, sse, sw, s, ss, cnt, mode, nom):
+    """Add row ``i``, at distance ``mind`` from its nearest centre ``best``, to
+    that centre's sums in chunk ``ch``."""
+    sse[ch, best] += mind * mind
+    wi = w[i]
+    sw[ch, best] += wi
+    cnt[ch, best] += 1
+    for j in range(X.shape[1]):
+        x = X[i, j]
+        if nominal[j]:
+            v = offs[j] + int(x)
+            mode[ch, best, v] += int(wi)
+            nom[ch, best, v] += 1
+        else:
+            s[ch, best, j] += wi * x
+            ss[ch, best, j] += (wi * x) * x
 
 
 @njit(cache=False, parallel=True)  # called from kernels (see jit.PRANGE_ONLY)
