@@ -220,13 +220,13 @@ def _closest(acc):
 
 @njit(cache=True)
 def _nearest_chunk(X, nominal, lo, width, Z, start, stop, out):
-    z = np.empty(X.shape[1])
-    acc = np.empty(Z.shape[0])
-    kind = _kind(nominal)
-    for i in range(start, stop):
-        _scale_row(X, i, nominal, lo, width, z)
-        _sq_dists(z, Z, nominal, kind, acc)
-        out[i] = _closest(acc)[0]
+    zb = np.empty((X.shape[1], BLOCK))
+    db = np.empty((Z.shape[0], BLOCK))
+    for i0 in range(start, stop, BLOCK):
+        m = min(BLOCK, stop - i0)
+        _block_distances(X, i0, m, nominal, lo, width, Z, zb, db)
+        for r in range(m):
+            out[i0 + r] = _nearest_in_block(db, r)[0]
 
 
 @njit(cache=False, parallel=True)  # called from kernels (see jit.PRANGE_ONLY)
@@ -401,12 +401,7 @@ def _pass_chunk(X, w, nominal, offs, lo, width, Z, assign, ch, chunk,
         _block_distances(X, i0, m, nominal, lo, width, Z, zb, db)
         for r in range(m):
             i = i0 + r
-            best = 0
-            mind = 2147483647.0
-            for c in range(K):  # the first of equal distances, as _closest
-                if db[c, r] < mind:
-                    mind = db[c, r]
-                    best = c
+            best, mind = _nearest_in_block(db, r)
             _add_row(X, w, nominal, offs, i, best, mind, ch, sse, sw, s, ss, cnt, mode,
                      nom)
             moved = moved or assign[i] != best
@@ -439,6 +434,18 @@ def _block_distances(X, i0, m, nominal, lo, width, Z, zb, db):
                     db[c, r] += d * d
         for r in range(m):
             db[c, r] = math.sqrt(db[c, r])
+
+
+@njit(cache=True, inline="always")
+def _nearest_in_block(db, r):
+    """``_closest`` of the block's row ``r`` (distances already rooted)."""
+    best = 0
+    mind = 2147483647.0
+    for c in range(db.shape[0]):
+        if db[c, r] < mind:
+            mind = db[c, r]
+            best = c
+    return best, mind
 
 
 @njit(cache=True, inline="always")
