@@ -27,7 +27,6 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-import numba
 import numpy as np
 
 
@@ -142,8 +141,12 @@ def each(fn, items, threads=None):
     GIL, each part run serially: threads at the outermost level, not in every
     kernel's loops. The first error in ``items``' order is raised once all parts
     have ended."""
+    if threads is None:
+        import numba  # here: loading duckmine imports no compiler (see halt)
+
+        threads = numba.get_num_threads()
     items = list(items)
-    threads = min(threads or numba.get_num_threads(), len(items))
+    threads = min(threads, len(items))
     if threads <= 1:
         return [fn(x) for x in items]
     context = {k: getattr(_local, k) for k in ("flag", "tag", "job") if hasattr(_local, k)}

@@ -1,6 +1,8 @@
 """Registration on any connection, and the command line."""
 
 import re
+import subprocess
+import sys
 
 import duckdb
 import pytest
@@ -149,3 +151,13 @@ def test_other_binder_errors_are_left_as_they_are():
         "Binder Error: Macro c45() does not support the supplied arguments.\n"
         "Candidate macros:\n\tc45(tbl, target, confidence := 0.25)")
     assert explain(err, "SELECT 1") is None
+
+
+def test_loading_imports_no_compiler():
+    """``load`` registers everything without importing numba: the compiler comes
+    with the first fit (a stop flag, jobs and their threads need none of it)."""
+    code = ("import sys, duckdb, duckmine; duckmine.load(duckdb.connect()); "
+            "print(sorted(m for m in ('numba', 'llvmlite') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"
