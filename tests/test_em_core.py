@@ -208,9 +208,11 @@ def test_results_do_not_depend_on_threads():
 
 
 def test_block_distances_are_those_of_one_row_at_a_time():
-    """A Lloyd pass's distances of 32 rows side by side are, bit for bit, each row's
-    own (``_sq_dists`` and the root), for numeric, nominal and mixed attributes,
-    constant columns and a last block cut short."""
+    """The distances of 32 rows side by side (Lloyd passes, scoring, k-means++) are,
+    bit for bit, each row's own as the reference computes them: the scaled
+    differences squared (a nominal mismatch counting 1) and summed in attribute
+    order; for numeric, nominal and mixed attributes, a constant column and a last
+    block cut short. The reference here is plain Python floats."""
     rng = np.random.default_rng(11)
     for nominal in ([False] * 4, [True] * 3, [False, True, False, True, True]):
         nominal = np.array(nominal)
@@ -220,14 +222,20 @@ def test_block_distances_are_those_of_one_row_at_a_time():
         lo, width = kmeans.ranges(X)
         Z = kmeans._scaled(X[rng.choice(n, K, replace=False)], nominal, lo, width)
         zb, db = np.empty((p, kmeans.BLOCK)), np.empty((K, kmeans.BLOCK))
-        z, acc = np.empty(p), np.empty(K)
         for i0 in range(0, n, kmeans.BLOCK):
             m = min(kmeans.BLOCK, n - i0)
             kmeans._block_distances(X, i0, m, nominal, lo, width, Z, zb, db)
             for r in range(m):
-                kmeans._scale_row(X, i0 + r, nominal, lo, width, z)
-                kmeans._sq_dists(z, Z, nominal, kmeans._kind(nominal), acc)
-                assert np.array_equal(np.sqrt(acc), db[:, r])
+                for c in range(K):
+                    total = 0.0
+                    for j in range(p):
+                        x = float(X[i0 + r, j])
+                        if nominal[j]:
+                            total += 1.0 if x != Z[c, j] else 0.0
+                        else:
+                            z = 0.0 if width[j] == 0 else (x - lo[j]) / width[j]
+                            total += (z - Z[c, j]) * (z - Z[c, j])
+                    assert total == db[c, r]
 
 
 # ---------------------------------------------------------------- properties

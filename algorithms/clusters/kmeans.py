@@ -162,58 +162,50 @@ def _scaled(C, nominal, lo, width):
     return Z
 
 
-@njit(cache=True, inline="always")
-def _scale_row(X, i, nominal, lo, width, z):
-    for j in range(X.shape[1]):
-        z[j] = X[i, j] if nominal[j] else _norm(X[i, j], lo[j], width[j])
-
-
-NUMERIC_ONLY, NOMINAL_ONLY, MIXED = 0, 1, 2
-
-
 @njit(cache=True)
-def _kind(nominal):
-    some = nominal.any()
-    return MIXED if some and not nominal.all() else (NOMINAL_ONLY if some else NUMERIC_ONLY)
-
-
-@njit(cache=True, inline="always")
-def _sq_dists(z, Z, nominal, kind, acc):
-    """Per centre, the sum of squared differences in attribute order (before the
-    sqrt). ``kind`` (of ``_kind``) selects a loop without per-attribute tests
-    when all attributes are numeric, or all nominal (a count of mismatches,
-    exact in any order)."""
+def _block_distances(X, i0, m, nominal, lo, width, Z, zb, db):
+    """The squared distances from rows ``i0:i0 + m`` of ``X`` to every centre
+    (``_scaled``), into ``db[:, :m]``: each row's squared differences (a mismatch
+    of a nominal value counts 1) summed in attribute order, as the reference sums
+    them, the block's rows side by side, so that the compiler vectorises over
+    them. ``zb`` holds the rows scaled."""
     K, p = Z.shape
+    for j in range(p):
+        for r in range(m):
+            x = X[i0 + r, j]
+            zb[j, r] = x if nominal[j] else _norm(x, lo[j], width[j])
     for c in range(K):
-        a = 0.0
-        if kind == NUMERIC_ONLY:
-            for j in range(p):
-                d = z[j] - Z[c, j]
-                a += d * d
-        elif kind == NOMINAL_ONLY:
-            m = 0
-            for j in range(p):
-                m += z[j] != Z[c, j]
-            a = float(m)
-        else:
-            for j in range(p):
-                if nominal[j]:
-                    a += 1.0 if z[j] != Z[c, j] else 0.0
-                else:
-                    d = z[j] - Z[c, j]
-                    a += d * d
-        acc[c] = a
+        for r in range(m):
+            db[c, r] = 0.0
+        for j in range(p):
+            zc = Z[c, j]
+            if nominal[j]:
+                for r in range(m):
+                    db[c, r] += 1.0 if zb[j, r] != zc else 0.0
+            else:
+                for r in range(m):
+                    d = zb[j, r] - zc
+                    db[c, r] += d * d
 
 
 @njit(cache=True, inline="always")
-def _closest(acc):
-    """(index, distance) of the nearest centre: the first of equal distances."""
+def _root(db, m):
+    """The block's distances from their squares, in place (a loop of its own, which
+    the compiler vectorises)."""
+    for c in range(db.shape[0]):
+        for r in range(m):
+            db[c, r] = math.sqrt(db[c, r])
+
+
+@njit(cache=True, inline="always")
+def _nearest_in_block(db, r):
+    """(index, distance) of row ``r``'s nearest centre in a rooted block: the first
+    of equal distances, comparing roots as the reference does."""
     best = 0
     mind = 2147483647.0
-    for c in range(acc.shape[0]):
-        d = math.sqrt(acc[c])
-        if d < mind:
-            mind = d
+    for c in range(db.shape[0]):
+        if db[c, r] < mind:
+            mind = db[c, r]
             best = c
     return best, mind
 
@@ -225,6 +217,7 @@ def _nearest_chunk(X, nominal, lo, width, Z, start, stop, out):
     for i0 in range(start, stop, BLOCK):
         m = min(BLOCK, stop - i0)
         _block_distances(X, i0, m, nominal, lo, width, Z, zb, db)
+        _root(db, m)
         for r in range(m):
             out[i0 + r] = _nearest_in_block(db, r)[0]
 
@@ -258,32 +251,34 @@ def nearest_many(X, nominal, ends, lo, width, fill, C, c_ends):
     than one per model and chunk, when rows are scored by per-group models."""
     out = np.empty(X.shape[0], np.int64)
     p = X.shape[1]
-    x = np.empty((1, p))
-    z = np.empty(p)
-    kind = _kind(nominal)
-    for m in range(len(ends) - 1):
-        Z = _scaled(C[c_ends[m]:c_ends[m + 1]], nominal, lo[m], width[m])
-        acc = np.empty(Z.shape[0])
-        for i in range(ends[m], ends[m + 1]):
-            for j in range(p):
-                v = X[i, j]
-                x[0, j] = fill[m, j] if np.isnan(v) else v
-            _scale_row(x, 0, nominal, lo[m], width[m], z)
-            _sq_dists(z, Z, nominal, kind, acc)
-            out[i] = _closest(acc)[0]
+    xb = np.empty((BLOCK, p))  # a block of rows, missing cells filled
+    zb = np.empty((p, BLOCK))
+    for t in range(len(ends) - 1):
+        Z = _scaled(C[c_ends[t]:c_ends[t + 1]], nominal, lo[t], width[t])
+        db = np.empty((Z.shape[0], BLOCK))
+        for i0 in range(ends[t], ends[t + 1], BLOCK):
+            m = min(BLOCK, ends[t + 1] - i0)
+            for r in range(m):
+                for j in range(p):
+                    v = X[i0 + r, j]
+                    xb[r, j] = fill[t, j] if np.isnan(v) else v
+            _block_distances(xb, 0, m, nominal, lo[t], width[t], Z, zb, db)
+            _root(db, m)
+            for r in range(m):
+                out[i0 + r] = _nearest_in_block(db, r)[0]
     return out
 
 
 @njit(cache=True)
 def _d2_chunk(X, nominal, lo, width, Z, start, stop, d2):
-    z = np.empty(X.shape[1])
-    acc = np.empty(1)
-    kind = _kind(nominal)
-    for i in range(start, stop):
-        _scale_row(X, i, nominal, lo, width, z)
-        _sq_dists(z, Z, nominal, kind, acc)
-        if acc[0] < d2[i]:
-            d2[i] = acc[0]
+    zb = np.empty((X.shape[1], BLOCK))
+    db = np.empty((1, BLOCK))
+    for i0 in range(start, stop, BLOCK):
+        m = min(BLOCK, stop - i0)
+        _block_distances(X, i0, m, nominal, lo, width, Z, zb, db)
+        for r in range(m):
+            if db[0, r] < d2[i0 + r]:
+                d2[i0 + r] = db[0, r]
 
 
 @njit(cache=False, parallel=True)  # called from kernels (see jit.PRANGE_ONLY)
@@ -399,6 +394,7 @@ def _pass_chunk(X, w, nominal, offs, lo, width, Z, assign, ch, chunk,
     for i0 in range(ch * chunk, min(n, ch * chunk + chunk), BLOCK):
         m = min(BLOCK, n - i0, ch * chunk + chunk - i0)
         _block_distances(X, i0, m, nominal, lo, width, Z, zb, db)
+        _root(db, m)
         for r in range(m):
             i = i0 + r
             best, mind = _nearest_in_block(db, r)
@@ -407,45 +403,6 @@ def _pass_chunk(X, w, nominal, offs, lo, width, Z, assign, ch, chunk,
             moved = moved or assign[i] != best
             assign[i] = best
     changed[ch] = moved
-
-
-@njit(cache=True)
-def _block_distances(X, i0, m, nominal, lo, width, Z, zb, db):
-    """The distances (``_sq_dists`` and the root) from rows ``i0:i0 + m`` to every
-    centre, into ``db[:, :m]``: each row's squared differences summed in attribute
-    order, as for one row at a time, but the block's rows side by side, so that
-    the compiler vectorises over them."""
-    K, p = Z.shape
-    for j in range(p):
-        for r in range(m):
-            x = X[i0 + r, j]
-            zb[j, r] = x if nominal[j] else _norm(x, lo[j], width[j])
-    for c in range(K):
-        for r in range(m):
-            db[c, r] = 0.0
-        for j in range(p):
-            zc = Z[c, j]
-            if nominal[j]:
-                for r in range(m):
-                    db[c, r] += 1.0 if zb[j, r] != zc else 0.0
-            else:
-                for r in range(m):
-                    d = zb[j, r] - zc
-                    db[c, r] += d * d
-        for r in range(m):
-            db[c, r] = math.sqrt(db[c, r])
-
-
-@njit(cache=True, inline="always")
-def _nearest_in_block(db, r):
-    """``_closest`` of the block's row ``r`` (distances already rooted)."""
-    best = 0
-    mind = 2147483647.0
-    for c in range(db.shape[0]):
-        if db[c, r] < mind:
-            mind = db[c, r]
-            best = c
-    return best, mind
 
 
 @njit(cache=True, inline="always")
