@@ -127,6 +127,16 @@ def attribute_order(x, nominal):
 
 
 @njit(cache=True)
+def rows_in_order(X, a, rows, nominal):
+    """(the values of attribute ``a``, row ``a`` of ``X``, at ``rows``; the positions
+    of ``rows`` in the order the reference lists them: ``attribute_order``)."""
+    x = np.empty(len(rows))
+    for i in range(len(rows)):
+        x[i] = X[a, rows[i]]
+    return x, attribute_order(x, nominal)
+
+
+@njit(cache=True)
 def _qsort(v, idx, lo, hi, stack):
     """The reference's median-of-three quicksort of ``v[lo..hi]`` (inclusive),
     moving ``idx`` along. Sub-ranges are independent, so the larger one waits on

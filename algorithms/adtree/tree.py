@@ -24,10 +24,8 @@ count of the rest minus that of each other value of ``a`` and the rest.
 
 import base64
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
 from .. import pictures, stop
@@ -394,7 +392,7 @@ def _build_split(codes, card, cutoff, depth, max_bytes):
     cols = np.ascontiguousarray(codes.T)  # one attribute's codes close together
     used = [0]  # bytes of the subtrees built so far: each gets what is left
     lock = threading.Lock()
-    halt = stop.flag()  # the pool's threads are not the job's
+    halt = stop.flag()
 
     def one(task):
         _, a, v = task
@@ -409,8 +407,7 @@ def _build_split(codes, card, cutoff, depth, max_bytes):
             used[0] += int(nn * 28 + nv * 12 + nc * 8 + nr * 4)
         return part
 
-    with ThreadPoolExecutor(max(1, numba.get_num_threads())) as pool:
-        parts = list(pool.map(one, tasks))
+    parts = stop.each(one, tasks)  # on numba's threads, acting for the job
     count, start, vary, lstart = [np.array([n])], [np.array([0], np.int32)], \
         [np.array([0])], [np.array([-1])]
     mcvs, offs, children, rows = [mcv], [off], [child], []

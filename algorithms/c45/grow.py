@@ -625,7 +625,7 @@ def _select_split(X, y, idx, w, srt, n_values, k, min_obj, mdl, binary, multi_va
             if w[j] != math.floor(w[j]):
                 node_table = NO_TABLE
                 break
-        gains, ratios, vals = np.empty(m), np.empty(m), np.empty(m, np.int64)
+        gains, ratios = np.empty(m), np.empty(m)
         for a in prange(m):  # every attribute's best split
             gains[a], ratios[a], mids[a], vals[a] = _evaluate_one(
                 a, X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, node_table)

@@ -632,7 +632,7 @@ def choose_k(rows, max_iter, seed, min_sd, chunk=kmeans.CHUNK):
             return ll
 
         try:
-            lls = stop.each(fold, range(folds), None if not par else 1)
+            lls = stop.each(fold, range(folds), 1 if par else None)
         except StepFailed:
             return k - 1, cv
         mean = 0.0

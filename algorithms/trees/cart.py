@@ -28,7 +28,7 @@ from ..dataset import stacked
 from ..eigen import symmetric_eigen
 from ..evaluation import check_folds, stratify, test_cv, train_cv
 from ..javafmt import java_double
-from ..javautil import JavaRandom, attribute_order, randomize
+from ..javautil import JavaRandom, randomize, rows_in_order
 from ..jit import PRANGE_ONLY, njit, prange
 from ..models import (
     MAX_WEIGHT,
@@ -439,18 +439,6 @@ class Node:
         self.is_leaf = True
 
 
-@njit(cache=True)
-def _presorted_one(X, rows, nominal, a, idx, at):
-    """Attribute ``a``'s rows, in the reference's order, into ``idx`` from ``at``."""
-    n = len(rows)
-    x = np.empty(n)
-    for i in range(n):
-        x[i] = X[a, rows[i]]
-    order = attribute_order(x, nominal)
-    for i in range(n):
-        idx[at + i] = rows[order[i]]
-
-
 @njit(cache=True, parallel=PRANGE_ONLY)  # called from Python only (see jit)
 def _presorted(X, rows, nominal, target):
     """Every attribute's ``rows`` in the order the reference sorts them (its
@@ -464,7 +452,9 @@ def _presorted(X, rows, nominal, target):
     idx = np.empty(off[p], np.int64)
     for a in prange(p):
         if a != target:
-            _presorted_one(X, rows, nominal[a], a, idx, off[a])
+            order = rows_in_order(X, a, rows, nominal[a])[1]
+            for i in range(n):
+                idx[off[a] + i] = rows[order[i]]
     return idx, off
 
 

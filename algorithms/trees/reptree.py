@@ -42,7 +42,7 @@ from .. import progress, stop
 from ..dataset import stacked
 from ..evaluation import check_folds, randomize, stratify, test_cv, train_cv
 from ..halt import halted
-from ..javautil import JavaRandom, attribute_order
+from ..javautil import JavaRandom, rows_in_order
 from ..jit import PRANGE_ONLY, frozen, njit, prange
 
 LOG2 = math.log(2.0)
@@ -703,10 +703,7 @@ def _presort(X, nominal, rows, y, w):
     rid = np.empty((p, n), np.int32)
     val, yv, wts = np.empty((p, n)), np.empty((p, n)), np.empty((p, n))
     for t in prange(p):
-        x = np.empty(n)
-        for i in range(n):
-            x[i] = X[t, rows[i]]
-        order = attribute_order(x, nominal[t])
+        x, order = rows_in_order(X, t, rows, nominal[t])
         for i in range(n):
             r = rows[order[i]]
             rid[t, i] = r
