@@ -98,9 +98,7 @@ class _Numbers:
 
     def finish(self, out=None):
         """(the attribute, its values), written to ``out`` when given."""
-        chunks, self.chunks = self.chunks, []
-        if not chunks:
-            return Attribute(self.name, NUMERIC), np.empty(0) if out is None else out
+        chunks, self.chunks = self.chunks, []  # one per add: never none
         return Attribute(self.name, NUMERIC), self.read(
             self.name, pa.chunked_array(chunks), self.fn, out)
 
