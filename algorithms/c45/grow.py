@@ -460,8 +460,8 @@ NUMERIC_SPLIT, NOMINAL_SPLIT, VALUE_SPLIT = 0, 1, 2
 
 # integer node fields: attribute (-1 leaf), split kind, nominal value of a binary
 # split, number of branches, first child (children are consecutive), offset of the
-# distribution, empty leaf, offset and length of the node's training data
-ATTR, KIND, VALUE, BAGS, CHILD, DIST, EMPTY, TRAIN, NTRAIN = range(9)
+# distribution, empty leaf
+ATTR, KIND, VALUE, BAGS, CHILD, DIST, EMPTY = range(7)
 
 
 @njit(cache=True)
@@ -477,20 +477,6 @@ def _grow(a, n):
     out = np.zeros(max(n, 2 * a.shape[0]), a.dtype)
     out[:a.shape[0]] = a
     return out
-
-
-@njit(cache=True)
-def _keep(nodes, i, idx, w, train_idx, train_w, n_train):
-    """Append node ``i``'s training data (kept for subtree raising)."""
-    n = idx.shape[0]
-    if n_train + n > train_idx.shape[0]:
-        train_idx = _grow(train_idx, n_train + n)
-        train_w = _grow(train_w, n_train + n)
-    train_idx[n_train:n_train + n] = idx
-    train_w[n_train:n_train + n] = w
-    nodes[i, TRAIN] = n_train
-    nodes[i, NTRAIN] = n
-    return train_idx, train_w, n_train + n
 
 
 @njit(cache=True)
@@ -547,10 +533,11 @@ def _branch_data(sub, nb, w, frac):
 @njit(cache=True)
 def _evaluate_one(a, X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, table):
     """(gain, gain ratio, threshold midpoint, value) of the best split on attribute
-    ``a``; gain -1 when it has none. ``srt``: the node's sorted entries."""
+    ``a``; gain -1 when it has none. ``srt``: the node's sorted entries (values,
+    classes, weights, and where each attribute's start and end)."""
     if n_values[a] == 0:
-        s, e = srt[4][a], srt[4][a + 1]
-        g, r, mid = numeric_split(srt[1][s:e], srt[2][s:e], srt[3][s:e], k, min_obj,
+        s, e = srt[3][a], srt[4][a]
+        g, r, mid = numeric_split(srt[0][s:e], srt[1][s:e], srt[2][s:e], k, min_obj,
                                   total, mdl, table)
         return g, r, mid, -1
     if binary:
@@ -672,30 +659,33 @@ def spread(X, y, a, kind, threshold, value, nb, idx, w, k):
 
 
 @njit(cache=True)
-def grow(X, n_values, y, k, idx0, w0, srt0, values, value_off, min_obj, mdl, binary,
-         multi_valued, n_all, keep_train, table, halt, count):
+def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
+         min_obj, mdl, binary, multi_valued, n_all, table, halt, count):
     """Grow the tree depth-first as J48 does (see the module docstring), until
     ``halt[0]`` is set; ``count[0]`` counts the nodes grown (progress).
 
-    ``X``: attributes by row (NaN missing, nominal values as codes), ``srt0``: for
-    each numeric attribute (slice ``off[a]:off[a+1]``) the rows with a known value
-    in sorted order as (row, value, class, weight, off) arrays; ``values``: each
-    numeric attribute's known values over all rows, sorted (thresholds move onto
-    them). Returns (n_nodes, nodes, thresholds, dists, train_idx, train_w, n_train).
-    """
+    ``X``: attributes by row (NaN missing, nominal values as codes); ``entries``:
+    each numeric attribute's rows with a known value and a class, in sorted order,
+    as (row, value, class, weight) arrays, attribute ``a``'s from ``start0[a]`` to
+    ``end0[a]``; ``values``: each numeric attribute's known values over all rows,
+    sorted (thresholds move onto them). A node's entries are ranges of these arrays:
+    a split deals them to its branches in place (``deal``), unless a row of the node
+    lacks the tested value and goes down several branches: then the largest branch
+    keeps the node's ranges and the others get arrays of their own
+    (``child_sorted``). Returns (n_nodes, nodes, thresholds,
+    dists)."""
     m = X.shape[0]
-    nodes = np.full((64, 9), -1, np.int64)
+    nodes = np.full((64, 7), -1, np.int64)
     thresholds = np.zeros(64)
     dists = np.zeros(1024)
     n_dist = 0
-    train_idx = np.zeros(1024, np.int64)
-    train_w = np.zeros(1024)
-    n_train = 0
     n_nodes = 1
     stack_node = List([0])
     stack_idx = List([idx0])
     stack_w = List([w0])
-    stack_srt = List([srt0])
+    stack_ent = List([entries])
+    stack_start = List([start0])
+    stack_end = List([end0])
     branch_of = np.full(X.shape[1], -1, np.int64)
     all_rows = np.empty(0, np.int64)  # thresholds move onto values of every row
     while len(stack_node) > 0 and not halted(halt):
@@ -703,11 +693,13 @@ def grow(X, n_values, y, k, idx0, w0, srt0, values, value_off, min_obj, mdl, bin
         i = stack_node.pop()
         idx = stack_idx.pop()
         w = stack_w.pop()
-        srt = stack_srt.pop()
+        ent = stack_ent.pop()
+        start = stack_start.pop()
+        end = stack_end.pop()
         n = idx.shape[0]
         best_a, kind, threshold, value, per_class = select_split(
-            X, y, idx, w, srt, n_values, k, min_obj, mdl, binary, multi_valued, n_all,
-            table, values, value_off, all_rows)
+            X, y, idx, w, (ent[1], ent[2], ent[3], start, end), n_values, k, min_obj,
+            mdl, binary, multi_valued, n_all, table, values, value_off, all_rows)
         if best_a < 0:
             nodes[i, ATTR] = -1
             nodes[i, BAGS] = 1
@@ -721,9 +713,6 @@ def grow(X, n_values, y, k, idx0, w0, srt0, values, value_off, min_obj, mdl, bin
         a = best_a
         nodes[i, ATTR] = a
         nodes[i, EMPTY] = 0
-        if keep_train:  # a split keeps its data for subtree raising
-            train_idx, train_w, n_train = _keep(nodes, i, idx, w, train_idx, train_w,
-                                                n_train)
         nodes[i, KIND] = kind
         nodes[i, BAGS] = n_values[a] if kind == NOMINAL_SPLIT else 2
         nodes[i, VALUE] = value
@@ -742,74 +731,154 @@ def grow(X, n_values, y, k, idx0, w0, srt0, values, value_off, min_obj, mdl, bin
         n_nodes += nb
         frac = fractions(dist)
         pos, wb = _branch_data(sub, nb, w, frac)
+        missing = False
         for j in range(n):
             branch_of[idx[j]] = sub[j]
-        children = _child_sorted(branch_of, frac, srt, nb, m)
+            missing = missing or sub[j] < 0
+        first = 0  # the largest branch, which keeps the node's ranges
+        for b in range(nb):
+            if pos[b].shape[0] > pos[first].shape[0]:
+                first = b
+        if missing:  # rows that go down several branches: the others get copies
+            rows, vals, clss, wts, base, offsets, first_start, first_end = \
+                child_sorted(branch_of, frac, ent[0], ent[1], ent[2], ent[3], start,
+                             end, nb, first)
+        else:  # every row goes down one branch: the node's ranges dealt in place
+            starts, ends = deal(ent[0], ent[1], ent[2], ent[3], start, end, branch_of,
+                                nb, first, n - pos[first].shape[0])
         for b in range(nb - 1, -1, -1):
             stack_node.append(nodes[i, CHILD] + b)
             stack_idx.append(idx[pos[b]])
             stack_w.append(wb[b])
-            stack_srt.append(children[b])
-    return n_nodes, nodes, thresholds, dists, train_idx, train_w, n_train
+            if missing and b == first:
+                stack_ent.append(ent)
+                stack_start.append(first_start)
+                stack_end.append(first_end)
+            elif missing:
+                lo, hi = base[b], base[b + 1]
+                stack_ent.append((rows[lo:hi], vals[lo:hi], clss[lo:hi], wts[lo:hi]))
+                stack_start.append(offsets[b, :m].copy())
+                stack_end.append(offsets[b, 1:].copy())
+            else:
+                stack_ent.append(ent)
+                stack_start.append(starts[b].copy())
+                stack_end.append(ends[b].copy())
+    return n_nodes, nodes, thresholds, dists
 
 
 @njit(cache=True)
-def child_sorted(branch_of, frac, srt, nb, m):
-    """Each branch's sorted entries, filtered from the node's in one pass: the
-    presorting carried down the tree. An entry whose split value is missing goes to
-    every branch with its weight scaled by the branch's fraction. Returns the
-    entries of every branch one after another (rows, values, classes, weights),
-    where each branch starts (``base``), and its offsets per attribute."""
-    srow, sval, scls, swt, soff = srt
+def deal(rows, vals, clss, wts, start, end, branch_of, nb, first, spare):
+    """A node's sorted entries dealt to its branches in place, when each of its rows
+    goes down one branch (``branch_of``): within each attribute's range, branch
+    ``first`` (the largest) is compacted where it starts and the others follow it in
+    turn, each keeping its order, through a buffer of ``spare`` entries (the rows
+    of the other branches). Returns each branch's start and end per attribute."""
+    m = start.shape[0]
+    starts = np.empty((nb, m), np.int64)
+    ends = np.empty((nb, m), np.int64)
+    t_row = np.empty(spare, rows.dtype)
+    t_val = np.empty(spare)
+    t_cls = np.empty(spare, clss.dtype)
+    t_wt = np.empty(spare)
+    sizes = np.zeros(nb, np.int64)
+    for a in range(m):
+        s, e = start[a], end[a]
+        sizes[:] = 0
+        at, t = s, 0
+        for o in range(s, e):
+            b = branch_of[rows[o]]
+            sizes[b] += 1
+            if b == first:
+                rows[at], vals[at], clss[at], wts[at] = rows[o], vals[o], clss[o], wts[o]
+                at += 1
+            else:
+                t_row[t], t_val[t], t_cls[t], t_wt[t] = rows[o], vals[o], clss[o], wts[o]
+                t += 1
+        starts[first, a], ends[first, a] = s, at
+        for b in range(nb):
+            if b != first:
+                starts[b, a] = at
+                at += sizes[b]
+                ends[b, a] = at
+        if nb == 2:  # the other branch is the buffer, in order
+            o = starts[1 - first, a]
+            rows[o:o + t], vals[o:o + t] = t_row[:t], t_val[:t]
+            clss[o:o + t], wts[o:o + t] = t_cls[:t], t_wt[:t]
+            continue
+        cursor = starts[:, a].copy()
+        for q in range(t):
+            b = branch_of[t_row[q]]
+            o = cursor[b]
+            rows[o], vals[o], clss[o], wts[o] = t_row[q], t_val[q], t_cls[q], t_wt[q]
+            cursor[b] = o + 1
+    return starts, ends
+
+
+@njit(cache=True)
+def child_sorted(branch_of, frac, srow, sval, scls, swt, start, end, nb, first):
+    """Each branch's sorted entries, filtered from the node's (attribute ``a``'s from
+    ``start[a]`` to ``end[a]``) in one pass: the presorting carried down the tree.
+    An entry whose split value is missing goes to every branch with its weight
+    scaled by the branch's fraction.
+
+    Branch ``first`` (unless -1) is compacted in place, at the start of each of the
+    node's ranges; the others get arrays of their own. Returns those arrays (rows,
+    values, classes, weights: one branch after another), where each branch starts
+    in them (``base``) and its offsets per attribute, and branch ``first``'s start
+    and end per attribute."""
+    m = start.shape[0]
     take = frac > 1e-6
     sizes = np.zeros((nb, m + 1), np.int64)
-    where = np.empty(soff[m], np.int32)  # each entry's branch, read from the row once
+    n = 0
     for a in range(m):
-        for o in range(soff[a], soff[a + 1]):
+        n += end[a] - start[a]
+    where = np.empty(n, np.int32)  # each entry's branch, read from the row once
+    q = 0
+    for a in range(m):
+        for o in range(start[a], end[a]):
             b = branch_of[srow[o]]
-            where[o] = b
+            where[q] = b
+            q += 1
             if b >= 0:
                 sizes[b, a + 1] += 1
             else:
                 for b in range(nb):
                     if take[b]:
                         sizes[b, a + 1] += 1
+    if first >= 0:
+        sizes[first] = 0
     base = np.zeros(nb + 1, np.int64)  # branch b's entries: [base[b], base[b + 1])
     for b in range(nb):
         base[b + 1] = base[b] + sizes[b].sum()
-    rows = np.empty(base[nb], np.int64)
+    rows = np.empty(base[nb], srow.dtype)
     vals = np.empty(base[nb])
-    clss = np.empty(base[nb], np.int64)
+    clss = np.empty(base[nb], scls.dtype)
     wts = np.empty(base[nb])
+    first_start, first_end = start.copy(), start.copy()
     cursor = base[:nb].copy()
-    for o in range(soff[m]):
-        b0 = where[o]
-        if b0 >= 0:
-            c = cursor[b0]
-            rows[c], vals[c], clss[c], wts[c] = srow[o], sval[o], scls[o], swt[o]
-            cursor[b0] = c + 1
-            continue
-        for b in range(nb):
-            if take[b]:
-                c = cursor[b]
-                rows[c], vals[c], clss[c] = srow[o], sval[o], scls[o]
-                wts[c] = swt[o] * frac[b]
-                cursor[b] = c + 1
+    q = 0
+    for a in range(m):
+        at = start[a]
+        for o in range(start[a], end[a]):
+            b0 = where[q]
+            q += 1
+            r, v, c, wt = srow[o], sval[o], scls[o], swt[o]
+            for b in range(b0 if b0 >= 0 else 0, b0 + 1 if b0 >= 0 else nb):
+                if b0 < 0 and not take[b]:
+                    continue
+                wb = wt if b0 >= 0 else wt * frac[b]
+                if b == first:  # at <= o: only entries already read are written
+                    srow[at], sval[at], scls[at], swt[at] = r, v, c, wb
+                    at += 1
+                else:
+                    j = cursor[b]
+                    rows[j], vals[j], clss[j], wts[j] = r, v, c, wb
+                    cursor[b] = j + 1
+        first_end[a] = at
     offsets = np.empty((nb, m + 1), np.int64)
     for b in range(nb):
         offsets[b] = np.cumsum(sizes[b])
-    return rows, vals, clss, wts, base, offsets
-
-
-@njit(cache=True)
-def _child_sorted(branch_of, frac, srt, nb, m):
-    """``child_sorted`` as a list of each branch's entries."""
-    rows, vals, clss, wts, base, offsets = child_sorted(branch_of, frac, srt, nb, m)
-    out = List()
-    for b in range(nb):
-        lo, hi = base[b], base[b + 1]
-        out.append((rows[lo:hi], vals[lo:hi], clss[lo:hi], wts[lo:hi], offsets[b]))
-    return out
+    return rows, vals, clss, wts, base, offsets, first_start, first_end
 
 
 @njit(cache=True)
@@ -858,12 +927,11 @@ def _subtree_errors(nodes, dists, i, k, cf, z):
 
 
 @njit(cache=True)
-def _descend(X, y, nodes, thresholds, dists, i, idx, w, k, cf, z, train_idx, train_w,
-             n_train, write):
+def _descend(X, y, nodes, thresholds, dists, i, idx, w, k, cf, z, write):
     """Pass other data down subtree ``i``, missing values spread by the known
     weights at each split. Returns the subtree's estimated errors on that data (for
     subtree raising) and, with ``write``, makes it the subtree's training data:
-    distributions, empty leaves and kept data."""
+    distributions and empty leaves."""
     total = 0.0
     s_node = List([i])
     s_idx = List([idx])
@@ -885,35 +953,56 @@ def _descend(X, y, nodes, thresholds, dists, i, idx, w, k, cf, z, train_idx, tra
         nb = nodes[j, BAGS]
         if write:
             dists[nodes[j, DIST]:nodes[j, DIST] + nb * k] = dist.ravel()
-            train_idx, train_w, n_train = _keep(nodes, j, jdx, jw, train_idx, train_w,
-                                                n_train)
         pos, wb = _branch_data(sub, nb, jw, fractions(dist))
         for b in range(nb):
             s_node.append(nodes[j, CHILD] + b)
             s_idx.append(jdx[pos[b]])
             s_w.append(wb[b])
-    return total, train_idx, train_w, n_train
+    return total
 
 
 @njit(cache=True)
-def prune(X, y, nodes, thresholds, dists, train_idx, train_w, n_train, k, cf, z,
-          raising):
+def prune(X, y, nodes, thresholds, dists, idx0, w0, k, cf, z, raising):
     """Prune bottom-up with the pessimistic error estimate: replace a subtree by a
-    leaf, or by its largest branch (subtree raising), where that is no worse."""
-    s_node = [0]
-    s_state = [0]
+    leaf, or by its largest branch (subtree raising), where that is no worse.
+
+    Raising passes a node's training data down its largest branch. Rather than
+    keep every node's data from the growing (a row for every level it passes), the
+    data goes down again beside the walk, from the root's (``idx0``, ``w0``): the
+    same spread as the growing made, so the same rows and weights, held only for
+    the nodes on the path and their waiting siblings."""
+    empty_idx, empty_w = idx0[:0], w0[:0]
+    s_node = List([0])
+    s_state = List([0])
+    s_idx = List([idx0 if raising else empty_idx])
+    s_w = List([w0 if raising else empty_w])
     while len(s_node) > 0:
         i = s_node.pop()
         state = s_state.pop()
+        idx = s_idx.pop()
+        w = s_w.pop()
         if nodes[i, ATTR] < 0:
             continue
         nb = nodes[i, BAGS]
         if state == 0:
             s_node.append(i)
             s_state.append(1)
+            s_idx.append(idx)
+            s_w.append(w)
+            if raising:
+                sub, dist = spread(X, y, nodes[i, ATTR], nodes[i, KIND], thresholds[i],
+                                   nodes[i, VALUE], nb, idx, w, k)
+                pos, wb = _branch_data(sub, nb, w, fractions(dist))
             for b in range(nb - 1, -1, -1):
-                s_node.append(nodes[i, CHILD] + b)
+                c = nodes[i, CHILD] + b
+                s_node.append(c)
                 s_state.append(0)
+                if raising and nodes[c, ATTR] >= 0:  # a leaf needs no data
+                    s_idx.append(idx[pos[b]])
+                    s_w.append(wb[b])
+                else:
+                    s_idx.append(empty_idx)
+                    s_w.append(empty_w)
             continue
         dist = _dist(dists, nodes, i, k)
         per_bag = dist.sum(axis=1)
@@ -921,14 +1010,11 @@ def prune(X, y, nodes, thresholds, dists, train_idx, train_w, n_train, k, cf, z,
         for b in range(nb):
             if best - per_bag[b] < 1e-6:
                 best, largest = per_bag[b], b
-        # views: kept data is only ever appended to, never overwritten
-        idx = train_idx[nodes[i, TRAIN]:nodes[i, TRAIN] + nodes[i, NTRAIN]]
-        w = train_w[nodes[i, TRAIN]:nodes[i, TRAIN] + nodes[i, NTRAIN]]
         c = nodes[i, CHILD] + largest
         branch = 1.7976931348623157e308
         if raising:
             branch = _descend(X, y, nodes, thresholds, dists, c, idx, w, k, cf, z,
-                              train_idx, train_w, n_train, np.bool_(False))[0]
+                              np.bool_(False))
         as_leaf = estimated_errors(dist.sum(axis=0), cf, z)
         as_tree = _subtree_errors(nodes, dists, i, k, cf, z)
         if as_leaf - (as_tree + 0.1) < 1e-6 and as_leaf - (branch + 0.1) < 1e-6:
@@ -942,11 +1028,11 @@ def prune(X, y, nodes, thresholds, dists, train_idx, train_w, n_train, k, cf, z,
             nodes[i, CHILD] = nodes[c, CHILD]
             nodes[i, DIST] = nodes[c, DIST]
             thresholds[i] = thresholds[c]
-            _, train_idx, train_w, n_train = _descend(
-                X, y, nodes, thresholds, dists, i, idx, w, k, cf, z, train_idx, train_w,
-                n_train, np.bool_(True))
+            _descend(X, y, nodes, thresholds, dists, i, idx, w, k, cf, z, np.bool_(True))
             s_node.append(i)
             s_state.append(0)
+            s_idx.append(idx)
+            s_w.append(w)
     return nodes
 
 
@@ -969,41 +1055,55 @@ def _table(w):
     return NO_TABLE
 
 
-def _presort(X, n_values, idx, yy, w):
-    """One sort of each numeric attribute's known values, for thresholds and the scan
-    order: (the sorted entries of the rows with a known class, as ``grow`` takes
-    them: row, value, class, weight and each attribute's offset; every known value
-    in order; each attribute's offset in those). Filled attribute by attribute into
-    arrays of their final size, so that a fit's peak holds no more than they do."""
+@njit(cache=True)
+def _fill_entries(ranked, known, col, y, weights, rows, vals, clss, wts, at, values):
+    """One attribute's entries from its rows in sorted order (``ranked``, the first
+    ``known`` with a value): the rows with a class from ``at`` on; their values,
+    and those of every row (``values``, unless empty), in order. Returns the end."""
+    every = values.shape[0] == 0
+    for o in range(known):
+        r = ranked[o]
+        if not every:
+            values[o] = col[r]
+        if y[r] >= 0:
+            rows[at], vals[at], clss[at], wts[at] = r, col[r], y[r], weights[r]
+            at += 1
+    return at
+
+
+def _presort(X, n_values, y, weights):
+    """One sort of each numeric attribute's known values, for thresholds and the
+    scan order: (the sorted entries of the rows with a class, as ``grow`` takes
+    them: row, value, class and weight arrays, and where each attribute's start and
+    end; every known value in order; each attribute's offset in those). The entries
+    are dealt in place as the tree grows, so the values are a copy of their own."""
     n_all = X.shape[1]
-    position = np.full(n_all, -1, np.int64)  # of each row in idx
-    position[idx] = np.arange(len(idx))
     numeric = [a for a, k in enumerate(n_values) if k == 0]
+    has_class = y >= 0
+    every = bool(has_class.all())
     known = np.zeros(len(n_values), np.int64)  # rows with a known value
-    entries = np.zeros(len(n_values), np.int64)  # of them, those with a known class
+    entries = np.zeros(len(n_values), np.int64)  # of them, those with a class
     for a in numeric:
         seen = ~np.isnan(X[a])
         known[a] = np.count_nonzero(seen)
-        entries[a] = np.count_nonzero(seen[idx])
-    offsets = np.concatenate(([0], np.cumsum(entries)))
-    value_off = np.concatenate(([0], np.cumsum(known)))
-    rows = np.empty(offsets[-1], np.int64)
-    vals, clss, wts = np.empty(offsets[-1]), np.empty(offsets[-1], np.int64), \
-        np.empty(offsets[-1])
-    every = len(idx) == n_all  # every row has a class: the known values are vals
-    values = vals if every else np.empty(value_off[-1])
+        entries[a] = known[a] if every else np.count_nonzero(seen & has_class)
+    start = np.concatenate(([0], np.cumsum(entries)[:-1])).astype(np.int64)
+    end = start + entries
+    value_off = np.concatenate(([0], np.cumsum(known))).astype(np.int64)
+    size = int(entries.sum())
+    index = np.int32 if n_all < 2**31 else np.int64
+    rows, vals = np.empty(size, index), np.empty(size)
+    clss, wts = np.empty(size, np.int32), np.empty(size)
+    values = np.empty(value_off[-1])
     for a in numeric:
-        c = X[a]
-        ranked = np.argsort(c)[:known[a]]  # NaN sorts last; ties: any order
-        if not every:
-            values[value_off[a]:value_off[a + 1]] = c[ranked]
-        at = position[ranked]
-        at = at[at >= 0]
+        ranked = np.argsort(X[a])  # NaN sorts last; ties: any order
+        _fill_entries(ranked, known[a], X[a], y, weights, rows, vals, clss, wts,
+                      start[a], NO_TABLE if every else
+                      values[value_off[a]:value_off[a + 1]])
+        if every:
+            values[value_off[a]:value_off[a + 1]] = vals[start[a]:end[a]]
         del ranked
-        r = idx[at]
-        span = slice(offsets[a], offsets[a + 1])
-        rows[span], vals[span], clss[span], wts[span] = r, c[r], yy[r], w[at]
-    return (rows, vals, clss, wts, offsets), values, value_off
+    return (rows, vals, clss, wts), start, end, values, value_off
 
 
 def fit(columns, n_values, y, n_classes, weights, options):
@@ -1017,24 +1117,27 @@ def fit(columns, n_values, y, n_classes, weights, options):
     n_all = len(y)
     X = stacked(columns, n_all)
     n_values = np.asarray(n_values, np.int64)
+    y = np.asarray(y, np.int64)
+    weights = np.asarray(weights, np.float64)
+    entries, start, end, values, value_off = _presort(X, n_values, y, weights)
     idx = np.flatnonzero(y >= 0).astype(np.int64)
     yy = np.ascontiguousarray(np.where(y < 0, 0, y), np.int64)
-    w = np.asarray(weights, np.float64)[idx]
-    srt, values, value_off = _presort(X, n_values, idx, yy, w)
+    w = weights[idx]
     multi_valued = bool(len(n_values)) and all(
         k > 0 and not 0.3 * n_all - k > SMALL for k in n_values)
     opt = options
     raising = opt.pruned and opt.subtree_raising
     halt = stop.flag()
-    n_nodes, nodes, thresholds, dists, train_idx, train_w, n_train = grow(
-        X, n_values, yy, n_classes, idx, w, srt, values, value_off,
+    n_nodes, nodes, thresholds, dists = grow(
+        X, n_values, yy, n_classes, idx, w, entries, start, end, values, value_off,
         float(opt.min_leaf), opt.mdl_correction, opt.binary_splits, multi_valued,
-        float(n_all), raising, _table(w), halt, progress.counter("C4.5: nodes grown"))
+        float(n_all), _table(w), halt, progress.counter("C4.5: nodes grown"))
+    del entries, values
     stop.check(halt)
     if opt.collapse:
         collapse(n_nodes, nodes, dists, n_classes)
     if opt.pruned:
         cf, z = confidence_quantile(opt.confidence)
-        nodes = prune(X, yy, nodes, thresholds, dists, train_idx, train_w, n_train,
-                      n_classes, cf, z, raising)
+        nodes = prune(X, yy, nodes, thresholds, dists, idx, w, n_classes, cf, z,
+                      raising)
     return nodes, thresholds, dists

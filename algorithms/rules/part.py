@@ -120,7 +120,7 @@ class Learner:
         self.order_rows = rows[self.orders]
         self.order_vals = self.X[attribute, self.order_rows] if len(self.orders) else \
             np.empty(0)
-        self.order_cls = self.y[self.order_rows]
+        self.order_cls = self.y[self.order_rows].astype(np.int32)
         self.values = np.concatenate(values) if values else np.empty(0)
         self.value_off = np.asarray(value_off, np.int64)
         self.n_all = float(len(rows))
@@ -146,7 +146,7 @@ class Learner:
         wide = len(data.pos) * self.X.shape[0] >= c45.WIDE_CELLS  # on two threads
         a, kind, threshold, value, per_class = (c45.select_split_wide if wide
                                                 else c45.select_split)(
-            self.X, self.y, data.rows, data.w, data.sorted(), self.n_values, self.k,
+            self.X, self.y, data.rows, data.w, _ranges(data.sorted()), self.n_values, self.k,
             self.min_obj, True, self.binary, self.multi_valued, self.n_all, self.table,
             self.values, self.value_off, self.idx)
         return (None if a < 0 else (a, kind, threshold, value,
@@ -162,8 +162,9 @@ class Learner:
         frac = c45.fractions(dist)
         branch_of = self.branch_of
         branch_of[rows] = sub
-        srow, sval, scls, swt, base, offsets = c45.child_sorted(
-            branch_of, frac, data.sorted(), nb, self.X.shape[0])
+        srow, sval, scls, swt, off = data.sorted()
+        srow, sval, scls, swt, base, offsets, _, _ = c45.child_sorted(
+            branch_of, frac, srow, sval, scls, swt, off[:-1], off[1:], nb, -1)
         branch_of[rows] = -1
         at, weights, cut = c45.branch_data(sub, nb, data.w, frac)
         parts = []
@@ -386,6 +387,12 @@ def _covered(X, rows, tests, taken, share):
     return out
 
 
+def _ranges(srt):
+    """Sorted entries as ``c45.select_split`` takes them: values, classes, weights,
+    and where each attribute's start and end."""
+    return srt[1], srt[2], srt[3], srt[4][:-1], srt[4][1:]
+
+
 @njit(cache=True)
 def _gather_sorted(orders, order_off, alive, weight, order_rows, order_vals, order_cls):
     """The sorted entries (position, row, value, class, weight, offsets per
@@ -398,7 +405,7 @@ def _gather_sorted(orders, order_off, alive, weight, order_rows, order_vals, ord
     pos = np.empty(count, np.int64)
     rows = np.empty(count, np.int64)
     vals = np.empty(count)
-    clss = np.empty(count, np.int64)
+    clss = np.empty(count, np.int32)
     wts = np.empty(count)
     offsets = np.zeros(m + 1, np.int64)
     c = 0
