@@ -68,7 +68,8 @@ def job(fn, learner, weight, columns, settings, connection, transaction):
             for old in [k for k, j in _JOBS.items()
                         if j.connection == conn and j.transaction != txn]:
                 del _JOBS[old]
-            _JOBS[key] = _Job(conn, txn, rows, decl.memory, s.get("memory_limit"))
+            _JOBS[key] = _Job(conn, txn, rows, memory.fed(decl.memory),
+                              s.get("memory_limit"))
         out.append(key)
     return pa.array(out, pa.string())
 
