@@ -1121,15 +1121,15 @@ def fit(columns, n_values, y, n_classes, weights, options):
     weights = np.asarray(weights, np.float64)
     entries, start, end, values, value_off = _presort(X, n_values, y, weights)
     idx = np.flatnonzero(y >= 0).astype(np.int64)
-    yy = np.ascontiguousarray(np.where(y < 0, 0, y), np.int64)
-    w = weights[idx]
+    # the kernels read the classes and weights of these rows only
+    w = weights if len(idx) == n_all else weights[idx]
     multi_valued = bool(len(n_values)) and all(
         k > 0 and not 0.3 * n_all - k > SMALL for k in n_values)
     opt = options
     raising = opt.pruned and opt.subtree_raising
     halt = stop.flag()
     n_nodes, nodes, thresholds, dists = grow(
-        X, n_values, yy, n_classes, idx, w, entries, start, end, values, value_off,
+        X, n_values, y, n_classes, idx, w, entries, start, end, values, value_off,
         float(opt.min_leaf), opt.mdl_correction, opt.binary_splits, multi_valued,
         float(n_all), _table(w), halt, progress.counter("C4.5: nodes grown"))
     del entries, values
@@ -1138,6 +1138,6 @@ def fit(columns, n_values, y, n_classes, weights, options):
         collapse(n_nodes, nodes, dists, n_classes)
     if opt.pruned:
         cf, z = confidence_quantile(opt.confidence)
-        nodes = prune(X, yy, nodes, thresholds, dists, idx, w, n_classes, cf, z,
+        nodes = prune(X, y, nodes, thresholds, dists, idx, w, n_classes, cf, z,
                       raising)
     return nodes, thresholds, dists
