@@ -119,8 +119,12 @@ def arrow_type(sql):
 
 
 def column(x):
-    """A UDF argument as one contiguous Arrow array."""
-    return x.combine_chunks() if isinstance(x, pa.ChunkedArray) else x
+    """A UDF argument as one contiguous Arrow array: DuckDB's own buffers where it
+    hands over one chunk (combining copies even one, into memory that Arrow's
+    allocator keeps once freed)."""
+    if not isinstance(x, pa.ChunkedArray):
+        return x
+    return x.chunk(0) if x.num_chunks == 1 else x.combine_chunks()
 
 
 def scalars(x):

@@ -15,6 +15,8 @@ Column kinds follow the Arrow type:
 NULL and NaN are missing; an infinite value is an error.
 """
 
+import ctypes
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -31,17 +33,23 @@ from ..algorithms.stop import checkpoint
 from .registry import column
 
 DEFAULT_MAX_VALUES = 10_000
+_SYSTEM = pa.system_memory_pool()
 
 
 def _float64(arr, out=None):
     """An Arrow array (or chunked array) as float64 with NaN for NULL, written to
     ``out`` when given; integers past 2^53 (ids, nanosecond times) with the
-    precision a double has."""
-    arr = pc.cast(arr, pa.float64(), safe=False).fill_null(np.nan)
+    precision a double has. A chunk at a time, straight from its buffers where it
+    holds integers or floats: converting a whole column in Arrow first would leave
+    Arrow's allocator holding a column's worth of memory it does not give back."""
+    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else (arr,)
     if out is None:
-        return np.asarray(arr, np.float64)
+        out = np.empty(len(arr))
     at = 0
-    for chunk in arr.chunks if isinstance(arr, pa.ChunkedArray) else (arr,):
+    for chunk in chunks:
+        if not (pa.types.is_integer(chunk.type) or pa.types.is_floating(chunk.type)):
+            chunk = pc.cast(chunk, pa.float64(), safe=False)
+        # NULL reads as NaN (integers with NULLs come as float64)
         out[at:at + len(chunk)] = chunk.to_numpy(zero_copy_only=False)
         at += len(chunk)
     return out
@@ -93,8 +101,12 @@ class _Numbers:
     def __init__(self, name, fn, read=None):
         self.name, self.fn, self.read, self.chunks = name, fn, read or _numeric, []
 
-    def add(self, arr):
-        self.chunks.append(arr)
+    def add(self, arr, chunk=False):
+        """``chunk``: ``arr`` is a slice of a scan's chunk, kept as a copy in memory
+        of its own: DuckDB's chunk holds every column in one allocation, which a
+        slice would keep alive (and Arrow's default allocator keeps what is freed,
+        where the system's gives it back)."""
+        self.chunks.append(pa.concat_arrays([arr], memory_pool=_SYSTEM) if chunk else arr)
 
     def finish(self, out=None):
         """(the attribute, its values), written to ``out`` when given."""
@@ -120,7 +132,7 @@ class _Codes:
                 f"than the limit of {self.max_values:,} for a nominal attribute; cast it "
                 "to a number, leave it out, or SET VARIABLE duckmine_max_nominal_values")
 
-    def add(self, arr):
+    def add(self, arr, chunk=False):  # read into codes at once
         if pa.types.is_dictionary(arr.type):  # an ENUM: its declared values, in order
             dictionary = _strings(arr.dictionary)
             if self.dictionary is None:
@@ -156,6 +168,25 @@ class _Codes:
         known = codes >= 0
         out[known] = codes[known] if rank is None else rank[codes[known]]
         return Attribute(self.name, NOMINAL, values), out
+
+
+def _trim():
+    """glibc's ``malloc_trim``, where there is one."""
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+_MALLOC_TRIM = _trim()
+
+
+def _give_back():
+    """Hand the memory of freed chunks back to the system: the allocator keeps
+    memory freed in small pieces for arrays of the same sizes, which the fit that
+    follows does not make, so it would stay in the process through the fit."""
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
 
 
 def _read_only(row):
@@ -230,9 +261,10 @@ class Rows:
             arrays = [arrays[j] for j in self.picked]
         for reader, arr in zip(self.readers, arrays):
             checkpoint()
-            reader.add(column(arr))
+            reader.add(column(arr), numbers is not None)
         if numbers is not None:
-            self.numbers.append(np.asarray(numbers, np.int64))
+            # a copy: a view would keep DuckDB's whole chunk (every column) alive
+            self.numbers.append(np.array(numbers, np.int64))
         self.n += len(rows)
 
     def dataset(self):
@@ -252,6 +284,7 @@ class Rows:
                 attributes.append(reader.finish(matrix[len(attributes)])[0])
         if weights is None:
             weights = np.ones(self.n)
+        _give_back()  # the chunks read are gone
         if self.numbers:
             numbers, self.numbers = _concatenate(self.numbers, np.int64), []
             order = np.argsort(numbers, kind="stable")  # linear when in order

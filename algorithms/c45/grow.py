@@ -1095,14 +1095,15 @@ def _presort(X, n_values, y, weights):
     rows, vals = np.empty(size, index), np.empty(size)
     clss, wts = np.empty(size, np.int32), np.empty(size)
     values = np.empty(value_off[-1])
-    for a in numeric:
+    def one(a):  # attributes side by side: the sort and the kernel release the GIL
         ranked = np.argsort(X[a])  # NaN sorts last; ties: any order
         _fill_entries(ranked, known[a], X[a], y, weights, rows, vals, clss, wts,
                       start[a], NO_TABLE if every else
                       values[value_off[a]:value_off[a + 1]])
         if every:
             values[value_off[a]:value_off[a + 1]] = vals[start[a]:end[a]]
-        del ranked
+
+    stop.each(one, numeric)
     return (rows, vals, clss, wts), start, end, values, value_off
 
 
