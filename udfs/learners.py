@@ -35,7 +35,7 @@ def training(decl, fn, rows, i, weight, settings):
         raise ValueError(f"{fn}: the table is empty")
     if pa.types.is_struct(group.type):
         memory.check(fn, decl.memory, len(group), group.type.num_fields,
-                     settings["memory_limit"])
+                     settings["memory_limit"], advice=memory.ADVICE_GROUP)
     return dataset(group, fn, settings["max_values"], weight if decl.weights else None)
 
 

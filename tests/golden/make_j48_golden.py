@@ -20,6 +20,10 @@ copied to tests/data and run from there with
 
 supermarket.arff is kept: J48 needs well under a second on it (its 216
 one-valued basket attributes admit no split, so every option set gives one leaf).
+
+``missing-deep.arff`` is made here (``missing_deep``, seeded): 4,000 rows whose class
+follows a curved boundary, with missing values in three of four attributes, so that
+the tree is deep and many of its splits send rows down every branch.
 """
 
 import json
@@ -27,6 +31,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import numpy as np
 from weka import WEKA, compile_harness, java
 
 HERE = Path(__file__).parent
@@ -89,16 +94,39 @@ def distinct(rows):
 
 
 
+def missing_deep(path, n=4000, seed=7):
+    """Write the generated data set (see the module docstring) to ``path``."""
+    rng = np.random.default_rng(seed)
+    a = np.round(rng.random(n) * 100, 3)
+    b = rng.integers(0, 21, n).astype(float)
+    c = np.round(rng.random(n), 4)
+    s = rng.choice(["u", "v", "w"], n)
+    seen_a = rng.random(n) >= 0.15
+    cls = np.where(np.where(seen_a, a, 50) > 100 * c * c + b, "p",
+                   np.where(s == "v", "r", "q"))
+    cls = np.where(rng.random(n) < 0.05, rng.choice(["p", "q", "r"], n), cls)
+    cells = [np.where(seen_a, a.astype(str), "?"),
+             np.where(rng.random(n) < 0.1, "?", b.astype(int).astype(str)),
+             c.astype(str), np.where(rng.random(n) < 0.2, "?", s), cls]
+    lines = ["@relation missing-deep", "", "@attribute a numeric", "@attribute b numeric",
+             "@attribute c numeric", "@attribute s {u,v,w}", "@attribute class {p,q,r}",
+             "", "@data"] + [",".join(row) for row in zip(*cells)]
+    path.write_text("\n".join(lines) + "\n")
+
+
 def main():
     OUT.mkdir(exist_ok=True)
     DATA.mkdir(exist_ok=True)
+    missing_deep(DATA / "missing-deep.arff")
     with tempfile.TemporaryDirectory() as tmp:
         cp = compile_harness(tmp, "J48Dist", DIST)
-        for src in sorted(SOURCE.glob("*.arff")):
+        sources = sorted(SOURCE.glob("*.arff")) + [DATA / "missing-deep.arff"]
+        for src in sources:
             if not class_is_nominal(src):
                 continue
             arff = DATA / src.name
-            shutil.copyfile(src, arff)
+            if src != arff:
+                shutil.copyfile(src, arff)
             name = src.stem
             dists = {}
             for tag, options in OPTIONS.items():
