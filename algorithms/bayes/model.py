@@ -45,17 +45,24 @@ class Coding:
             self.cuts.append(None if at_class else next(cuts))
 
     @classmethod
-    def fitted(cls, data, target, steps, dtype=np.int64):
+    def fitted(cls, data, target, steps):
         """(the rows with a class, the Coding fitted on them with the filters
-        ``steps``, their codes (n, p) of ``dtype``, -1 for a missing value)."""
+        ``steps``, their codes (n, p), -1 for a missing value, in the narrowest
+        integers that hold every code and one more: the counting kernels' type)."""
         y = data.columns[target]
         keep = ~np.isnan(y)
-        yk = y[keep].astype(np.int64)
+        whole = bool(keep.all())  # then the columns go to the filters as they are
+
+        def kept(c):
+            return c if whole else c[keep]
+
+        yk = kept(y).astype(np.int64)
         used = [j for j in range(len(data.attributes)) if j != target]
         pipeline, cols = Pipeline.fitted([data.attributes[j] for j in used], steps,
-                                         [data.columns[j][keep] for j in used],
-                                         data.weights[keep], yk)
+                                         [kept(data.columns[j]) for j in used],
+                                         kept(data.weights), yk)
         coding = cls(data.attributes, target, pipeline)
+        dtype = code_type([len(v) + 1 for v in coding.values])
         return keep, coding, coding._matrix(cols, yk, dtype)
 
     def codes(self, columns, n):
@@ -93,9 +100,7 @@ def coded_training_data(data, target):
     for a in data.attributes:
         if a.nominal and not a.values:
             raise ValueError(f"column {a.name!r} has no values (all NULL)")
-    keep, coding, X = Coding.fitted(data, target, (Discretize, ReplaceMissing), np.int64)
-    card = np.array([len(v) for v in coding.values], np.int64)
-    return keep, coding, np.ascontiguousarray(X, code_type(card + 1))
+    return Coding.fitted(data, target, (Discretize, ReplaceMissing))
 
 
 class BayesNetModel:
