@@ -250,7 +250,9 @@ def grow(x, y, order, min_leaf, global_sd, halt):
     cap = n + 1
     nodes = np.full((cap, 7), -1, np.int64)
     split = np.zeros(cap)
-    rows = np.empty(max(16, 4 * n), np.int64)
+    # every node's rows, one level after another: 32-bit, grown by half at a time
+    # (a tree of depth d holds about d times the rows)
+    rows = np.empty(max(16, 4 * n), np.int32)
     used = 0
     perm = order.copy()
     vals = np.empty(max(n, 1))
@@ -268,7 +270,7 @@ def grow(x, y, order, min_leaf, global_sd, halt):
         for i in range(f):
             offsets[i + 1] = offsets[i] + nodes[frontier[i], COUNT]
         if offsets[f] > len(rows):
-            grown = np.empty(max(2 * len(rows), offsets[f]), np.int64)
+            grown = np.empty(max(len(rows) + len(rows) // 2, offsets[f]), np.int32)
             grown[:used] = rows[:used]
             rows = grown
         attr = np.empty(f, np.int64)
@@ -305,7 +307,7 @@ def grow(x, y, order, min_leaf, global_sd, halt):
             k += 2
             n_nodes += 2
         frontier = nxt
-    return nodes[:n_nodes].copy(), split[:n_nodes].copy(), rows[:used].copy()
+    return nodes[:n_nodes].copy(), split[:n_nodes].copy(), rows[:used]
 
 
 @njit(cache=True)

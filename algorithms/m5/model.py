@@ -450,7 +450,7 @@ def fit_m5_rules(data, target, options):
                       "coverage": int(covered.sum()), "rms": float(built.rms[best]),
                       "global_sd": float(built.global_sd),
                       "abs_dev": float(np.mean(np.abs(y[rest] - np.mean(y[rest]))))})
-        rest = order[~covered]
+        rest = order[~covered].astype(np.int64)
     return M5RulesModel(data.attributes[target].name, attributes, filters, vars(options),
                         len(y), rules)
 
