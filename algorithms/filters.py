@@ -21,7 +21,7 @@ import sys
 import numpy as np
 from sqlglot import exp
 
-from . import discretize
+from . import discretize, stop
 from .dataset import NUMERIC, Attribute
 from .javautil import weka_order
 from .jit import frozen, njit
@@ -351,16 +351,18 @@ class Discretize(Filter):
                         for a, c in zip(self.inputs, self.cuts)]
 
     def fit(self, columns, w, y=None):
-        cuts = []
-        for a, col in zip(self.inputs, columns):
+        k = int(y.max()) + 1 if y is not None and len(y) else 1
+        exact = discretize.whole(w)
+
+        def cut(a_col):  # attributes side by side: the sort and the kernel release the GIL
+            a, col = a_col
             if a.nominal:
-                cuts.append(None)
-            elif self.bins is None:
-                k = int(y.max()) + 1 if len(y) else 1
-                cuts.append(discretize.cut_points(col, y, w, k))
-            else:
-                cuts.append(_equal_width(col, self.bins))
-        self.cuts = cuts
+                return None
+            if self.bins is None:
+                return discretize.cut_points(col, y, w, k, exact)
+            return _equal_width(col, self.bins)
+
+        self.cuts = stop.each(cut, list(zip(self.inputs, columns)))
         self._layout()
         return self
 
