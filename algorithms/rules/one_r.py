@@ -13,6 +13,7 @@ are any. The rule with the most correct rows wins, the first of equal ones.
 
 import numpy as np
 
+from .. import stop
 from ..dataset import Attribute
 from ..javafmt import java_double
 from ..jit import njit
@@ -216,16 +217,20 @@ def fit(data, target, options, settings):
     keep = ~np.isnan(y)
     yk = y[keep].astype(np.int64)
     k = len(data.attributes[target].values)
-    best = None
-    for j, a in enumerate(data.attributes):
-        if j == target:
-            continue
-        x = data.columns[j][keep]
+    whole = bool(keep.all())  # then the columns as they are
+
+    def rule_of(j):  # attributes side by side: the sorts and kernels release the GIL
+        a = data.attributes[j]
+        x = data.columns[j] if whole else data.columns[j][keep]
         rule = _nominal_rule(x, yk, len(a.values), k) if a.nominal else \
             _numeric_rule(x, yk, k, options["min_bucket"])
+        return rule, (None if rule is None else np.bincount(yk[np.isnan(x)], minlength=k))
+
+    used = [j for j in range(len(data.attributes)) if j != target]
+    best = None
+    for j, (rule, missing) in zip(used, stop.each(rule_of, used)):
         if rule is None:
             continue
-        missing = np.bincount(yk[np.isnan(x)], minlength=k)
         miss = _first_max(missing)
         correct = rule[3] + int(missing[miss])
         if best is None or correct > best[0]:
