@@ -174,7 +174,7 @@ def _trim():
     """glibc's ``malloc_trim``, where there is one."""
     try:
         return ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, TypeError):  # not glibc; Windows takes no None
         return None
 
 
