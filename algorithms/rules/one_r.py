@@ -13,7 +13,6 @@ are any. The rule with the most correct rows wins, the first of equal ones.
 
 import numpy as np
 
-from .. import stop
 from ..dataset import Attribute
 from ..javafmt import java_double
 from ..jit import njit
@@ -219,7 +218,7 @@ def fit(data, target, options, settings):
     k = len(data.attributes[target].values)
     whole = bool(keep.all())  # then the columns as they are
 
-    def rule_of(j):  # attributes side by side: the sorts and kernels release the GIL
+    def rule_of(j):
         a = data.attributes[j]
         x = data.columns[j] if whole else data.columns[j][keep]
         rule = _nominal_rule(x, yk, len(a.values), k) if a.nominal else \
@@ -228,7 +227,9 @@ def fit(data, target, options, settings):
 
     used = [j for j in range(len(data.attributes)) if j != target]
     best = None
-    for j, (rule, missing) in zip(used, stop.each(rule_of, used)):
+    # one attribute at a time: two side by side took a third less time and a third
+    # more memory (np.unique's sort of each)
+    for j, (rule, missing) in zip(used, map(rule_of, used)):
         if rule is None:
             continue
         miss = _first_max(missing)
