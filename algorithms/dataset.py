@@ -69,9 +69,10 @@ def canonical_order(keys):
     the most telling), equal rows being interchangeable. Sorting by bits is a total
     order that tells -0.0 from 0.0 and one NaN from another, which comparing does
     not. The rows are sorted by the first key, and only the rows it leaves tied are
-    sorted by the others: one pass when the first key is a measurement."""
+    sorted by the others: one pass when the first key is a measurement. No sort
+    need be stable: rows equal in every key may come in either order."""
     bits = [np.ascontiguousarray(k).view(np.int64) for k in keys]
-    order = np.argsort(bits[0], kind="stable")
+    order = np.argsort(bits[0])
     if len(bits) == 1:
         return order
     first = bits[0][order]
