@@ -48,7 +48,8 @@ def _float64(arr, out=None):
         out = np.empty(len(arr))
     at = 0
     for chunk in chunks:
-        if not (pa.types.is_integer(chunk.type) or pa.types.is_floating(chunk.type)):
+        t = chunk.type
+        if not (pa.types.is_integer(t) or pa.types.is_float32(t) or pa.types.is_float64(t)):
             chunk = pc.cast(chunk, pa.float64(), safe=False)
         # NULL reads as NaN (integers with NULLs come as float64)
         out[at:at + len(chunk)] = chunk.to_numpy(zero_copy_only=False)

@@ -672,8 +672,7 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
     a split deals them to its branches in place (``deal``), unless a row of the node
     lacks the tested value and goes down several branches: then the largest branch
     keeps the node's ranges and the others get arrays of their own
-    (``child_sorted``). Returns (n_nodes, nodes, thresholds,
-    dists)."""
+    (``child_sorted``). Returns (n_nodes, nodes, thresholds, dists)."""
     m = X.shape[0]
     nodes = np.full((64, 7), -1, np.int64)
     thresholds = np.zeros(64)
