@@ -1,0 +1,96 @@
+"""C4.5's sorted entries dealt to a split's branches (``grow.deal`` in place,
+``grow.child_sorted`` where rows go down several branches) against the plain
+definition on small random nodes: each branch gets, attribute by attribute and in
+the node's order, the entries of its rows, and a row that lacks the tested value
+goes to every branch of fraction above 1e-6 with its weight scaled."""
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from duckmine.algorithms.c45 import grow
+
+SETTINGS = settings(max_examples=80, deadline=None)
+
+
+@st.composite
+def nodes(draw, missing):
+    """(entries, start, end, branch of each row, number of branches, fractions)."""
+    n_rows = draw(st.integers(1, 12))
+    m = draw(st.integers(1, 3))
+    nb = draw(st.integers(2, 4))
+    branch = np.array(draw(st.lists(st.integers(-1 if missing else 0, nb - 1),
+                                    min_size=n_rows, max_size=n_rows)), np.int64)
+    rows, start, end = [], [], []
+    for _ in range(m):  # each attribute: some of the rows, in some order
+        picked = draw(st.permutations(range(n_rows)))[:draw(st.integers(0, n_rows))]
+        start.append(len(rows))
+        rows += picked
+        end.append(len(rows))
+    e = len(rows)
+    entries = (np.array(rows, np.int32), np.arange(e, dtype=np.float64) / 7,
+               np.array([r % 3 for r in rows], np.int32), np.arange(1, e + 1) / 4.0)
+    frac = np.array(draw(st.lists(st.sampled_from([0.0, 1e-7, 0.25, 0.5, 1.0]),
+                                  min_size=nb, max_size=nb)))
+    if frac.sum() == 0:
+        frac[0] = 1.0
+    return entries, np.array(start, np.int64), np.array(end, np.int64), branch, nb, \
+        frac / frac.sum()
+
+
+def expected(entries, start, end, branch, nb, frac):
+    """Per branch, per attribute: the (row, value, class, weight) tuples it gets."""
+    out = [[[] for _ in start] for _ in range(nb)]
+    for a, (s, e) in enumerate(zip(start, end)):
+        for o in range(s, e):
+            r, v, c, w = (x[o] for x in entries)
+            b0 = branch[r]
+            for b in range(nb):
+                if b == b0:
+                    out[b][a].append((r, v, c, w))
+                elif b0 < 0 and frac[b] > 1e-6:
+                    out[b][a].append((r, v, c, w * frac[b]))
+    return out
+
+
+def tuples(entries, s, e):
+    return [tuple(x[o] for x in entries) for o in range(s, e)]
+
+
+def largest(branch, nb):
+    counts = [int(np.sum(branch == b)) for b in range(nb)]
+    return int(np.argmax(counts))
+
+
+@SETTINGS
+@given(nodes(missing=False))
+def test_dealt_in_place_as_defined(node):
+    entries, start, end, branch, nb, frac = node
+    want = expected(entries, start, end, branch, nb, frac)
+    first = largest(branch, nb)
+    spare = int(np.sum(branch != first))
+    starts, ends = grow.deal(*entries, start, end, branch, nb, first, spare)
+    for b in range(nb):
+        for a in range(len(start)):
+            assert start[a] <= starts[b, a] <= ends[b, a] <= end[a]
+            assert tuples(entries, starts[b, a], ends[b, a]) == want[b][a]
+
+
+@SETTINGS
+@given(nodes(missing=True), st.booleans())
+def test_copied_where_rows_go_down_several_branches(node, in_place):
+    entries, start, end, branch, nb, frac = node
+    want = expected(entries, start, end, branch, nb, frac)
+    first = largest(branch, nb) if in_place else -1
+    rows, vals, clss, wts, base, offsets, f_start, f_end = grow.child_sorted(
+        branch, frac, *entries, start, end, nb, first)
+    copied = (rows, vals, clss, wts)
+    for b in range(nb):
+        for a in range(len(start)):
+            if b == first:  # compacted at the start of the node's own range
+                assert f_start[a] == start[a] and f_end[a] <= end[a]
+                got = tuples(entries, f_start[a], f_end[a])
+            else:
+                lo = base[b]
+                got = tuples(copied, lo + offsets[b, a], lo + offsets[b, a + 1])
+            assert got == want[b][a]
