@@ -268,13 +268,18 @@ def fit(data, target, options, settings):
     """The contract's fit for naive_bayes."""
     y = data.columns[target]
     keep = ~np.isnan(y)
-    yk = y[keep].astype(np.int64)
-    w = data.weights[keep]
+    whole = bool(keep.all())  # then the columns as they are
+
+    def kept(c):
+        return c if whole else c[keep]
+
+    yk = kept(y).astype(np.int64)
+    w = kept(data.weights)
     k = len(data.attributes[target].values)
     used = [j for j in range(len(data.attributes)) if j != target]
     inputs = [data.attributes[j] for j in used]
     steps = (Discretize,) if options["numeric"] == "discretize" else ()
-    pipeline, cols = Pipeline.fitted(inputs, steps, [data.columns[j][keep] for j in used],
+    pipeline, cols = Pipeline.fitted(inputs, steps, [kept(data.columns[j]) for j in used],
                                      w, yk)
     attributes = pipeline.outputs
     # the reference's row order: sorted by each numeric attribute in turn
