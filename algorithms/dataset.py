@@ -58,6 +58,20 @@ class Dataset:
     def n(self):
         return len(self.columns[0]) if self.columns else 0
 
+    def labelled(self, target):
+        """The rows whose ``target`` value is known: (their mask; at those rows, the
+        other columns, the target and the weights), the arrays themselves when
+        every row is known, so that a fit copies nothing it need not."""
+        y = self.columns[target]
+        keep = ~np.isnan(y)
+        every = bool(keep.all())
+
+        def take(a):
+            return a if every else a[keep]
+
+        others = [take(c) for i, c in enumerate(self.columns) if i != target]
+        return keep, others, take(y), take(self.weights)
+
     def select(self, rows):
         """The instances at ``rows`` (indices or a mask), as a new Dataset."""
         return Dataset(self.attributes, [c[rows] for c in self.columns], self.weights[rows])
@@ -89,6 +103,12 @@ def canonical_order(keys):
     rows = order[at]
     order[at] = rows[np.lexsort([b[rows] for b in bits[:0:-1]] + [run])]
     return order
+
+
+def whole_weights(w):
+    """Whether the weights are whole numbers whose sums are exact in any order, so
+    that sums over rows need not follow the reference's order of them."""
+    return bool(np.all(w == np.floor(w))) and float(w.sum()) < 2.0**52
 
 
 def stacked(columns, n):

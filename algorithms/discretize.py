@@ -73,17 +73,12 @@ def _accept(prior, left, right, n_cuts):
     return gain > (math.log(n_cuts) / LOG2 + delta) / total
 
 
-def whole(w):
-    """Whether the weights are whole numbers whose sums are exact in any order."""
-    return bool(np.all(w == np.floor(w))) and float(w.sum()) < 2.0**52
-
-
-def cut_points(x, y, w, n_classes, exact=None):
+def cut_points(x, y, w, n_classes, exact):
     """The accepted cut points (increasing) of the numeric values ``x`` (NaN =
     missing) for the class codes ``y``. The rows are sorted by value once; the order
     of equal values only orders the sums of their weights, so a stable sort is
-    needed only where weights are not whole (``exact``: ``whole(w)``, if known)."""
-    exact = whole(w) if exact is None else exact
+    needed only where weights are not whole (``exact``: they are whole,
+    ``dataset.whole_weights``)."""
     order = np.argsort(x, kind="quicksort" if exact else "stable")  # NaN last
     return _cut_points(order[:len(x) - int(np.isnan(x).sum())], x, y, w, n_classes)
 

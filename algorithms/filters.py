@@ -22,7 +22,7 @@ import numpy as np
 from sqlglot import exp
 
 from . import discretize, stop
-from .dataset import NUMERIC, Attribute
+from .dataset import NUMERIC, Attribute, whole_weights
 from .javautil import weka_order
 from .jit import frozen, njit
 from .models import check_array
@@ -352,7 +352,7 @@ class Discretize(Filter):
 
     def fit(self, columns, w, y=None):
         k = int(y.max()) + 1 if y is not None and len(y) else 1
-        exact = discretize.whole(w)
+        exact = whole_weights(w)
 
         def cut(a_col):  # attributes side by side: the sort and the kernel release the GIL
             a, col = a_col

@@ -15,7 +15,7 @@ Column kinds follow the Arrow type:
 NULL and NaN are missing; an infinite value is an error.
 """
 
-import ctypes
+import functools
 
 import numpy as np
 import pyarrow as pa
@@ -34,7 +34,6 @@ from ..algorithms.stop import checkpoint
 from .registry import column
 
 DEFAULT_MAX_VALUES = 10_000
-_SYSTEM = pa.system_memory_pool()
 
 
 def _float64(arr, out=None):
@@ -100,15 +99,17 @@ class _Numbers:
     as they come, read as float64 once at the end (a conversion per chunk of a
     scan cost more than the rest of a k-means fit)."""
 
-    def __init__(self, name, fn, read=None):
+    def __init__(self, name, fn, read=None, copy=False):
+        """``copy``: the arrays are slices of a scan's chunks, kept as copies in
+        memory of their own: DuckDB's chunk holds every column in one allocation,
+        which a slice would keep alive (and Arrow's default allocator keeps what is
+        freed, where the system's gives it back)."""
         self.name, self.fn, self.read, self.chunks = name, fn, read or _numeric, []
+        self.copy = copy
 
-    def add(self, arr, chunk=False):
-        """``chunk``: ``arr`` is a slice of a scan's chunk, kept as a copy in memory
-        of its own: DuckDB's chunk holds every column in one allocation, which a
-        slice would keep alive (and Arrow's default allocator keeps what is freed,
-        where the system's gives it back)."""
-        self.chunks.append(pa.concat_arrays([arr], memory_pool=_SYSTEM) if chunk else arr)
+    def add(self, arr):
+        self.chunks.append(pa.concat_arrays([arr], memory_pool=pa.system_memory_pool())
+                           if self.copy else arr)
 
     def finish(self, out=None):
         """(the attribute, its values), written to ``out`` when given."""
@@ -134,7 +135,7 @@ class _Codes:
                 f"than the limit of {self.max_values:,} for a nominal attribute; cast it "
                 "to a number, leave it out, or SET VARIABLE duckmine_max_nominal_values")
 
-    def add(self, arr, chunk=False):  # read into codes at once
+    def add(self, arr):  # read into codes at once: no chunk kept
         if pa.types.is_dictionary(arr.type):  # an ENUM: its declared values, in order
             dictionary = _strings(arr.dictionary)
             if self.dictionary is None:
@@ -172,23 +173,24 @@ class _Codes:
         return Attribute(self.name, NOMINAL, values), out
 
 
-def _trim():
-    """glibc's ``malloc_trim``, where there is one."""
+@functools.cache
+def _malloc_trim():
+    """glibc's ``malloc_trim``, where there is one (looked up on first use)."""
+    import ctypes
+
     try:
         return ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError, TypeError):  # not glibc; Windows takes no None
         return None
 
 
-_MALLOC_TRIM = _trim()
-
-
 def _give_back():
     """Hand the memory of freed chunks back to the system: the allocator keeps
     memory freed in small pieces for arrays of the same sizes, which the fit that
     follows does not make, so it would stay in the process through the fit."""
-    if _MALLOC_TRIM is not None:
-        _MALLOC_TRIM(0)
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
 
 
 def _read_only(row):
@@ -229,7 +231,8 @@ class Rows:
         self.readers, self.picked, self.numbers, self.n = None, None, [], 0
         self.weight_at = None  # the weight column's reader
 
-    def _start(self, fields):
+    def _start(self, fields, fed):
+        """The readers of ``fields``; ``fed``: the rows come a scan's chunk at a time."""
         fn, readers = self.fn, []
         if self.names is not None:  # only these columns, in this order
             self.picked = _pick(fn, [f.name for f in fields], self.names)
@@ -237,11 +240,11 @@ class Rows:
         for f in fields:
             if self.weight is not None and f.name == self.weight:
                 self.weight_at = len(readers)
-                readers.append(_Numbers(f.name, fn, _weights))
+                readers.append(_Numbers(f.name, fn, _weights, copy=fed))
             elif kind_of(f.name, f.type, fn) == NOMINAL:
                 readers.append(_Codes(f.name, fn, self.max_values))
             else:
-                readers.append(_Numbers(f.name, fn))
+                readers.append(_Numbers(f.name, fn, copy=fed))
         if self.weight is not None and self.weight_at is None:
             raise ValueError(f"{fn}: weight column {self.weight!r} is not in the table")
         self.readers = readers
@@ -257,13 +260,13 @@ class Rows:
                 "the alias is also a column name, SQL passes the column: choose an "
                 "alias no column has")
         if self.readers is None:
-            self._start(list(rows.type))
+            self._start(list(rows.type), numbers is not None)
         arrays = rows.flatten()  # folds in NULL rows
         if self.picked is not None:
             arrays = [arrays[j] for j in self.picked]
         for reader, arr in zip(self.readers, arrays):
             checkpoint()
-            reader.add(column(arr), numbers is not None)
+            reader.add(column(arr))
         if numbers is not None:
             # a copy: a view would keep DuckDB's whole chunk (every column) alive
             self.numbers.append(np.array(numbers, np.int64))

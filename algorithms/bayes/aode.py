@@ -17,7 +17,6 @@ for the Bayesian networks.
 
 import numpy as np
 
-from ..adtree.tree import code_type
 from ..dataset import Attribute
 from ..filters import Discretize
 from ..javafmt import double_to_string
@@ -70,21 +69,19 @@ def _scores(X, cls_counts, total, freq, cond, sum_for, nvals, offs, miss, limit,
             out[i, c] /= row
 
 
-def _counts(X, y, w, nvals, n_classes, use_tree):
-    """(class counts, total, freq, cond, sum_for) with one slot more per attribute
-    for a missing value (its counts derived by subtraction)."""
+def _counts(codes, w, nvals, n_classes, use_tree):
+    """(class counts, total, freq, cond, sum_for) of ``codes`` (the attributes' codes,
+    -1 for missing, then the class: the counting kernels' integers), with one slot
+    more per attribute for a missing value (its counts derived by subtraction)."""
     p = len(nvals)
     slots = nvals + 1
     offs = np.concatenate([[0], np.cumsum(slots)[:-1]]).astype(np.int64)
     S = int(slots.sum())
     cls = p  # the class is the last column of the counted matrix
     card = np.append(nvals, n_classes)
-    codes = np.empty((len(y), p + 1), code_type(card + 1))  # the counting kernels' type
-    codes[:, :p] = X
     for a in range(p):  # a missing value in the attribute's extra slot
         col = codes[:, a]
         col[col < 0] = nvals[a]
-    codes[:, p] = y
     counts = bn.Counts(codes, card, use_tree, min(3, p + 1))
     weights = None if use_tree else w
     cls_counts = counts.weighted(cls, [], weights)[0]
@@ -231,13 +228,14 @@ def _width4(text):
 def fit_aode(data, target, min_frequency):
     """An AODEModel of ``data`` (a Dataset) predicting attribute ``target``."""
     keep, coding, codes = Coding.fitted(data, target, (Discretize,))
-    yk = np.ascontiguousarray(codes[:, target])
     w = data.weights[keep]
     n_classes = len(data.attributes[target].values)
-    X = np.ascontiguousarray(codes[:, coding.used])
+    # the attributes, then the class: one gather, in the codes' narrow integers
+    counted = codes[:, [*coding.used, target]]
+    del codes
     nvals = np.array([len(coding.values[j]) for j in coding.used], np.int64)
     unit = bool((w == 1).all())
-    cls_counts, total, freq, cond, sum_for = _counts(X, yk, w, nvals, n_classes, unit)
+    cls_counts, total, freq, cond, sum_for = _counts(counted, w, nvals, n_classes, unit)
     counts = {"classes": cls_counts, "total": np.array([total]), "freq": freq,
               "cond": cond, "sum_for": sum_for}
     return AODEModel(target, coding, counts, min_frequency, int(keep.sum()))

@@ -49,18 +49,11 @@ class Coding:
         """(the rows with a class, the Coding fitted on them with the filters
         ``steps``, their codes (n, p), -1 for a missing value, in the narrowest
         integers that hold every code and one more: the counting kernels' type)."""
-        y = data.columns[target]
-        keep = ~np.isnan(y)
-        whole = bool(keep.all())  # then the columns go to the filters as they are
-
-        def kept(c):
-            return c if whole else c[keep]
-
-        yk = kept(y).astype(np.int64)
+        keep, columns, y, w = data.labelled(target)
+        yk = y.astype(np.int64)
         used = [j for j in range(len(data.attributes)) if j != target]
         pipeline, cols = Pipeline.fitted([data.attributes[j] for j in used], steps,
-                                         [kept(data.columns[j]) for j in used],
-                                         kept(data.weights), yk)
+                                         columns, w, yk)
         coding = cls(data.attributes, target, pipeline)
         dtype = code_type([len(v) + 1 for v in coding.values])
         return keep, coding, coding._matrix(cols, yk, dtype)

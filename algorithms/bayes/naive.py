@@ -266,21 +266,12 @@ def _lists(e):
 
 def fit(data, target, options, settings):
     """The contract's fit for naive_bayes."""
-    y = data.columns[target]
-    keep = ~np.isnan(y)
-    whole = bool(keep.all())  # then the columns as they are
-
-    def kept(c):
-        return c if whole else c[keep]
-
-    yk = kept(y).astype(np.int64)
-    w = kept(data.weights)
+    _, columns, y, w = data.labelled(target)
+    yk = y.astype(np.int64)
     k = len(data.attributes[target].values)
-    used = [j for j in range(len(data.attributes)) if j != target]
-    inputs = [data.attributes[j] for j in used]
+    inputs = [a for j, a in enumerate(data.attributes) if j != target]
     steps = (Discretize,) if options["numeric"] == "discretize" else ()
-    pipeline, cols = Pipeline.fitted(inputs, steps, [kept(data.columns[j]) for j in used],
-                                     w, yk)
+    pipeline, cols = Pipeline.fitted(inputs, steps, columns, w, yk)
     attributes = pipeline.outputs
     # the reference's row order: sorted by each numeric attribute in turn
     order = np.arange(len(yk))

@@ -151,11 +151,9 @@ class C45RulesModel:
 def fit(data, target, options, settings):
     """The contract's fit: a C4.5 tree, then its rules on the same training rows."""
     model = fit_c45(data, target, c45.Options(**options))
-    y = data.columns[target]
-    keep = ~np.isnan(y)
-    columns = [c[keep] for i, c in enumerate(data.columns) if i != target]
-    found = rules(model.tree, model.attributes, columns, y[keep].astype(np.int64),
-                  data.weights[keep], model.options["confidence"])
+    _, columns, y, w = data.labelled(target)
+    found = rules(model.tree, model.attributes, columns, y.astype(np.int64), w,
+                  model.options["confidence"])
     return C45RulesModel(model.target, model.classes, model.attributes,
                          [{"conditions": cond, "class": model.classes[c], "coverage": cov,
                            "errors": err, "error_estimate": est}

@@ -405,12 +405,8 @@ class M5RulesModel(_Numeric):
 def _prepare(data, target):
     """(attributes, filters, coded matrix, target, weights) of the rows with a
     target value."""
-    y = data.columns[target]
-    keep = ~np.isnan(y)
-    every = keep.all()
+    _, columns, y, w = data.labelled(target)
     attributes = [a for i, a in enumerate(data.attributes) if i != target]
-    columns = [c if every else c[keep] for i, c in enumerate(data.columns) if i != target]
-    y, w = (y, data.weights) if every else (y[keep], data.weights[keep])
     filters, x = Filters.fit(attributes, columns, y, w)
     return attributes, filters, x, y, w
 

@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from .. import pictures, stop
-from ..dataset import stacked
+from ..dataset import stacked, whole_weights
 from ..evaluation import check_folds, stratified
 from ..halt import halted
 from ..javafmt import double_to_string, java_double
@@ -435,7 +435,7 @@ class Learner:
         self.min_weight = options["min_weight"]
         self.init = np.uint64(JavaRandom(options["seed"]).seed)
         # whole weights: sums do not depend on the order of equal values
-        self.exact = bool(np.all(weights == np.floor(weights)) and weights.sum() < 2.0**52)
+        self.exact = whole_weights(weights)
         self.state = self.init  # java.util.Random, shared by every build and shuffle
         self.error = 0.0
 

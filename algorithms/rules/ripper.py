@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from .. import pictures, progress
-from ..dataset import stacked
+from ..dataset import stacked, whole_weights
 from ..evaluation import check_folds
 from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, randomize, sorted_by, weka_order
@@ -562,7 +562,7 @@ class Fit:
                 total += 2.0 * len(np.unique(x[~np.isnan(x)]))
         self.total_conditions = total
         # whole weights: sums do not depend on the order of the rows
-        exact = bool(np.all(self.w == np.floor(self.w)) and self.w.sum() < 2.0**52)
+        exact = whole_weights(self.w)
         parts = [rows[np.argsort(self.X[a, rows], kind="stable")]  # NaN last
                  if exact and a != target and not self.nominal[a] else rows[:0]
                  for a in range(self.n_attributes)]
