@@ -1,14 +1,18 @@
-"""C4.5's sorted entries dealt to a split's branches (``grow.deal`` in place,
-``grow.child_sorted`` where rows go down several branches) against the plain
-definition on small random nodes: each branch gets, attribute by attribute and in
-the node's order, the entries of its rows, and a row that lacks the tested value
-goes to every branch of fraction above 1e-6 with its weight scaled."""
+"""The sorted entries of C4.5 and PART against the plain definition on small
+random nodes. A split's branches (C4.5: ``grow.deal`` in place, ``grow.child_sorted``
+where rows go down several branches; PART: ``part._branch_entries``, one branch at
+a time): each branch gets, attribute by attribute and in the node's order, the
+entries of its rows, and a row that lacks the tested value goes to every branch of
+fraction above 1e-6 with its weight scaled. PART's root after a rule
+(``part._drop_covered``): the covered rows leave, a partly covered one stays with
+its weight scaled."""
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from duckmine.algorithms.c45 import grow
+from duckmine.algorithms.rules import part
 
 SETTINGS = settings(max_examples=80, deadline=None)
 
@@ -77,11 +81,11 @@ def test_dealt_in_place_as_defined(node):
 
 
 @SETTINGS
-@given(nodes(missing=True), st.booleans())
-def test_copied_where_rows_go_down_several_branches(node, in_place):
+@given(nodes(missing=True))
+def test_copied_where_rows_go_down_several_branches(node):
     entries, start, end, branch, nb, frac = node
     want = expected(entries, start, end, branch, nb, frac)
-    first = largest(branch, nb) if in_place else -1
+    first = largest(branch, nb)
     rows, vals, clss, wts, base, offsets, f_start, f_end = grow.child_sorted(
         branch, frac, *entries, start, end, nb, first)
     copied = (rows, vals, clss, wts)
@@ -94,3 +98,35 @@ def test_copied_where_rows_go_down_several_branches(node, in_place):
                 lo = base[b]
                 got = tuples(copied, lo + offsets[b, a], lo + offsets[b, a + 1])
             assert got == want[b][a]
+
+
+@SETTINGS
+@given(nodes(missing=True), st.booleans())
+def test_one_branch_filtered_as_defined(node, wide):
+    entries, start, end, branch, nb, frac = node
+    want = expected(entries, start, end, branch, nb, frac)
+    kernel = part._branch_entries_wide if wide else part._branch_entries
+    for b in range(nb):  # the rows are positions here
+        rows = int(np.sum((branch == b) | ((branch < 0) & (frac[b] > 1e-6))))
+        *got, first, last = kernel(branch.astype(np.int8), b, frac[b], rows, *entries, start,
+                                   end)
+        for a in range(len(start)):
+            assert first[a] <= last[a] <= first[a] + rows
+            assert tuples(got, first[a], last[a]) == want[b][a]
+
+
+@SETTINGS
+@given(nodes(missing=False), st.data(), st.booleans())
+def test_covered_rows_dropped_as_defined(node, data, wide):
+    entries, start, end = node[:3]
+    n_rows = len(node[3])
+    share = np.array(data.draw(st.lists(st.sampled_from([0.0, 0.0, 0.3, 1.0, 1 - 1e-7]),
+                                        min_size=n_rows, max_size=n_rows)))
+    want = [[(r, v, c, w * (1.0 - share[r]) if share[r] else w)
+             for r, v, c, w in tuples(entries, s, e) if 1.0 - share[r] > 1e-6]
+            for s, e in zip(start, end)]
+    entries, end = tuple(x.copy() for x in entries), end.copy()
+    kernel = part._drop_covered_wide if wide else part._drop_covered
+    kernel(share > 0, share, *entries, start, end)
+    for a in range(len(start)):
+        assert tuples(entries, start[a], end[a]) == want[a]

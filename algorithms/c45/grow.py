@@ -235,12 +235,11 @@ def _sweep_counts2(value, cls, weight, cnt, min_split, known, total, old_ent, ta
     best_gain, split_at, candidates, best_left = 0.0, -1, 0, 0
     for i in range(value.shape[0] - 1):
         wi = int(weight[i])
-        if cls[i] == 0:
-            a0 += wi
-            b0 -= wi
-        else:
-            a1 += wi
-            b1 -= wi
+        one = wi * cls[i]  # no branch on the class: it follows no pattern
+        a1 += one
+        b1 -= one
+        a0 += wi - one
+        b0 -= wi - one
         if value[i] + 1e-5 < value[i + 1]:
             left, right = a0 + a1, b0 + b1
             if min_split - left < 1e-6 and min_split - right < 1e-6:
@@ -259,8 +258,15 @@ def _numeric_counts(value, cls, weight, n_classes, min_obj, total, table):
     row left of its cut, cuts scored (-1: too few rows), known weight, weight left
     of the cut)."""
     cnt = np.zeros((2, n_classes), np.int64)
-    for i in range(value.shape[0]):
-        cnt[1, cls[i]] += int(weight[i])
+    if n_classes == 2:
+        for i in range(value.shape[0]):
+            wi = int(weight[i])
+            cnt[1, 0] += wi
+            cnt[1, 1] += wi * cls[i]
+        cnt[1, 0] -= cnt[1, 1]
+    else:
+        for i in range(value.shape[0]):
+            cnt[1, cls[i]] += int(weight[i])
     per_class = np.zeros(n_classes)
     known = 0
     for c in range(n_classes):
@@ -591,6 +597,14 @@ def split_point(col, scope, sorted_values, mid, idx):
     return kept if left > 0 and right > 0 else top
 
 
+@njit(cache=True)
+def unsplittable(per_class, min_obj):
+    """A node J48 makes a leaf before it scores a split: less than twice
+    ``min_obj`` of weight, or of one class."""
+    total = per_class.sum()
+    return 2.0 * min_obj - total > 1e-6 or abs(total - per_class[max_class(per_class)]) < 1e-6
+
+
 def _select_split(X, y, idx, w, srt, n_values, k, min_obj, mdl, binary, multi_valued,
                  n_all, table, values, value_off, scope):
     """J48's choice of split for one node's data (C45ModelSelection): among the
@@ -605,8 +619,7 @@ def _select_split(X, y, idx, w, srt, n_values, k, min_obj, mdl, binary, multi_va
     best_a = -1
     mids = np.zeros(m)
     vals = np.full(m, -1, np.int64)
-    if not (2.0 * min_obj - total > 1e-6 or
-            abs(total - per_class[max_class(per_class)]) < 1e-6):
+    if not unsplittable(per_class, min_obj):
         node_table = table
         for j in range(n):
             if w[j] != math.floor(w[j]):
@@ -655,7 +668,10 @@ def spread(X, y, a, kind, threshold, value, nb, idx, w, k):
     missing values spread in proportion to the known weight of each branch."""
     sub = subsets(X[a], idx, kind, threshold, value)
     known = split_distribution(y, idx, w, sub, np.zeros(nb), k)
-    return sub, split_distribution(y, idx, w, sub, fractions(known), k)
+    for i in range(sub.shape[0]):
+        if sub[i] < 0:
+            return sub, split_distribution(y, idx, w, sub, fractions(known), k)
+    return sub, known  # no value missing: the same sums
 
 
 @njit(cache=True)
@@ -820,8 +836,8 @@ def child_sorted(branch_of, frac, srow, sval, scls, swt, start, end, nb, first):
     An entry whose split value is missing goes to every branch with its weight
     scaled by the branch's fraction.
 
-    Branch ``first`` (unless -1) is compacted in place, at the start of each of the
-    node's ranges; the others get arrays of their own. Returns those arrays (rows,
+    Branch ``first`` is compacted in place, at the start of each of the node's
+    ranges; the others get arrays of their own. Returns those arrays (rows,
     values, classes, weights: one branch after another), where each branch starts
     in them (``base``) and its offsets per attribute, and branch ``first``'s start
     and end per attribute."""
@@ -844,8 +860,7 @@ def child_sorted(branch_of, frac, srow, sval, scls, swt, start, end, nb, first):
                 for b in range(nb):
                     if take[b]:
                         sizes[b, a + 1] += 1
-    if first >= 0:
-        sizes[first] = 0
+    sizes[first] = 0
     base = np.zeros(nb + 1, np.int64)  # branch b's entries: [base[b], base[b + 1])
     for b in range(nb):
         base[b + 1] = base[b] + sizes[b].sum()

@@ -25,7 +25,7 @@ from ..dataset import stacked
 from ..evaluation import check_folds, stratify, test_cv, train_cv
 from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, randomize
-from ..jit import njit
+from ..jit import PRANGE_ONLY, njit, prange
 from ..models import Classifier, attributes_of, body, check_attribute, check_weights
 from ..stop import checkpoint
 
@@ -34,11 +34,14 @@ SMALL = 1e-6
 
 class Data:
     """A node's rows: positions into the learner's rows, weights, and per numeric
-    attribute the rows with a known value sorted by it (J48's sorted scan; made
-    from the learner's presorting at a tree's root, carried down below it)."""
+    attribute the rows with a known value sorted by it (J48's sorted scan). A
+    tree's root reads the learner's sorted entries; a branch filters its own from
+    its parent's (``source``: the parent, each parent row's branch, the branch's
+    share and number) when it is first expanded, since most branches never are."""
 
-    def __init__(self, learner, pos, w, srt=None):
+    def __init__(self, learner, pos, w, srt=None, source=None):
         self.learner, self.pos, self.w, self.srt = learner, pos, w, srt
+        self.source = source
         self._rows = None
 
     @property
@@ -49,7 +52,12 @@ class Data:
 
     def sorted(self):
         if self.srt is None:
-            self.srt = self.learner.sorted(self.pos, self.w)
+            if self.source is None:
+                self.srt = self.learner.root_entries(self)
+            else:
+                parent, sub, share, b = self.source
+                self.srt = self.learner.branch_entries(parent, sub, share, b, len(self.pos))
+                self.source = None
         return self.srt
 
 
@@ -101,46 +109,59 @@ class Learner:
         # attribute's rows sorted once
         position = np.full(n_all, -1, np.int64)
         position[rows] = np.arange(len(rows))
-        self.orders, values, value_off = [], [], [0]
+        orders, values, value_off = [], [], [0]
         for c, nv in zip(self.X, self.n_values):
             if nv == 0:
                 ranked = np.argsort(c)[:np.count_nonzero(~np.isnan(c))]
                 at = position[ranked]
                 values.append(c[ranked[at >= 0]])
-                self.orders.append(at[at >= 0])
+                orders.append(at[at >= 0].astype(np.int32))
             else:
                 values.append(np.empty(0))
-                self.orders.append(np.empty(0, np.int64))
+                orders.append(np.empty(0, np.int32))
             value_off.append(value_off[-1] + len(values[-1]))
-        self.order_off = np.cumsum([0] + [len(o) for o in self.orders]).astype(np.int64)
-        self.orders = np.concatenate(self.orders).astype(np.int64) if self.orders else \
-            np.empty(0, np.int64)
-        # the entries' values, rows and classes, kept next to the orders
-        attribute = np.repeat(np.arange(len(self.order_off) - 1), np.diff(self.order_off))
-        self.order_rows = rows[self.orders]
-        self.order_vals = self.X[attribute, self.order_rows] if len(self.orders) else \
-            np.empty(0)
-        self.order_cls = self.y[self.order_rows].astype(np.int32)
+        self.order_off = np.cumsum([0] + [len(o) for o in orders]).astype(np.int64)
+        self.orders = np.concatenate(orders) if orders else np.empty(0, np.int32)
         self.values = np.concatenate(values) if values else np.empty(0)
         self.value_off = np.asarray(value_off, np.int64)
         self.n_all = float(len(rows))
-        self.branch_of = np.full(n_all, -1, np.int64)  # scratch: each row's branch
+        # scratch: each position's branch (narrow, so that its lookups stay in cache)
+        self.branch_of = np.full(len(rows), -1, np.int8 if self.n_values.max(initial=2) < 128
+                                 else np.int32)
+        self.entries = None  # the root's sorted entries
+        # scratch: the share of each position a rule covers, where it is not 0
+        self.touched = np.zeros(len(rows), np.bool_)
+        self.share = np.zeros(len(rows))
         self.multi_valued = bool(len(self.n_values)) and all(
             nv > 0 and not 0.3 * len(rows) - nv > SMALL for nv in self.n_values)
 
-    def sorted(self, pos, w):
-        """The J48 sorted entries of the rows at positions ``pos`` (weights ``w``)."""
-        weight = np.zeros(len(self.idx))
-        alive = np.zeros(len(self.idx), np.bool_)
-        weight[pos] = w
-        alive[pos] = True
-        pos, rows, vals, clss, wts, offsets = _gather_sorted(
-            self.orders, self.order_off, alive, weight, self.order_rows, self.order_vals,
-            self.order_cls)
-        # a later tree grows on some of these rows only: keep no more of the orders
-        self.orders, self.order_off, self.order_rows = pos, offsets, rows
-        self.order_vals, self.order_cls = vals, clss
-        return rows, vals, clss, wts, offsets
+    def root_entries(self, data):
+        """The sorted entries of a tree's root: gathered from the presorting for the
+        first tree, then the previous root's with the covered rows dropped
+        (``_rest``)."""
+        if self.entries is None:
+            weight = np.zeros(len(self.idx))
+            alive = np.zeros(len(self.idx), np.bool_)
+            weight[data.pos] = data.w
+            alive[data.pos] = True
+            pos, vals, clss, wts, off = _gather_sorted(self.orders, self.order_off, alive,
+                                                       weight, self.X, self.y, self.idx)
+            self.entries = pos, vals, clss, wts, off[:-1].copy(), off[1:].copy()
+            del self.orders, self.order_off
+        return self.entries
+
+    def branch_entries(self, parent, sub, share, b, rows):
+        """Branch ``b``'s sorted entries, filtered from its parent's: rows whose
+        branch (``sub``, per parent row) is ``b``, and rows missing the tested value
+        with their weights scaled by the branch's ``share``; ``rows``: the branch's
+        row count, the most any attribute can have."""
+        self.branch_of[parent.pos] = sub
+        srt = parent.sorted()
+        wide = srt[5].sum() - srt[4].sum() >= c45.WIDE_CELLS  # on two threads
+        out = (_branch_entries_wide if wide else _branch_entries)(
+            self.branch_of, b, share, rows, *srt)
+        self.branch_of[parent.pos] = -1
+        return out
 
     def select(self, data):
         wide = len(data.pos) * self.X.shape[0] >= c45.WIDE_CELLS  # on two threads
@@ -154,26 +175,14 @@ class Learner:
                 per_class)
 
     def branches(self, split, data):
-        """(each row's branch, the split distribution, each branch's Data)."""
+        """(the split distribution, each branch's Data)."""
         a, kind, threshold, value, nb = split
-        rows = data.rows
-        sub, dist = c45.spread(self.X, self.y, a, kind, threshold, value, nb, rows,
+        sub, dist = c45.spread(self.X, self.y, a, kind, threshold, value, nb, data.rows,
                                data.w, self.k)
         frac = c45.fractions(dist)
-        branch_of = self.branch_of
-        branch_of[rows] = sub
-        srow, sval, scls, swt, off = data.sorted()
-        srow, sval, scls, swt, base, offsets, _, _ = c45.child_sorted(
-            branch_of, frac, srow, sval, scls, swt, off[:-1], off[1:], nb, -1)
-        branch_of[rows] = -1
         at, weights, cut = c45.branch_data(sub, nb, data.w, frac)
-        parts = []
-        for b in range(nb):
-            lo, hi = base[b], base[b + 1]
-            parts.append(Data(self, data.pos[at[cut[b]:cut[b + 1]]], weights[cut[b]:cut[b + 1]],
-                              (srow[lo:hi], sval[lo:hi], scls[lo:hi], swt[lo:hi],
-                               offsets[b])))
-        return sub, dist, parts
+        return dist, [Data(self, data.pos[at[cut[b]:cut[b + 1]]], weights[cut[b]:cut[b + 1]],
+                           source=(data, sub, frac[b], b)) for b in range(nb)]
 
     # ------------------------------------------------------------ a partial tree
 
@@ -182,20 +191,18 @@ class Learner:
         node = DecList()
         per_class = c45.class_weights(self.y, data.rows, data.w, self.k)
         split = None
-        if not leaf:
+        if not (leaf or c45.unsplittable(per_class, self.min_obj)):
             split, per_class = self.select(data)
-        total = data.w.sum()
         node.leaf_dist = per_class[None, :]
         if test is not None:
             test_dist = c45.class_weights(self.y, test.rows, test.w, self.k)
         if split is None:
             node.leaf, node.dist = True, per_class[None, :]
-            node.empty = abs(total) < SMALL
             if test is not None:
                 node.test = test_dist[None, :]
             return node
         node.split = split
-        _, node.dist, parts = self.branches(split, data)
+        node.dist, parts = self.branches(split, data)
         if test is not None:
             test_parts, node.test = self.branches_of_test(node, test)
         node.sons = [None] * split[4]
@@ -211,7 +218,6 @@ class Learner:
                 if i < 2:
                     node.split, node.sons, node.leaf = None, None, True
                     node.dist = node.leaf_dist
-                    node.empty = abs(total) < SMALL
                     if test is not None:
                         node.test = test_dist[None, :]
                     return node
@@ -305,14 +311,24 @@ class Learner:
 
     # ------------------------------------------------------------ the decision list
 
-    def coverage(self, rule, data):
-        """The share of each row of ``data`` the rule covers."""
+    def _rest(self, rule, data, root=False):
+        """The rows the rule leaves (a partly covered row with its weight scaled);
+        at the root of the growing (``root``), its sorted entries too, the covered
+        ones dropped in place."""
         path, _ = rule.path()
         tests = np.array([node.split[:4] for node, _ in path], np.float64).reshape(-1, 4)
         taken = np.array([b for _, b in path], np.int64)
         share = np.array([(node.dist.sum(axis=1) / node.dist.sum())[b] for node, b in path],
                          np.float64)
-        return _covered(self.X, data.rows, tests, taken, share)
+        touched = self.touched
+        pos, w = _uncovered(self.X, self.idx, data.pos, data.w, tests, taken, share, touched,
+                            self.share)
+        if root and self.entries is not None:
+            wide = len(self.entries[0]) >= c45.WIDE_CELLS
+            (_drop_covered_wide if wide else _drop_covered)(touched, self.share,
+                                                            *self.entries)
+        touched[:] = False
+        return Data(self, pos, w)
 
     def rules(self):
         """The decision list: partial trees until no row is left."""
@@ -333,16 +349,10 @@ class Learner:
             progress.report("PART: rows covered by rules", n - len(grow.pos), n)
             rule = self.build(grow, False, prune)
             out.append(rule)
-            grow = self._rest(rule, grow)
+            grow = self._rest(rule, grow, root=True)
             if prune is not None:
                 prune = self._rest(rule, prune)
         return out
-
-    def _rest(self, rule, data):
-        covered = self.coverage(rule, data)
-        keep = 1.0 - covered > SMALL
-        return Data(self, data.pos[keep], data.w[keep] * (1.0 - covered[keep]))
-
 
 @njit(cache=True)
 def _least_entropy(dist, per_bag, open_, min_obj):
@@ -368,42 +378,57 @@ def _least_entropy(dist, per_bag, open_, min_obj):
 
 
 @njit(cache=True)
-def _covered(X, rows, tests, taken, share):
-    """The share of each row a rule covers: its tests (attribute, kind, threshold,
-    value) top down, the branch it takes at each and that branch's share of the
-    weight, which a row missing the tested value gets; multiplied from the leaf
-    up."""
-    out = np.empty(len(rows))
-    for i in range(len(rows)):
-        w = 1.0
+def _uncovered(X, idx, pos, w, tests, taken, share, touched, covered):
+    """The rows (positions ``pos``, weights ``w``) a rule leaves, given its tests
+    (attribute, kind, threshold, value) top down, the branch it takes at each and
+    that branch's share of the weight, which a row missing the tested value gets
+    (multiplied from the leaf up). A row covered in part stays, its weight scaled
+    by the part left; each row covered at all is ``touched``, with its share
+    ``covered``."""
+    keep = np.empty(len(pos), pos.dtype)
+    left = np.empty(len(pos))
+    n = 0
+    for i in range(len(pos)):
+        r = idx[pos[i]]
+        missed = False
+        for d in range(len(taken)):  # most rows leave at the first test
+            b = c45.branch(X[int(tests[d, 0]), r], int(tests[d, 1]), tests[d, 2],
+                           int(tests[d, 3]))
+            if b >= 0 and b != taken[d]:
+                missed = True
+                break
+        if missed:
+            keep[n], left[n] = pos[i], w[i]
+            n += 1
+            continue
+        s = 1.0
         for d in range(len(taken) - 1, -1, -1):
-            a = int(tests[d, 0])
-            b = c45.branch(X[a, rows[i]], int(tests[d, 1]), tests[d, 2], int(tests[d, 3]))
-            if b < 0:
-                w = share[d] * w
-            elif b != taken[d]:
-                w = 0.0
-        out[i] = w
-    return out
+            if np.isnan(X[int(tests[d, 0]), r]):
+                s = share[d] * s
+        touched[pos[i]] = True
+        covered[pos[i]] = s
+        if 1.0 - s > SMALL:
+            keep[n], left[n] = pos[i], w[i] * (1.0 - s)
+            n += 1
+    return keep[:n], left[:n]
 
 
 def _ranges(srt):
-    """Sorted entries as ``c45.select_split`` takes them: values, classes, weights,
-    and where each attribute's start and end."""
-    return srt[1], srt[2], srt[3], srt[4][:-1], srt[4][1:]
+    """Sorted entries (positions, values, classes, weights, and where each
+    attribute's start and end) as ``c45.select_split`` takes them."""
+    return srt[1:]
 
 
 @njit(cache=True)
-def _gather_sorted(orders, order_off, alive, weight, order_rows, order_vals, order_cls):
-    """The sorted entries (position, row, value, class, weight, offsets per
-    attribute) of the live positions, in presorted order."""
+def _gather_sorted(orders, order_off, alive, weight, X, y, idx):
+    """The sorted entries (position, value, class, weight, and where each
+    attribute's start) of the live positions, in presorted order."""
     m = len(order_off) - 1
     count = 0
     for o in range(order_off[m]):
         if alive[orders[o]]:
             count += 1
-    pos = np.empty(count, np.int64)
-    rows = np.empty(count, np.int64)
+    pos = np.empty(count, np.int32)
     vals = np.empty(count)
     clss = np.empty(count, np.int32)
     wts = np.empty(count)
@@ -413,14 +438,71 @@ def _gather_sorted(orders, order_off, alive, weight, order_rows, order_vals, ord
         for o in range(order_off[a], order_off[a + 1]):
             p = orders[o]
             if alive[p]:
-                pos[c] = p
-                rows[c] = order_rows[o]
-                vals[c] = order_vals[o]
-                clss[c] = order_cls[o]
+                pos[c], vals[c], clss[c] = p, X[a, idx[p]], y[idx[p]]
                 wts[c] = weight[p]
                 c += 1
         offsets[a + 1] = c
-    return pos, rows, vals, clss, wts, offsets
+    return pos, vals, clss, wts, offsets
+
+
+def _drop(touched, share, pos, vals, clss, wts, start, end):
+    """The root's sorted entries without the rows a rule covers (``share``: the
+    part of each position it covers, ``touched`` where it is not 0), in place
+    within each attribute's range (``end`` moves): a partly covered row stays with
+    its weight scaled, as ``_rest`` scales it."""
+    for a in prange(len(start)):
+        c = start[a]
+        for o in range(start[a], end[a]):
+            p = pos[o]
+            if not touched[p]:
+                if c != o:
+                    pos[c], vals[c], clss[c], wts[c] = p, vals[o], clss[o], wts[o]
+                c += 1
+                continue
+            s = share[p]
+            if 1.0 - s > SMALL:
+                pos[c], vals[c], clss[c] = p, vals[o], clss[o]
+                wts[c] = wts[o] * (1.0 - s)
+                c += 1
+        end[a] = c
+
+
+def _branch(branch_of, b, share, rows, spos, sval, scls, swt, start, end):
+    """Branch ``b``'s sorted entries from its parent's: the entries whose position
+    goes down it (``branch_of``), and those missing the tested value (-1) with
+    their weights scaled by ``share`` unless it is 1e-6 or less (as
+    ``c45.branch_data`` deals them). Each attribute with entries gets a range of
+    ``rows`` (the branch's rows, an attribute's most), filled independently."""
+    m = len(start)
+    missing = share > 1e-6
+    first = np.empty(m, np.int64)
+    n = 0
+    for a in range(m):
+        first[a] = n
+        if end[a] > start[a]:
+            n += rows
+    pos = np.empty(n, spos.dtype)
+    vals = np.empty(n)
+    clss = np.empty(n, scls.dtype)
+    wts = np.empty(n)
+    last = first.copy()
+    for a in prange(m):
+        c = first[a]
+        for o in range(start[a], end[a]):
+            at = branch_of[spos[o]]
+            if at == b or (at < 0 and missing):
+                pos[c], vals[c], clss[c] = spos[o], sval[o], scls[o]
+                wts[c] = swt[o] if at == b else swt[o] * share
+                c += 1
+        last[a] = c
+    return pos, vals, clss, wts, first, last
+
+
+# each on two threads (attributes side by side) for wide nodes, called from Python
+_drop_covered = njit(cache=True)(_drop)
+_drop_covered_wide = njit(cache=True, parallel=PRANGE_ONLY)(_drop)
+_branch_entries = njit(cache=True)(_branch)
+_branch_entries_wide = njit(cache=True, parallel=PRANGE_ONLY)(_branch)
 
 
 @njit(cache=True)
