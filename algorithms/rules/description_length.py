@@ -85,16 +85,10 @@ class RuleStats:
     def count_from(self, index, uncovered, previous):
         """The statistics of rules ``index`` on, counted from ``uncovered`` (the rows
         the rules before leave), after the given ones of the rules before."""
-        self.stats = list(previous)
-        self.filtered = [None] * index
+        self.stats = list(previous) + self.fit.cascade(self.rules[index:], uncovered)
+        self.filtered = [None] * index  # the rows each rule leaves: only those before
         if index > 0:
             self.filtered[index - 1] = (None, uncovered)
-        rows = uncovered
-        for rule in self.rules[index:]:
-            stats, split, _ = self._compute(rule, rows)
-            self.stats.append(stats)
-            self.filtered.append(split)
-            rows = split[1]
 
     def theory_dl(self, index):
         k = float(self.rules[index].shape[0])
@@ -139,12 +133,7 @@ class RuleStats:
         """The statistics of the rules after rule ``index``, counted as if it were
         not there (on the rows the rules before it leave)."""
         rows = self.data if index == 0 else self.filtered[index - 1][1]
-        after = []
-        for rule in self.rules[index + 1:]:
-            stats, split, _ = self._compute(rule, rows)
-            after.append(stats)
-            rows = split[1]
-        return after
+        return self.fit.cascade(self.rules[index + 1:], rows)
 
     def min_data_dl_if_deleted(self, index, exp_fp, check_err, after=None):
         ruleset_stat = np.zeros(6)

@@ -18,6 +18,7 @@ order in which it merges the classes' rows), because the rules depend on it.
 """
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -29,9 +30,11 @@ from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, _randomize, sorted_by
 from ..jit import njit
 from ..models import Classifier, attributes_of, body, check_array, check_attribute, check_records
+from .presorted import narrowed
 
 SMALL = 1e-6
 LOG2 = math.log(2.0)
+PARALLEL_ROWS = 50_000  # rows from which the classes' rule sets pay for two threads
 
 
 def _eq(a, b):
@@ -46,6 +49,15 @@ def _sum(w):
 @njit(cache=True)
 def _log2(x):
     return math.log(x) / LOG2 if x > 0 else -np.inf
+
+
+@njit(cache=True)
+def _gain_above(accu, cover, log_default):
+    """A bound above the gain accu * (log2(accu / cover) - log_default) of a side
+    (cover at least 1e-6, accu at most cover), without a logarithm:
+    ln x <= 2 (x - 1) / (x + 1) for x in (0, 1], and the margin of 1e-12 is far
+    above the rounding of either side."""
+    return accu * (2.0 * (accu - cover) / ((accu + cover) * LOG2) + 1e-12 - log_default)
 
 
 @njit(cache=True)
@@ -91,10 +103,17 @@ def _numeric_cut(x, label, w, min_weight, default_rate):
         for i in range(prev, split):
             first_cover += w[i]
             second_cover -= w[i]
-            if label[i] == 0:
-                first_accu += w[i]
-                second_accu -= w[i]
+            accurate = w[i] * (label[i] == 0)  # no branch on the label
+            first_accu += accurate
+            second_accu -= accurate
         if min_split - first_cover > SMALL or min_split - second_cover > SMALL:
+            prev = split
+            continue
+        # a side whose gain is bounded by the best cannot be taken, and when neither
+        # can the logarithms are not needed
+        if first_cover >= SMALL and second_cover >= SMALL and \
+                _gain_above(first_accu, first_cover, log_default) - best_gain <= SMALL and \
+                _gain_above(second_accu, second_cover, log_default) - best_gain <= SMALL:
             prev = split
             continue
         first_rate = first_accu / first_cover if abs(first_cover) >= SMALL else 0.0
@@ -203,16 +222,16 @@ def _candidates(X, nominal, n_values, attrs, used, ids, w, label, min_weight,
     m = len(attrs)
     gains = np.zeros(m)
     rows = np.zeros((m, 7))
-    exact, srt_rows, srt_off, mark, lab_row = presorted
+    exact, srt_rows, srt_off, mark, srt_x, srt_w, srt_lab = presorted
     wi = w[ids]
     for counter in range(m):
         if used[counter]:
             continue
         a = attrs[counter]
         if exact and not nominal[a]:
-            rs = srt_rows[srt_off[counter]:srt_off[counter + 1]]
-            gains[counter] = _numeric_candidate(X[a][rs], lab_row[rs], w[rs], min_weight,
-                                                default_rate, rows[counter])
+            lo, hi = srt_off[counter], srt_off[counter + 1]
+            gains[counter] = _numeric_candidate(srt_x[lo:hi], srt_lab[lo:hi], srt_w[lo:hi],
+                                                min_weight, default_rate, rows[counter])
         else:
             gains[counter] = _candidate(X[a][ids], nominal[a], n_values[a], wi, label,
                                         min_weight, default_rate, rows[counter])
@@ -227,11 +246,12 @@ def _grow(X, nominal, n_values, attrs, w, ids, label, min_weight, antds, presort
     them, the rule's length, and the grow weights (accurate, covered).
 
     ``presorted`` = (exact, rows sorted per numeric attribute, their offsets, a
-    scratch mask, each row's label). With ``exact`` (whole weights, so that sums do
-    not depend on the order of equal values) a numeric attribute's rows come from
-    that presorted list instead of the reference's quicksort at every step: the
-    same cuts, the same sums."""
-    exact, srt_rows, srt_off, mark, lab_row = presorted
+    scratch mask, and the sorted rows' values, weights and labels). With ``exact``
+    (whole weights, so that sums do not depend on the order of equal values) a
+    numeric attribute's rows come from that presorted list, kept to the rule's
+    rows as it grows, instead of the reference's quicksort at every step: the same
+    cuts, the same sums."""
+    exact, srt_rows, srt_off, mark, srt_x, srt_w, srt_lab = presorted
     accu = _wsum(w, ids, label, np.int64(0))
     cover = _wsum(w, ids, label, np.int64(-1))
     default_rate = accu / cover
@@ -240,12 +260,13 @@ def _grow(X, nominal, n_values, attrs, w, ids, label, min_weight, antds, presort
     unused = n_attr
     size = 0
     # each numeric attribute's rows of ids in order, narrowed as conditions are added
-    srt_rows, srt_off = _narrowed(srt_rows, srt_off, ids, mark) if exact else \
-        (srt_rows, srt_off)
+    if exact:
+        srt_rows, srt_off, srt_x, srt_w, srt_lab = narrowed(srt_rows, srt_off, srt_x, srt_w,
+                                                            srt_lab, ids, mark)
     while True:
         gains, rows = _candidates(X, nominal, n_values, attrs, used, ids, w, label,
                                   min_weight, default_rate,
-                                  (exact, srt_rows, srt_off, mark, lab_row))
+                                  (exact, srt_rows, srt_off, mark, srt_x, srt_w, srt_lab))
         pick = -1
         best_gain = 0.0
         for counter in range(len(attrs)):
@@ -261,45 +282,27 @@ def _grow(X, nominal, n_values, attrs, w, ids, label, min_weight, antds, presort
         _set_row(antds[size], best, rows[pick, 0], rows[pick, 1], rows[pick, 2],
                  rows[pick, 3], rows[pick, 4])
         size += 1
-        x = X[best][ids]
         lo, hi = 0, int(rows[pick, 5])
         if rows[pick, 0] != 0.0:
             lo, hi = int(rows[pick, 5]), int(rows[pick, 6])
         if nominal[best]:
             used[best] = True
             unused -= 1
-            at = np.abs(x - rows[pick, 0]) < 0.5  # equal codes; a missing value is not
+            at = np.abs(X[best][ids] - rows[pick, 0]) < 0.5  # a missing value is not equal
             ids, label = ids[at], label[at]
         elif exact:  # the bag's rows, in the presorted order
-            ids = srt_rows[srt_off[pick]:srt_off[pick + 1]][lo:hi].copy()
-            label = lab_row[ids]
+            s = srt_off[pick]
+            ids, label = srt_rows[s + lo:s + hi].copy(), srt_lab[s + lo:s + hi].copy()
         else:  # the bag's rows, in the sorted order
-            order = sorted_by(x)
+            order = sorted_by(X[best][ids])
             ids, label = ids[order[lo:hi]], label[order[lo:hi]]
         default_rate = rows[pick, 4]
         if abs(_wsum(w, ids, label, np.int64(-1))) < SMALL or abs(default_rate - 1.0) < SMALL \
                 or unused == 0:
             return antds, size, accu, cover
         if exact:
-            srt_rows, srt_off = _narrowed(srt_rows, srt_off, ids, mark)
-
-
-@njit(cache=True)
-def _narrowed(srt_rows, srt_off, ids, mark):
-    """Each attribute's list of ``srt_rows`` (offsets ``srt_off``) kept to the rows
-    ``ids``, in its order; ``mark`` is scratch, left clear."""
-    mark[ids] = True
-    out = np.empty(len(ids) * (len(srt_off) - 1), np.int64)
-    off = np.zeros(len(srt_off), np.int64)
-    c = 0
-    for a in range(len(srt_off) - 1):
-        for o in range(srt_off[a], srt_off[a + 1]):
-            if mark[srt_rows[o]]:
-                out[c] = srt_rows[o]
-                c += 1
-        off[a + 1] = c
-    mark[ids] = False
-    return out[:c], off
+            srt_rows, srt_off, srt_x, srt_w, srt_lab = narrowed(srt_rows, srt_off, srt_x,
+                                                                srt_w, srt_lab, ids, mark)
 
 
 @njit(cache=True)
@@ -357,10 +360,15 @@ def _ruleset(X, nominal, n_values, attrs, w, ids, label, class_count, folds, shu
     w_ac = 0.0
     total = _wsum(w, ids, label, np.int64(-1))
     antds = np.empty((16, 6))
-    lab_row = np.zeros(X.shape[1], np.int64)
+    lab_row = np.zeros(X.shape[1], label.dtype)
     for i in range(len(ids)):
         lab_row[ids[i]] = label[i]
-    presorted = (exact, srt_rows, srt_off, np.zeros(X.shape[1], np.bool_), lab_row)
+    srt_x = np.empty(len(srt_rows))  # the values beside the rows
+    for c in range(len(attrs)):
+        for o in range(srt_off[c], srt_off[c + 1]):
+            srt_x[o] = X[attrs[c], srt_rows[o]]
+    presorted = (exact, srt_rows, srt_off, np.zeros(X.shape[1], np.bool_), srt_x,
+                 w[srt_rows], lab_row[srt_rows])
     while class_count >= folds:
         best_rate = -1.0
         best_worth = -1.0
@@ -410,6 +418,11 @@ def _ruleset(X, nominal, n_values, attrs, w, ids, label, class_count, folds, shu
             elif label[i] == 0:
                 class_count += w[ids[i]]
         ids, label = ids[~hit], label[~hit]
+        if exact:  # the next rule's builds read only the rows left
+            _, srt_rows, srt_off, mark, srt_x, srt_w, srt_lab = presorted
+            srt_rows, srt_off, srt_x, srt_w, srt_lab = narrowed(srt_rows, srt_off, srt_x, srt_w,
+                                                                srt_lab, ids, mark)
+            presorted = (exact, srt_rows, srt_off, mark, srt_x, srt_w, srt_lab)
         w_ac += best_rate * (cover / total)
         lengths = np.concatenate((lengths, np.full(1, size, np.int64)))
         conds = np.concatenate((conds, antds[:size].copy()))
@@ -439,16 +452,38 @@ class Learner:
         self.state = self.init  # java.util.Random, shared by every build and shuffle
         self.error = 0.0
 
-    def ruleset(self, ids, label, class_count):
-        """(weighted accuracy, the rules) for the rows labelled 0 (other) / 1."""
+    def rulesets(self, jobs):
+        """``ruleset`` of each (rows, labels, weight of the others) in turn. With one
+        shuffle the generator's state reaches no build (each restarts it from the
+        seed), so the classes' rule sets do not depend on each other: on large
+        data they are learned on two threads (the kernels release the GIL)."""
+        halt = stop.flag()  # the caller's, also read on the pool's threads
+        if self.shuffles == 1 and len(jobs) > 1 and \
+                sum(len(ids) for ids, _, _ in jobs) >= PARALLEL_ROWS:
+            with ThreadPoolExecutor(2) as pool:
+                out = list(pool.map(lambda job: self.ruleset(*job, halt), jobs))
+            self.state = out[-1][2]
+        else:
+            out = []
+            for job in jobs:  # each goes on from the generator's state the last left
+                out.append(self.ruleset(*job, halt))
+                self.state = out[-1][2]
+        stop.check(halt)
+        return [(rate, rules) for rate, rules, _ in out]
+
+    def ruleset(self, ids, label, class_count, halt):
+        """(weighted accuracy, the rules, the generator's state after them) for the
+        rows labelled 0 (other) / 1."""
         parts = [ids[np.argsort(self.X[a][ids], kind="stable")]  # missing last
                  if self.exact and not self.nominal[a] else ids[:0] for a in self.attrs]
         srt_off = np.cumsum([0] + [len(p) for p in parts]).astype(np.int64)
-        rate, self.state, lengths, conds, stats = _ruleset(
-            self.X, self.nominal, self.n_values, self.attrs, self.w, ids, label,
+        # narrow rows and labels: the presorted lists are read and narrowed often
+        rate, state, lengths, conds, stats = _ruleset(
+            self.X, self.nominal, self.n_values, self.attrs, self.w, ids.astype(np.int32),
+            label.astype(np.int8),
             float(class_count), self.folds, self.shuffles, self.init, np.uint64(self.state),
             self.all_data_error, self.min_weight, self.exact,
-            np.concatenate(parts).astype(np.int64), srt_off, halt := stop.flag())
+            np.concatenate(parts).astype(np.int32), srt_off, halt)
         stop.check(halt)
         if len(lengths) and lengths[0] < 0:
             raise ValueError(f"folds: a rule's rows are fewer than the {self.folds} folds "
@@ -462,7 +497,7 @@ class Learner:
                           "cover_grow": float(cover_grow), "accu_grow": float(accu_grow),
                           "cover_prune": float(cover_prune), "worth": float(worth)})
             at += size
-        return rate, rules
+        return rate, rules, state
 
     def merged(self, by_class, i):
         """The rows of class ``i`` (labelled 1) with the others' (0), merged in the
@@ -491,19 +526,20 @@ class Learner:
             default = int(np.argmax(pure))
             node["default"] = default
             ids, label = self.merged(by_class, default)
-            _, final = self.ruleset(ids, label, total - pure[default])
+            [(_, final)] = self.rulesets([(ids, label, total - pure[default])])
             if not final:
                 return node
         else:
             best = pure[int(np.argmax(pure))] / total
             final, default = None, -1
-            for i in range(len(by_class)):
-                if pure[i] >= self.folds:
-                    ids, label = self.merged(by_class, i)
-                    count = _sum(self.w[ids]) - pure[i]
-                    rate, rules = self.ruleset(ids, label, count)
-                    if rate - best > SMALL:
-                        final, best, default = rules, rate, i
+            classes = [i for i in range(len(by_class)) if pure[i] >= self.folds]
+            jobs = []
+            for i in classes:
+                ids, label = self.merged(by_class, i)
+                jobs.append((ids, label, _sum(self.w[ids]) - pure[i]))
+            for i, (rate, rules) in zip(classes, self.rulesets(jobs)):
+                if rate - best > SMALL:
+                    final, best, default = rules, rate, i
             if final is None:
                 node["default"] = int(np.argmax(pure))
                 return node

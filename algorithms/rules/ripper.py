@@ -27,10 +27,11 @@ from ..dataset import stacked, whole_weights
 from ..evaluation import check_folds
 from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, randomize, sorted_by, weka_order
-from ..jit import njit, prange
+from ..jit import PRANGE_ONLY, njit, prange
 from ..models import Classifier, attributes_of, body, check_attribute, check_weights
 from ..stop import checkpoint
 from .description_length import RuleStats, check_stop, data_dl
+from .presorted import in_storage_order, narrowed
 
 SMALL = 1e-6
 LOG2 = math.log(2.0)
@@ -40,6 +41,15 @@ PARALLEL_ROWS = 50_000  # rows from which a kernel's two halves pay for the thre
 @njit(cache=True)
 def _nlog2(x):
     return math.log(x) / LOG2
+
+
+@njit(cache=True)
+def _log2_above(accu, cover):
+    """A bound above ``_nlog2`` of the rate (accu + 1) / (cover + 1) (at most 1),
+    without a logarithm: ln x <= 2 (x - 1) / (x + 1) for x in (0, 1], and the
+    margin of 1e-12 is far above the rounding of either side (so a gain bounded by
+    it is bounded as computed)."""
+    return 2.0 * (accu - cover) / ((accu + cover + 2.0) * LOG2) + 1e-12
 
 
 # ---------------------------------------------------------------- kernels
@@ -62,12 +72,33 @@ def _antd_covers(x, nominal, value, split):
 def _covered(X, nominal, antds, size, ids):
     """Which of the rows ``ids`` satisfy all the first ``size`` conditions."""
     hit = np.ones(len(ids), np.bool_)
-    for k in range(size):
-        a = int(antds[k, 0])
-        for i in range(len(ids)):
-            if hit[i] and not _antd_covers(X[a, ids[i]], nominal[a], antds[k, 1],
-                                           antds[k, 2]):
+    for i in range(len(ids)):
+        for k in range(size):  # a row at a time: most leave at the first condition
+            a = int(antds[k, 0])
+            if not _antd_covers(X[a, ids[i]], nominal[a], antds[k, 1], antds[k, 2]):
                 hit[i] = False
+                break
+    return hit
+
+
+@njit(cache=True)
+def _covered_by_any(X, nominal, antds, ends, ids):
+    """Which of the rows ``ids`` some rule of a list covers (rule ``k``'s
+    conditions end at ``ends[k]``)."""
+    hit = np.zeros(len(ids), np.bool_)
+    for i in range(len(ids)):
+        start = 0
+        for k in range(len(ends)):
+            covers = True
+            for j in range(start, ends[k]):
+                a = int(antds[j, 0])
+                if not _antd_covers(X[a, ids[i]], nominal[a], antds[j, 1], antds[j, 2]):
+                    covers = False
+                    break
+            start = ends[k]
+            if covers:
+                hit[i] = True
+                break
     return hit
 
 
@@ -139,6 +170,53 @@ def _stats_sequential(X, nominal, antds, size, w, y, cls, ids, n_classes, member
     return stats[0] + stats[1], hit_all[ids], dist[0] + dist[1]
 
 
+def _cascade_of(X, nominal, antds, ends, w, y, cls, ids, member, parts):
+    """The statistics (as ``_stats``) of each rule of a list (conditions ``antds``,
+    rule ``k``'s ending at ``ends[k]``) on the rows the rules before it leave:
+    each row goes down the list to the first rule that covers it, in one pass.
+    Each sum takes its rows in the order of ``ids`` (``parts`` 1); or, for whole
+    weights, whose sums do not depend on the order, over every row in storage
+    order (the rows ``ids`` marked in ``member``, a scratch mask) in ``parts``
+    ranges at once."""
+    n_rules = len(ends)
+    stats = np.zeros((parts, n_rules, 6))
+    for r in ids:
+        member[r] = True
+    n = len(w) if parts > 1 else len(ids)
+    for p in prange(parts):
+        for i in range(p * n // parts, (p + 1) * n // parts):
+            r = i if parts > 1 else ids[i]
+            if not member[r]:
+                continue
+            start = 0
+            for k in range(n_rules):
+                hit = True
+                for j in range(start, ends[k]):
+                    a = int(antds[j, 0])
+                    if not _antd_covers(X[a, r], nominal[a], antds[j, 1], antds[j, 2]):
+                        hit = False
+                        break
+                start = ends[k]
+                if hit:
+                    stats[p, k, 0] += w[r]
+                    stats[p, k, 2 if y[r] == cls else 4] += w[r]
+                    break
+                stats[p, k, 1] += w[r]
+                stats[p, k, 3 if y[r] != cls else 5] += w[r]
+    for r in ids:
+        member[r] = False
+    out = np.zeros((n_rules, 6))
+    for p in range(parts):
+        for k in range(n_rules):
+            for j in range(6):
+                out[k, j] += stats[p, k, j]
+    return out
+
+
+_cascade = njit(cache=True)(_cascade_of)
+_cascade_sequential = njit(cache=True, parallel=PRANGE_ONLY)(_cascade_of)
+
+
 @njit(cache=True)
 def _numeric_gain(X, a, w, y, cls, cur, default_rate, out):
     """The best condition on numeric attribute ``a``, the rows ``cur`` sorted by
@@ -194,88 +272,86 @@ def _numeric_gain(X, a, w, y, cls, cur, default_rate, out):
 
 
 @njit(cache=True)
-def _presorted_gain(rows, xs, ws, ys, mark, cls, default_rate, out):
+def _presorted_gain(rows, xs, ws, ys, mark, cls, default_rate, out, cover, accu):
     """``_numeric_gain`` over an attribute's presorted rows (``xs``, ``ws``, ``ys``
-    their values, weights and classes, NaN last), counting only the marked rows:
-    a sequential scan instead of a sort. Group sums stand for the reference's
-    row-by-row sums, so this is for whole weights. ``out`` (4) and (5) are the
-    bag's bounds in the presorted list."""
+    their values, weights and classes, NaN last), counting only the marked rows,
+    whose weight is ``cover`` (``accu`` of class ``cls``): a sequential scan
+    instead of a sort. Group sums stand for the reference's row-by-row sums, so
+    this is for whole weights. ``out`` (4) and (5) are the bag's bounds in the
+    presorted list."""
     n = len(rows)
-    snd_cover = 0.0
-    snd_accu = 0.0
-    end = 0  # past the last marked row with a value
-    for i in range(n):
-        if np.isnan(xs[i]):
-            break
+    known = n  # the marked rows missing a value are not counted
+    while known > 0 and np.isnan(xs[known - 1]):
+        known -= 1
+    snd_cover = cover
+    snd_accu = accu
+    for i in range(known, n):
         if mark[rows[i]]:
-            snd_cover += ws[i]
+            snd_cover -= ws[i]
             if ys[i] == cls:
-                snd_accu += ws[i]
-            end = i + 1
-    if snd_cover == 0.0 and end == 0:
+                snd_accu -= ws[i]
+    end = known  # past the last marked row with a value
+    while end > 0 and not mark[rows[end - 1]]:
+        end -= 1
+    if end == 0:
         return -1.0
     log_default = _nlog2(default_rate)
     best = 0.0
     out[0], out[1], out[2], out[3], out[4], out[5] = 0.0, np.nan, np.nan, np.nan, 0, end
     fst_cover = 0.0
     fst_accu = 0.0
-    group_start = -1
+    group_start = 0  # the first marked row starts the first group
+    while not mark[rows[group_start]]:
+        group_start += 1
+    group_value = xs[group_start]
     group_cover = 0.0
     group_accu = 0.0
-    last_value = np.nan
-    for i in range(end + 1):
-        boundary = i == end
-        if not boundary:
+    for i in range(group_start, end + 1):
+        if i < end:
             if not mark[rows[i]]:
                 continue
-            if group_start >= 0 and xs[i] > xs[group_start]:
-                boundary = True
-        if boundary and group_start >= 0:
-            fst_cover += group_cover
-            fst_accu += group_accu
-            # a gain is at most accu * -log_default (a rate is at most 1): a side
-            # whose bound does not beat the best cannot be taken, nor can it keep
-            # the other side from being taken, so its logarithm is not needed
-            fst_gain = -np.inf
-            snd_gain = -np.inf
-            if fst_accu * -log_default > best:
-                fst_gain = fst_accu * (_nlog2((fst_accu + 1.0) / (fst_cover + 1.0))
-                                       - log_default)
-            if snd_accu * -log_default > best:
-                snd_gain = snd_accu * (_nlog2((snd_accu + 1.0) / (snd_cover + 1.0))
-                                       - log_default)
+            if not xs[i] > group_value:  # the group goes on
+                group_cover += ws[i]
+                group_accu += ws[i] * (ys[i] == cls)
+                continue
+        # a group ends: its rows join the first bag
+        fst_cover += group_cover
+        fst_accu += group_accu
+        # a side whose gain is bounded by the best cannot be taken, nor can it
+        # keep the other side from being taken, so its logarithm is not needed
+        fst_gain = snd_gain = -np.inf
+        fst_rate = snd_rate = 0.0
+        if fst_accu * -log_default > best and \
+                fst_accu * (_log2_above(fst_accu, fst_cover) - log_default) > best:
             fst_rate = (fst_accu + 1.0) / (fst_cover + 1.0)
+            fst_gain = fst_accu * (_nlog2(fst_rate) - log_default)
+        if snd_accu * -log_default > best and \
+                snd_accu * (_log2_above(snd_accu, snd_cover) - log_default) > best:
             snd_rate = (snd_accu + 1.0) / (snd_cover + 1.0)
-            if fst_gain > snd_gain:
-                if fst_gain > best:
-                    best = fst_gain
-                    out[0], out[1], out[2], out[3] = 0.0, xs[group_start], fst_rate, fst_accu
-                    out[4], out[5] = 0, i
-            elif snd_gain > best:
-                best = snd_gain
-                out[0], out[1], out[2], out[3] = 1.0, xs[group_start], snd_rate, snd_accu
-                out[4], out[5] = group_start, end
-            snd_cover -= group_cover
-            snd_accu -= group_accu
-            group_start = -1
-        if i == end:
-            break
-        if group_start < 0:
-            group_start = i
-            group_cover = 0.0
-            group_accu = 0.0
-        group_cover += ws[i]
-        if ys[i] == cls:
-            group_accu += ws[i]
-        last_value = xs[i]
+            snd_gain = snd_accu * (_nlog2(snd_rate) - log_default)
+        if fst_gain > snd_gain:
+            if fst_gain > best:
+                best = fst_gain
+                out[0], out[1], out[2], out[3] = 0.0, group_value, fst_rate, fst_accu
+                out[4], out[5] = 0, i
+        elif snd_gain > best:
+            best = snd_gain
+            out[0], out[1], out[2], out[3] = 1.0, group_value, snd_rate, snd_accu
+            out[4], out[5] = group_start, end
+        snd_cover -= group_cover
+        snd_accu -= group_accu
+        if i < end:  # row i starts the next group
+            group_start, group_value = i, xs[i]
+            group_cover = ws[i]
+            group_accu = ws[i] * (ys[i] == cls)
     if best == 0.0:
-        out[1] = last_value  # the reference's split point when nothing gains
+        out[1] = group_value  # the reference's split point when nothing gains
     return best
 
 
 @njit(cache=False, parallel=True)  # called from _grow (see jit.PRANGE_ONLY)
 def _presorted_gains(attrs, srt_rows, srt_off, srt_x, srt_w, srt_y, mark, cls,
-                     default_rate):
+                     default_rate, cover, accu):
     """``_presorted_gain`` of each attribute in ``attrs``, two at a time: (gains,
     their ``out`` rows)."""
     gains = np.zeros(len(attrs))
@@ -283,7 +359,8 @@ def _presorted_gains(attrs, srt_rows, srt_off, srt_x, srt_w, srt_y, mark, cls,
     for j in prange(len(attrs)):
         lo, hi = srt_off[attrs[j]], srt_off[attrs[j] + 1]
         gains[j] = _presorted_gain(srt_rows[lo:hi], srt_x[lo:hi], srt_w[lo:hi],
-                                   srt_y[lo:hi], mark, cls, default_rate, outs[j])
+                                   srt_y[lo:hi], mark, cls, default_rate, outs[j], cover,
+                                   accu)
     return gains, outs
 
 
@@ -337,9 +414,10 @@ def _grow(X, nominal, n_values, attrs, n_attributes, w, y, cls, min_no, ids, ant
     ``presorted`` = (exact, every row sorted per numeric attribute, offsets by
     attribute, a scratch mask, and the sorted rows' values, weights and classes).
     With ``exact`` (whole weights, whose sums do not depend on the order they are
-    added in) a numeric attribute's rows are taken from its presorted list instead
-    of the reference's quicksort at every step: the same cuts and sums, and the
-    sorted orders reach no shuffle (only sums)."""
+    added in) a numeric attribute's rows are taken from its presorted list, kept
+    to the rule's rows as it grows, instead of the reference's quicksort at every
+    step: the same cuts and sums, and the sorted orders reach no shuffle (only
+    sums)."""
     total, default_accu = _weights(w, y, cls, ids)
     if not total > SMALL:
         return antds, size, ids
@@ -354,7 +432,8 @@ def _grow(X, nominal, n_values, attrs, n_attributes, w, y, cls, min_no, ids, ant
     exact, srt_rows, srt_off, mark, srt_x, srt_w, srt_y = presorted
     # with whole weights the order of the rows does not matter: in storage order
     # the scans below read memory in sequence
-    cur = np.sort(ids) if exact else ids.copy()
+    cur = in_storage_order(ids, mark) if exact else ids.copy()
+    listed = len(w)  # the most rows an attribute's list holds
     handed = ids
     first = True
     out = np.zeros(6)
@@ -363,21 +442,27 @@ def _grow(X, nominal, n_values, attrs, n_attributes, w, y, cls, min_no, ids, ant
         best = -1
         pick = np.zeros(4)
         bag = cur[:0]
-        sweep = exact and 8 * len(cur) > len(w)  # a sweep of the presorted lists
+        sweep = exact  # a sweep of the presorted lists
         if sweep:
+            if listed > 2 * len(cur):  # the lists kept to the rule's rows as it grows
+                srt_rows, srt_off, srt_x, srt_w, srt_y = narrowed(
+                    srt_rows, srt_off, srt_x, srt_w, srt_y, cur, mark)
+                listed = len(cur)
             mark[cur] = True
             numeric = np.array([a for a in attrs if not nominal[a] and not used[a]],
                                np.int64)
+            cover, accu = _weights(w, y, cls, cur)
             if len(cur) >= PARALLEL_ROWS:
                 gains, outs = _presorted_gains(numeric, srt_rows, srt_off, srt_x, srt_w,
-                                               srt_y, mark, cls, default_rate)
+                                               srt_y, mark, cls, default_rate, cover, accu)
             else:
                 gains = np.zeros(len(numeric))
                 outs = np.zeros((len(numeric), 6))
                 for k in range(len(numeric)):
                     lo, hi = srt_off[numeric[k]], srt_off[numeric[k] + 1]
                     gains[k] = _presorted_gain(srt_rows[lo:hi], srt_x[lo:hi], srt_w[lo:hi],
-                                               srt_y[lo:hi], mark, cls, default_rate, outs[k])
+                                               srt_y[lo:hi], mark, cls, default_rate, outs[k],
+                                               cover, accu)
         j = 0
         for a in attrs:
             if used[a]:
@@ -399,19 +484,15 @@ def _grow(X, nominal, n_values, attrs, n_attributes, w, y, cls, min_no, ids, ant
                     bag = cur[:0]  # taken below, once the best is known
                 j += 1
                 continue
-            if exact:  # few rows: any sort will do
-                by_a = cur[np.argsort(X[a][cur], kind="mergesort")]
-            else:
-                cur = cur[sorted_by(X[a][cur])]
-                by_a = cur
-            gain = _numeric_gain(X, a, w, y, cls, by_a, default_rate, out)
+            cur = cur[sorted_by(X[a][cur])]
+            gain = _numeric_gain(X, a, w, y, cls, cur, default_rate, out)
             if gain > best_gain:
                 best_gain, best = gain, a
                 pick[:] = out[:4]
                 if out[0] == 0.0:
-                    bag = by_a[:int(out[4])].copy()
+                    bag = cur[:int(out[4])].copy()
                 else:
-                    bag = by_a[int(out[4]):int(out[5])].copy()
+                    bag = cur[int(out[4]):int(out[5])].copy()
         if sweep:
             mark[cur] = False
             if best >= 0 and not nominal[best]:  # the rows the condition holds for
@@ -566,10 +647,11 @@ class Fit:
         parts = [rows[np.argsort(self.X[a, rows], kind="stable")]  # NaN last
                  if exact and a != target and not self.nominal[a] else rows[:0]
                  for a in range(self.n_attributes)]
-        srt = np.concatenate(parts).astype(np.int64)
+        srt = np.concatenate(parts).astype(np.int32)
         values = np.concatenate([self.X[a, p] for a, p in enumerate(parts)])
         self.presorted = (exact, srt, np.cumsum([0] + [len(p) for p in parts]).astype(np.int64),
-                          np.zeros(len(self.w), np.bool_), values, self.w[srt], self.y[srt])
+                          np.zeros(len(self.w), np.bool_), values, self.w[srt],
+                          self.y[srt].astype(np.int32))
         self.member = np.zeros(len(self.w), np.bool_)
 
     def stats(self, rule, rows):
@@ -578,6 +660,20 @@ class Fit:
                                      self.cls, rows, self.n_classes, self.member)
         return _stats(self.X, self.nominal, rule, len(rule), self.w, self.y, self.cls,
                       rows, self.n_classes)
+
+    def cascade(self, rules, rows):
+        """Each rule's statistics on the rows the rules before it leave (of
+        ``rows``), as ``stats`` gives them one rule at a time."""
+        if not rules:
+            return []
+        antds, ends = _packed(rules)
+        if self.presorted[0] and 8 * len(rows) > len(self.w) and len(rows) >= PARALLEL_ROWS:
+            stats = _cascade_sequential(self.X, self.nominal, antds, ends, self.w, self.y,
+                                        self.cls, rows, self.member, 2)
+        else:
+            stats = _cascade(self.X, self.nominal, antds, ends, self.w, self.y, self.cls,
+                             rows, self.member, 1)
+        return list(stats)
 
     def covered(self, rule, rows):
         return _covered(self.X, self.nominal, rule, len(rule), rows)
@@ -723,10 +819,14 @@ class Fit:
         return final.rules, final
 
     def _uncovered_by(self, rules, rows):
-        left = np.ones(len(rows), np.bool_)
-        for rule in rules:
-            left &= ~self.covered(rule, rows)
-        return left
+        return ~_covered_by_any(self.X, self.nominal, *_packed(rules), rows)
+
+
+def _packed(rules):
+    """A list of rules as one array of conditions and where each rule's end."""
+    antds = np.concatenate([np.asarray(r, np.float64).reshape(-1, 3) for r in rules] +
+                           [np.zeros((0, 3))])
+    return antds, np.cumsum([0] + [len(r) for r in rules])[1:].astype(np.int64)
 
 
 def _class_order(counts, seed):
