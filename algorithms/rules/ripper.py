@@ -87,19 +87,26 @@ def _covered_by_any(X, nominal, antds, ends, ids):
     conditions end at ``ends[k]``)."""
     hit = np.zeros(len(ids), np.bool_)
     for i in range(len(ids)):
-        start = 0
-        for k in range(len(ends)):
-            covers = True
-            for j in range(start, ends[k]):
-                a = int(antds[j, 0])
-                if not _antd_covers(X[a, ids[i]], nominal[a], antds[j, 1], antds[j, 2]):
-                    covers = False
-                    break
-            start = ends[k]
-            if covers:
-                hit[i] = True
-                break
+        hit[i] = _first_covering(X, nominal, antds, ends, ids[i]) < len(ends)
     return hit
+
+
+@njit(cache=True, inline="always")
+def _first_covering(X, nominal, antds, ends, r):
+    """The first rule of a list (rule ``k``'s conditions end at ``ends[k]``) that
+    covers row ``r``; the number of rules when none does."""
+    start = 0
+    for k in range(len(ends)):
+        covers = True
+        for j in range(start, ends[k]):
+            a = int(antds[j, 0])
+            if not _antd_covers(X[a, r], nominal[a], antds[j, 1], antds[j, 2]):
+                covers = False
+                break
+        if covers:
+            return k
+        start = ends[k]
+    return len(ends)
 
 
 @njit(cache=True)
@@ -188,21 +195,14 @@ def _cascade_of(X, nominal, antds, ends, w, y, cls, ids, member, parts):
             r = i if parts > 1 else ids[i]
             if not member[r]:
                 continue
-            start = 0
-            for k in range(n_rules):
-                hit = True
-                for j in range(start, ends[k]):
-                    a = int(antds[j, 0])
-                    if not _antd_covers(X[a, r], nominal[a], antds[j, 1], antds[j, 2]):
-                        hit = False
-                        break
-                start = ends[k]
-                if hit:
+            first = _first_covering(X, nominal, antds, ends, r)
+            for k in range(min(first + 1, n_rules)):
+                if k == first:
                     stats[p, k, 0] += w[r]
                     stats[p, k, 2 if y[r] == cls else 4] += w[r]
-                    break
-                stats[p, k, 1] += w[r]
-                stats[p, k, 3 if y[r] != cls else 5] += w[r]
+                else:
+                    stats[p, k, 1] += w[r]
+                    stats[p, k, 3 if y[r] != cls else 5] += w[r]
     for r in ids:
         member[r] = False
     out = np.zeros((n_rules, 6))
@@ -565,18 +565,9 @@ def _score(X, nominal, antds, ends, dists, n):
     the default, covers every row)."""
     out = np.zeros((n, dists.shape[1]))
     for i in range(n):
-        start = 0
-        for r in range(len(ends)):
-            hit = True
-            for k in range(start, ends[r]):
-                a = int(antds[k, 0])
-                if not _antd_covers(X[a, i], nominal[a], antds[k, 1], antds[k, 2]):
-                    hit = False
-                    break
-            if hit:
-                out[i] = dists[r]
-                break
-            start = ends[r]
+        first = _first_covering(X, nominal, antds, ends, i)
+        if first < len(ends):
+            out[i] = dists[first]
     return out
 
 
