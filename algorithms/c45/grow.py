@@ -207,6 +207,7 @@ def _sweep_counts(value, cls, weight, cnt, min_split, known, total, old_ent, tab
     for c in range(k):
         bag[1] += cnt[1, c]
     best_gain, split_at, candidates, best_left = 0.0, -1, 0, 0
+    seen = -np.inf
     for i in range(value.shape[0] - 1):
         c = cls[i]
         wi = int(weight[i])
@@ -221,9 +222,11 @@ def _sweep_counts(value, cls, weight, cnt, min_split, known, total, old_ent, tab
                     for j in range(k):
                         new_ent += table[cnt[b, j]]
                     new_ent -= table[bag[b]]
-                gain = _count_gain(old_ent + new_ent, known, total)
-                if gain - best_gain > 1e-6:
-                    best_gain, split_at, best_left = gain, i, bag[0]
+                if old_ent + new_ent > seen:  # as in _sweep_counts2
+                    seen = old_ent + new_ent
+                    gain = _count_gain(seen, known, total)
+                    if gain - best_gain > 1e-6:
+                        best_gain, split_at, best_left = gain, i, bag[0]
                 candidates += 1
     return best_gain, split_at, candidates, best_left
 
@@ -233,6 +236,7 @@ def _sweep_counts2(value, cls, weight, cnt, min_split, known, total, old_ent, ta
     """``_sweep_counts`` for two classes, the four counts held in registers."""
     a0, a1, b0, b1 = 0, 0, cnt[1, 0], cnt[1, 1]
     best_gain, split_at, candidates, best_left = 0.0, -1, 0, 0
+    seen = -np.inf
     for i in range(value.shape[0] - 1):
         wi = int(weight[i])
         one = wi * cls[i]  # no branch on the class: it follows no pattern
@@ -245,9 +249,13 @@ def _sweep_counts2(value, cls, weight, cnt, min_split, known, total, old_ent, ta
             if min_split - left < 1e-6 and min_split - right < 1e-6:
                 new_ent = 0.0 + table[a0] + table[a1] - table[left] + table[b0] + \
                     table[b1] - table[right]
-                gain = _count_gain(old_ent + new_ent, known, total)
-                if gain - best_gain > 1e-6:
-                    best_gain, split_at, best_left = gain, i, left
+                # the gain rises with old_ent + new_ent: a cut whose sum is no
+                # larger than one already scored cannot be taken
+                if old_ent + new_ent > seen:
+                    seen = old_ent + new_ent
+                    gain = _count_gain(seen, known, total)
+                    if gain - best_gain > 1e-6:
+                        best_gain, split_at, best_left = gain, i, left
                 candidates += 1
     return best_gain, split_at, candidates, best_left
 

@@ -71,6 +71,7 @@ class DecList:
         self.leaf = False
         self.index = 0
         self.test = None  # held-out class weights per branch (reduced-error pruning)
+        self.pos = None  # the node's rows (positions)
 
     def path(self):
         """The conditions down to the rule's leaf, and the leaf: [(node, branch)]."""
@@ -131,6 +132,7 @@ class Learner:
         self.entries = None  # the root's sorted entries
         # scratch: the share of each position a rule covers, where it is not 0
         self.touched = np.zeros(len(rows), np.bool_)
+        self.missing = [bool(np.isnan(c[rows]).any()) for c in self.X]  # per attribute
         self.share = np.zeros(len(rows))
         self.multi_valued = bool(len(self.n_values)) and all(
             nv > 0 and not 0.3 * len(rows) - nv > SMALL for nv in self.n_values)
@@ -189,6 +191,7 @@ class Learner:
     def build(self, data, leaf, test=None):
         checkpoint()  # once per node of a partial tree
         node = DecList()
+        node.pos = data.pos
         per_class = c45.class_weights(self.y, data.rows, data.w, self.k)
         split = None
         if not (leaf or c45.unsplittable(per_class, self.min_obj)):
@@ -315,14 +318,22 @@ class Learner:
         """The rows the rule leaves (a partly covered row with its weight scaled);
         at the root of the growing (``root``), its sorted entries too, the covered
         ones dropped in place."""
-        path, _ = rule.path()
-        tests = np.array([node.split[:4] for node, _ in path], np.float64).reshape(-1, 4)
-        taken = np.array([b for _, b in path], np.int64)
-        share = np.array([(node.dist.sum(axis=1) / node.dist.sum())[b] for node, b in path],
-                         np.float64)
+        path, leaf = rule.path()
         touched = self.touched
-        pos, w = _uncovered(self.X, self.idx, data.pos, data.w, tests, taken, share, touched,
-                            self.share)
+        if root and not any(self.missing[node.split[0]] for node, _ in path):
+            # every tested value known: the rule covers its leaf's rows, wholly
+            touched[leaf.pos] = True
+            self.share[leaf.pos] = 1.0
+            keep = ~touched[data.pos]
+            pos, w = data.pos[keep], data.w[keep]
+        else:
+            tests = np.array([node.split[:4] for node, _ in path],
+                             np.float64).reshape(-1, 4)
+            taken = np.array([b for _, b in path], np.int64)
+            share = np.array([(node.dist.sum(axis=1) / node.dist.sum())[b]
+                              for node, b in path], np.float64)
+            pos, w = _uncovered(self.X, self.idx, data.pos, data.w, tests, taken, share,
+                                touched, self.share)
         if root and self.entries is not None:
             wide = len(self.entries[0]) >= c45.WIDE_CELLS
             (_drop_covered_wide if wide else _drop_covered)(touched, self.share,
