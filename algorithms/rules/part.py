@@ -342,7 +342,8 @@ class Learner:
         return Data(self, pos, w)
 
     def rules(self):
-        """The decision list: partial trees until no row is left."""
+        """The decision list: partial trees until no row is left, each kept as its
+        rule (``_rule``) once it has taken its rows (a tree holds its nodes' rows)."""
         n = len(self.idx)
         pos = np.arange(n)
         w = self.weights
@@ -358,11 +359,11 @@ class Learner:
         out = []
         while len(grow.pos) > 0:
             progress.report("PART: rows covered by rules", n - len(grow.pos), n)
-            rule = self.build(grow, False, prune)
-            out.append(rule)
-            grow = self._rest(rule, grow, root=True)
+            tree = self.build(grow, False, prune)
+            grow = self._rest(tree, grow, root=True)
             if prune is not None:
-                prune = self._rest(rule, prune)
+                prune = self._rest(tree, prune)
+            out.append(_rule(tree))
         return out
 
 @njit(cache=True)
@@ -685,8 +686,7 @@ def fit(data, target, options, settings):
     learner = Learner(columns, n_values, codes, len(data.attributes[target].values),
                       data.weights, options, rows)
     rules = []
-    for tree in learner.rules():
-        rule = _rule(tree)
+    for rule in learner.rules():
         for c in rule["conditions"]:
             c[0] = others[c[0]]  # attribute indices of the whole table
         rules.append(rule)
