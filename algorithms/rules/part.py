@@ -46,8 +46,8 @@ class Data:
 
     @property
     def rows(self):
-        if self._rows is None:
-            self._rows = self.learner.idx[self.pos]
+        if self._rows is None:  # positions are rows when every row has a class
+            self._rows = self.pos if self.learner.every_row else self.learner.idx[self.pos]
         return self._rows
 
     def sorted(self):
@@ -55,8 +55,7 @@ class Data:
             if self.source is None:
                 self.srt = self.learner.root_entries(self)
             else:
-                parent, sub, share, b = self.source
-                self.srt = self.learner.branch_entries(parent, sub, share, b, len(self.pos))
+                self.srt = self.learner.branch_entries(*self.source, len(self.pos))
                 self.source = None
         return self.srt
 
@@ -100,6 +99,7 @@ class Learner:
         self.X = stacked(columns, n_all)
         self.y = np.ascontiguousarray(np.where(y < 0, 0, y), np.int64)
         self.idx = rows  # the learner's rows (all with a class), in order
+        self.every_row = len(rows) == n_all
         self.cf, self.z = c45.confidence_quantile(options["confidence"])
         w = np.asarray(weights, np.float64)[rows]
         self.weights = w
@@ -122,6 +122,7 @@ class Learner:
                 orders.append(np.empty(0, np.int32))
             value_off.append(value_off[-1] + len(values[-1]))
         self.order_off = np.cumsum([0] + [len(o) for o in orders]).astype(np.int64)
+        self.n_numeric = int(np.count_nonzero(self.n_values == 0))
         self.orders = np.concatenate(orders) if orders else np.empty(0, np.int32)
         self.values = np.concatenate(values) if values else np.empty(0)
         self.value_off = np.asarray(value_off, np.int64)
@@ -130,6 +131,7 @@ class Learner:
         self.branch_of = np.full(len(rows), -1, np.int8 if self.n_values.max(initial=2) < 128
                                  else np.int32)
         self.entries = None  # the root's sorted entries
+        self.reuse = None  # (its split and branch, a branch's entries): branch_entries
         # scratch: the share of each position a rule covers, where it is not 0
         self.touched = np.zeros(len(rows), np.bool_)
         self.missing = [bool(np.isnan(c[rows]).any()) for c in self.X]  # per attribute
@@ -152,17 +154,28 @@ class Learner:
             del self.orders, self.order_off
         return self.entries
 
-    def branch_entries(self, parent, sub, share, b, rows):
+    def branch_entries(self, parent, sub, share, b, split, rows):
         """Branch ``b``'s sorted entries, filtered from its parent's: rows whose
         branch (``sub``, per parent row) is ``b``, and rows missing the tested value
         with their weights scaled by the branch's ``share``; ``rows``: the branch's
-        row count, the most any attribute can have."""
+        row count, the most any attribute can have.
+
+        A branch of the root is kept for the next tree (``reuse``), whose root is
+        this one without the rows the rule covers: when that root makes the same
+        split (on an attribute no row lacks) and expands the same branch, the
+        branch's entries are these, the same rows dropped (``_rest``)."""
+        key = (*split[:4], b)
+        at_root = parent.srt is self.entries and not self.missing[split[0]]
+        if at_root and self.reuse is not None and self.reuse[0] == key:
+            return self.reuse[1]
         self.branch_of[parent.pos] = sub
         srt = parent.sorted()
-        wide = srt[5].sum() - srt[4].sum() >= c45.WIDE_CELLS  # on two threads
+        wide = len(parent.pos) * self.n_numeric >= c45.WIDE_CELLS  # on two threads
         out = (_branch_entries_wide if wide else _branch_entries)(
             self.branch_of, b, share, rows, *srt)
         self.branch_of[parent.pos] = -1
+        if at_root:
+            self.reuse = key, out
         return out
 
     def select(self, data):
@@ -178,13 +191,11 @@ class Learner:
 
     def branches(self, split, data):
         """(the split distribution, each branch's Data)."""
-        a, kind, threshold, value, nb = split
-        sub, dist = c45.spread(self.X, self.y, a, kind, threshold, value, nb, data.rows,
-                               data.w, self.k)
-        frac = c45.fractions(dist)
-        at, weights, cut = c45.branch_data(sub, nb, data.w, frac)
+        sub, dist, frac, at, weights, cut = _split(self.X, self.y, *split, data.rows, data.w,
+                                                   self.k)
         return dist, [Data(self, data.pos[at[cut[b]:cut[b + 1]]], weights[cut[b]:cut[b + 1]],
-                           source=(data, sub, frac[b], b)) for b in range(nb)]
+                           source=(data, sub, frac[b], b, split))
+                      for b in range(len(cut) - 1)]
 
     # ------------------------------------------------------------ a partial tree
 
@@ -335,9 +346,9 @@ class Learner:
             pos, w = _uncovered(self.X, self.idx, data.pos, data.w, tests, taken, share,
                                 touched, self.share)
         if root and self.entries is not None:
-            wide = len(self.entries[0]) >= c45.WIDE_CELLS
-            (_drop_covered_wide if wide else _drop_covered)(touched, self.share,
-                                                            *self.entries)
+            for entries in (self.entries,) + ((self.reuse[1],) if self.reuse else ()):
+                wide = len(entries[0]) >= c45.WIDE_CELLS
+                (_drop_covered_wide if wide else _drop_covered)(touched, self.share, *entries)
         touched[:] = False
         return Data(self, pos, w)
 
@@ -365,6 +376,16 @@ class Learner:
                 prune = self._rest(tree, prune)
             out.append(_rule(tree))
         return out
+
+@njit(cache=True)
+def _split(X, y, a, kind, threshold, value, nb, rows, w, k):
+    """A split of a node's rows: each row's branch, the split's distribution, the
+    branches' shares, and the branches' rows as ``c45.branch_data`` deals them."""
+    sub, dist = c45.spread(X, y, a, kind, threshold, value, nb, rows, w, k)
+    frac = c45.fractions(dist)
+    at, weights, cut = c45.branch_data(sub, nb, w, frac)
+    return sub, dist, frac, at, weights, cut
+
 
 @njit(cache=True)
 def _least_entropy(dist, per_bag, open_, min_obj):
