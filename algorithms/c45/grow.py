@@ -21,7 +21,7 @@ import numpy as np
 from numba.typed import List
 
 from .. import progress, stop
-from ..dataset import stacked
+from ..dataset import stacked, whole_weights
 from ..halt import halted
 from ..jit import PRANGE_ONLY, njit, prange
 
@@ -1072,7 +1072,7 @@ class Options:
 def _table(w):
     """``lf_table`` up to the total weight when all weights are whole numbers."""
     total = w.sum()
-    if len(w) and total < 1e8 and np.all(w == np.floor(w)):
+    if len(w) and total < 1e8 and whole_weights(w):
         return lf_table(int(total))
     return NO_TABLE
 

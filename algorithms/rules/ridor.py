@@ -30,7 +30,7 @@ from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, _randomize, sorted_by
 from ..jit import njit
 from ..models import Classifier, attributes_of, body, check_array, check_attribute, check_records
-from .presorted import narrowed
+from .presorted import log2_above, narrowed
 
 SMALL = 1e-6
 LOG2 = math.log(2.0)
@@ -49,15 +49,6 @@ def _sum(w):
 @njit(cache=True)
 def _log2(x):
     return math.log(x) / LOG2 if x > 0 else -np.inf
-
-
-@njit(cache=True)
-def _gain_above(accu, cover, log_default):
-    """A bound above the gain accu * (log2(accu / cover) - log_default) of a side
-    (cover at least 1e-6, accu at most cover), without a logarithm:
-    ln x <= 2 (x - 1) / (x + 1) for x in (0, 1], and the margin of 1e-12 is far
-    above the rounding of either side."""
-    return accu * (2.0 * (accu - cover) / ((accu + cover) * LOG2) + 1e-12 - log_default)
 
 
 @njit(cache=True)
@@ -112,8 +103,10 @@ def _numeric_cut(x, label, w, min_weight, default_rate):
         # a side whose gain is bounded by the best cannot be taken, and when neither
         # can the logarithms are not needed
         if first_cover >= SMALL and second_cover >= SMALL and \
-                _gain_above(first_accu, first_cover, log_default) - best_gain <= SMALL and \
-                _gain_above(second_accu, second_cover, log_default) - best_gain <= SMALL:
+                first_accu * (log2_above(first_accu, first_cover) - log_default) \
+                - best_gain <= SMALL and \
+                second_accu * (log2_above(second_accu, second_cover) - log_default) \
+                - best_gain <= SMALL:
             prev = split
             continue
         first_rate = first_accu / first_cover if abs(first_cover) >= SMALL else 0.0

@@ -31,7 +31,7 @@ from ..jit import PRANGE_ONLY, njit, prange
 from ..models import Classifier, attributes_of, body, check_attribute, check_weights
 from ..stop import checkpoint
 from .description_length import RuleStats, check_stop, data_dl
-from .presorted import in_storage_order, narrowed
+from .presorted import in_storage_order, log2_above, narrowed
 
 SMALL = 1e-6
 LOG2 = math.log(2.0)
@@ -41,15 +41,6 @@ PARALLEL_ROWS = 50_000  # rows from which a kernel's two halves pay for the thre
 @njit(cache=True)
 def _nlog2(x):
     return math.log(x) / LOG2
-
-
-@njit(cache=True)
-def _log2_above(accu, cover):
-    """A bound above ``_nlog2`` of the rate (accu + 1) / (cover + 1) (at most 1),
-    without a logarithm: ln x <= 2 (x - 1) / (x + 1) for x in (0, 1], and the
-    margin of 1e-12 is far above the rounding of either side (so a gain bounded by
-    it is bounded as computed)."""
-    return 2.0 * (accu - cover) / ((accu + cover + 2.0) * LOG2) + 1e-12
 
 
 # ---------------------------------------------------------------- kernels
@@ -69,20 +60,7 @@ def _antd_covers(x, nominal, value, split):
 
 
 @njit(cache=True)
-def _covered(X, nominal, antds, size, ids):
-    """Which of the rows ``ids`` satisfy all the first ``size`` conditions."""
-    hit = np.ones(len(ids), np.bool_)
-    for i in range(len(ids)):
-        for k in range(size):  # a row at a time: most leave at the first condition
-            a = int(antds[k, 0])
-            if not _antd_covers(X[a, ids[i]], nominal[a], antds[k, 1], antds[k, 2]):
-                hit[i] = False
-                break
-    return hit
-
-
-@njit(cache=True)
-def _covered_by_any(X, nominal, antds, ends, ids):
+def _covered(X, nominal, antds, ends, ids):
     """Which of the rows ``ids`` some rule of a list covers (rule ``k``'s
     conditions end at ``ends[k]``)."""
     hit = np.zeros(len(ids), np.bool_)
@@ -109,108 +87,49 @@ def _first_covering(X, nominal, antds, ends, r):
     return len(ends)
 
 
-@njit(cache=True)
-def _stats(X, nominal, antds, size, w, y, cls, ids, n_classes):
-    """A rule's statistics on the rows ``ids`` (summed in their order): (covered,
-    uncovered, true positive, true negative, false positive, false negative), which
-    rows it covers, and the class weights of those."""
-    hit = _covered(X, nominal, antds, size, ids)
-    stats = np.zeros(6)
-    dist = np.zeros(n_classes)
-    for i in range(len(ids)):
-        r = ids[i]
-        if hit[i]:
-            stats[0] += w[r]
-            if y[r] == cls:
-                stats[2] += w[r]
-            else:
-                stats[4] += w[r]
-            dist[y[r]] += w[r]
-        else:
-            stats[1] += w[r]
-            if y[r] != cls:
-                stats[3] += w[r]
-            else:
-                stats[5] += w[r]
-    return stats, hit, dist
-
-
-@njit(cache=True, parallel=True)
-def _stats_sequential(X, nominal, antds, size, w, y, cls, ids, n_classes, member):
-    """``_stats`` by a pass over every row in storage order (the rows ``ids``
-    marked in ``member``, a scratch mask), in two halves at once: the same figures
-    for whole weights, whose sums do not depend on the order they are added in,
-    without the random access of the rows' own order."""
-    for r in ids:
-        member[r] = True
-    n = len(w)
-    hit_all = np.zeros(n, np.bool_)
-    parts = 2
-    stats = np.zeros((parts, 6))
-    dist = np.zeros((parts, n_classes))
-    for p in prange(parts):
-        for r in range(p * n // parts, (p + 1) * n // parts):
-            if not member[r]:
-                continue
-            hit = True
-            for k in range(size):
-                a = int(antds[k, 0])
-                if not _antd_covers(X[a, r], nominal[a], antds[k, 1], antds[k, 2]):
-                    hit = False
-                    break
-            if hit:
-                hit_all[r] = True
-                stats[p, 0] += w[r]
-                if y[r] == cls:
-                    stats[p, 2] += w[r]
-                else:
-                    stats[p, 4] += w[r]
-                dist[p, y[r]] += w[r]
-            else:
-                stats[p, 1] += w[r]
-                if y[r] != cls:
-                    stats[p, 3] += w[r]
-                else:
-                    stats[p, 5] += w[r]
-    for r in ids:
-        member[r] = False
-    return stats[0] + stats[1], hit_all[ids], dist[0] + dist[1]
-
-
-def _cascade_of(X, nominal, antds, ends, w, y, cls, ids, member, parts):
-    """The statistics (as ``_stats``) of each rule of a list (conditions ``antds``,
-    rule ``k``'s ending at ``ends[k]``) on the rows the rules before it leave:
-    each row goes down the list to the first rule that covers it, in one pass.
-    Each sum takes its rows in the order of ``ids`` (``parts`` 1); or, for whole
-    weights, whose sums do not depend on the order, over every row in storage
-    order (the rows ``ids`` marked in ``member``, a scratch mask) in ``parts``
-    ranges at once."""
+def _cascade_of(X, nominal, antds, ends, w, y, cls, n_classes, ids, member, parts):
+    """Each rule of a list (conditions ``antds``, rule ``k``'s ending at
+    ``ends[k]``) counted on the rows the rules before it leave, each row going down
+    the list to the first rule that covers it, in one pass: (per rule the
+    statistics (covered, uncovered, true positive, true negative, false positive,
+    false negative) and the class weights of the rows it covers; each row's first
+    covering rule, the number of rules for none). Each sum takes its rows in the
+    order of ``ids`` (``parts`` 1); or, for whole weights, whose sums do not depend
+    on the order, over every row in storage order (the rows ``ids`` marked in
+    ``member``, a scratch mask) in ``parts`` ranges at once, without the random
+    access of the rows' own order."""
     n_rules = len(ends)
     stats = np.zeros((parts, n_rules, 6))
+    dist = np.zeros((parts, n_rules, n_classes))
     for r in ids:
         member[r] = True
     n = len(w) if parts > 1 else len(ids)
+    first_at = np.empty(n, np.int64)  # by row in storage order, else by place in ids
     for p in prange(parts):
         for i in range(p * n // parts, (p + 1) * n // parts):
             r = i if parts > 1 else ids[i]
             if not member[r]:
                 continue
             first = _first_covering(X, nominal, antds, ends, r)
+            first_at[i] = first
             for k in range(min(first + 1, n_rules)):
                 if k == first:
                     stats[p, k, 0] += w[r]
                     stats[p, k, 2 if y[r] == cls else 4] += w[r]
+                    dist[p, k, y[r]] += w[r]
                 else:
                     stats[p, k, 1] += w[r]
                     stats[p, k, 3 if y[r] != cls else 5] += w[r]
     for r in ids:
         member[r] = False
-    out = np.zeros((n_rules, 6))
+    out, out_dist = np.zeros((n_rules, 6)), np.zeros((n_rules, n_classes))
     for p in range(parts):
         for k in range(n_rules):
             for j in range(6):
                 out[k, j] += stats[p, k, j]
-    return out
+            for j in range(n_classes):
+                out_dist[k, j] += dist[p, k, j]
+    return out, out_dist, first_at[ids] if parts > 1 else first_at
 
 
 _cascade = njit(cache=True)(_cascade_of)
@@ -322,11 +241,11 @@ def _presorted_gain(rows, xs, ws, ys, mark, cls, default_rate, out, cover, accu)
         fst_gain = snd_gain = -np.inf
         fst_rate = snd_rate = 0.0
         if fst_accu * -log_default > best and \
-                fst_accu * (_log2_above(fst_accu, fst_cover) - log_default) > best:
+                fst_accu * (log2_above(fst_accu + 1.0, fst_cover + 1.0) - log_default) > best:
             fst_rate = (fst_accu + 1.0) / (fst_cover + 1.0)
             fst_gain = fst_accu * (_nlog2(fst_rate) - log_default)
         if snd_accu * -log_default > best and \
-                snd_accu * (_log2_above(snd_accu, snd_cover) - log_default) > best:
+                snd_accu * (log2_above(snd_accu + 1.0, snd_cover + 1.0) - log_default) > best:
             snd_rate = (snd_accu + 1.0) / (snd_cover + 1.0)
             snd_gain = snd_accu * (_nlog2(snd_rate) - log_default)
         if fst_gain > snd_gain:
@@ -646,28 +565,26 @@ class Fit:
         self.member = np.zeros(len(self.w), np.bool_)
 
     def stats(self, rule, rows):
-        if self.presorted[0] and 8 * len(rows) > len(self.w) and len(rows) >= PARALLEL_ROWS:
-            return _stats_sequential(self.X, self.nominal, rule, len(rule), self.w, self.y,
-                                     self.cls, rows, self.n_classes, self.member)
-        return _stats(self.X, self.nominal, rule, len(rule), self.w, self.y, self.cls,
-                      rows, self.n_classes)
+        """A rule's statistics on ``rows``, which of them it covers, and their
+        class weights."""
+        stats, dist, first = self._cascade([rule], rows)
+        return stats[0], first == 0, dist[0]
 
     def cascade(self, rules, rows):
         """Each rule's statistics on the rows the rules before it leave (of
         ``rows``), as ``stats`` gives them one rule at a time."""
-        if not rules:
-            return []
-        antds, ends = _packed(rules)
-        if self.presorted[0] and 8 * len(rows) > len(self.w) and len(rows) >= PARALLEL_ROWS:
-            stats = _cascade_sequential(self.X, self.nominal, antds, ends, self.w, self.y,
-                                        self.cls, rows, self.member, 2)
-        else:
-            stats = _cascade(self.X, self.nominal, antds, ends, self.w, self.y, self.cls,
-                             rows, self.member, 1)
-        return list(stats)
+        return list(self._cascade(rules, rows)[0]) if rules else []
 
-    def covered(self, rule, rows):
-        return _covered(self.X, self.nominal, rule, len(rule), rows)
+    def _cascade(self, rules, rows):
+        args = (self.X, self.nominal, *_packed(rules), self.w, self.y, self.cls,
+                self.n_classes, rows, self.member)
+        if self.presorted[0] and 8 * len(rows) > len(self.w) and len(rows) >= PARALLEL_ROWS:
+            return _cascade_sequential(*args, 2)
+        return _cascade(*args, 1)
+
+    def covered(self, rules, rows):
+        """Which of ``rows`` some rule of ``rules`` covers."""
+        return _covered(self.X, self.nominal, *_packed(rules), rows)
 
     def stratify(self, rows):
         """``RuleStats.stratify``: the rows by class, each class shuffled, then dealt
@@ -757,14 +674,14 @@ class Fit:
                 final_rule = self.prune(self.grow(grow)[0], prune, False)
             else:
                 old = ruleset[position]
-                if not self.covered(old, new).any():
+                if not self.covered([old], new).any():
                     final.add(old)
                     position += 1
                     continue
-                prune = prune[self._uncovered_by(ruleset[position + 1:], prune)]
+                prune = prune[~self.covered(ruleset[position + 1:], prune)]
                 replace, grow = self.grow(grow)  # the grow rows sorted in place
                 replace = self.prune(replace, prune, True)
-                revision = self.prune(self.grow(grow[self.covered(old, grow)], old)[0],
+                revision = self.prune(self.grow(grow[self.covered([old], grow)], old)[0],
                                       prune, True)
                 previous = final.stats[:position]
                 candidates = []
@@ -809,8 +726,6 @@ class Fit:
         final.reduce_dl(exp_fp, self.check_err)
         return final.rules, final
 
-    def _uncovered_by(self, rules, rows):
-        return ~_covered_by_any(self.X, self.nominal, *_packed(rules), rows)
 
 
 def _packed(rules):

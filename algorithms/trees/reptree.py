@@ -442,9 +442,6 @@ def split_rows(rid, val, yv, w, at, nominal, cut, props, keep, branch_of):
             out_w.append(np.empty((p, counts[c])))
     if len(out_r) == 0:
         return out_r, out_v, out_y, out_w, counts
-    if b == 2:  # the common split: straight into the two branches' arrays
-        _deal_two(rid, val, yv, w, props, slot, branch_of, out_r, out_v, out_y, out_w)
-        return out_r, out_v, out_y, out_w, counts
     offsets = np.zeros(b + 1, np.int64)  # of the branches kept, in one attribute's row
     for c in range(b):
         offsets[c + 1] = offsets[c] + (counts[c] if slot[c] >= 0 else 0)
@@ -474,34 +471,6 @@ def split_rows(rid, val, yv, w, at, nominal, cut, props, keep, branch_of):
                 out_y[o][a] = tmp_y[lo:hi]
                 out_w[o][a] = tmp_w[lo:hi]
     return out_r, out_v, out_y, out_w, counts
-
-
-@njit(cache=True)
-def _deal_two(rid, val, yv, w, props, slot, branch_of, out_r, out_v, out_y, out_w):
-    """``split_rows``'s dealing for two branches, written where they go (a branch
-    not kept gets nothing)."""
-    p, m = rid.shape
-    empty_i, empty_f = np.empty((p, 0), np.int32), np.empty((p, 0))
-    r0, v0, y0, w0 = (out_r[slot[0]], out_v[slot[0]], out_y[slot[0]], out_w[slot[0]]) \
-        if slot[0] >= 0 else (empty_i, empty_f, empty_f, empty_f)
-    r1, v1, y1, w1 = (out_r[slot[1]], out_v[slot[1]], out_y[slot[1]], out_w[slot[1]]) \
-        if slot[1] >= 0 else (empty_i, empty_f, empty_f, empty_f)
-    keep0 = slot[0] >= 0
-    keep1 = slot[1] >= 0
-    to0 = keep0 and props[0] > 0  # where a row missing the value goes
-    to1 = keep1 and props[1] > 0
-    for a in range(p):
-        f0 = f1 = 0
-        for i in range(m):
-            c = branch_of[rid[a, i]]
-            if (c == 0 and keep0) or (c < 0 and to0):
-                r0[a, f0], v0[a, f0], y0[a, f0] = rid[a, i], val[a, i], yv[a, i]
-                w0[a, f0] = w[a, i] if c == 0 else props[0] * w[a, i]
-                f0 += 1
-            if (c == 1 and keep1) or (c < 0 and to1):
-                r1[a, f1], v1[a, f1], y1[a, f1] = rid[a, i], val[a, i], yv[a, i]
-                w1[a, f1] = w[a, i] if c == 1 else props[1] * w[a, i]
-                f1 += 1
 
 
 @njit(cache=True)
