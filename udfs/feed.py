@@ -39,7 +39,7 @@ class _Job:
     transaction: int
     rows: Rows
     per_cell: float  # the learner's bytes per cell, for the memory estimate
-    limit: object  # duckmine_memory_limit, or None
+    limit: object  # duckmine_memory_limit in bytes, or None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -64,12 +64,14 @@ def job(fn, learner, weight, columns, settings, connection, transaction):
         s = s or {}
         rows = Rows(f, s.get("max_values"), w if decl.weights else None, names)
         key = f"{conn}:{next(_IDS)}"
+        limit = s.get("memory_limit")
+        if limit is not None:  # read once, not at every chunk
+            limit = memory.parse_size(limit, f"{f}: duckmine_memory_limit")
         with _LOCK:
             for old in [k for k, j in _JOBS.items()
                         if j.connection == conn and j.transaction != txn]:
                 del _JOBS[old]
-            _JOBS[key] = _Job(conn, txn, rows, memory.fed(decl.memory),
-                              s.get("memory_limit"))
+            _JOBS[key] = _Job(conn, txn, rows, memory.fed(decl.memory), limit)
         out.append(key)
     return pa.array(out, pa.string())
 

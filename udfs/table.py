@@ -99,17 +99,11 @@ class _Numbers:
     as they come, read as float64 once at the end (a conversion per chunk of a
     scan cost more than the rest of a k-means fit)."""
 
-    def __init__(self, name, fn, read=None, copy=False):
-        """``copy``: the arrays are slices of a scan's chunks, kept as copies in
-        memory of their own: DuckDB's chunk holds every column in one allocation,
-        which a slice would keep alive (and Arrow's default allocator keeps what is
-        freed, where the system's gives it back)."""
+    def __init__(self, name, fn, read=None):
         self.name, self.fn, self.read, self.chunks = name, fn, read or _numeric, []
-        self.copy = copy
 
     def add(self, arr):
-        self.chunks.append(pa.concat_arrays([arr], memory_pool=pa.system_memory_pool())
-                           if self.copy else arr)
+        self.chunks.append(arr)
 
     def finish(self, out=None):
         """(the attribute, its values), written to ``out`` when given."""
@@ -207,6 +201,12 @@ def _int32(indices):
     return np.asarray(pc.cast(indices, pa.int32()).fill_null(-1), np.int32)
 
 
+# a scan's chunks are read a batch of about this many bytes at a time: Arrow's calls
+# on each column of each chunk of 2,048 rows cost twice what DuckDB takes to hand
+# the chunk over
+BATCH_BYTES = 8 << 20
+
+
 def _concatenate(chunks, dtype):
     if len(chunks) == 1:
         return chunks[0]
@@ -230,9 +230,10 @@ class Rows:
         self.fn, self.max_values, self.weight, self.names = fn, max_values, weight, names
         self.readers, self.picked, self.numbers, self.n = None, None, [], 0
         self.weight_at = None  # the weight column's reader
+        self.pending, self.pending_bytes = [], 0  # a scan's chunks not read yet
 
-    def _start(self, fields, fed):
-        """The readers of ``fields``; ``fed``: the rows come a scan's chunk at a time."""
+    def _start(self, fields):
+        """The readers of ``fields``."""
         fn, readers = self.fn, []
         if self.names is not None:  # only these columns, in this order
             self.picked = _pick(fn, [f.name for f in fields], self.names)
@@ -240,18 +241,19 @@ class Rows:
         for f in fields:
             if self.weight is not None and f.name == self.weight:
                 self.weight_at = len(readers)
-                readers.append(_Numbers(f.name, fn, _weights, copy=fed))
+                readers.append(_Numbers(f.name, fn, _weights))
             elif kind_of(f.name, f.type, fn) == NOMINAL:
                 readers.append(_Codes(f.name, fn, self.max_values))
             else:
-                readers.append(_Numbers(f.name, fn, copy=fed))
+                readers.append(_Numbers(f.name, fn))
         if self.weight is not None and self.weight_at is None:
             raise ValueError(f"{fn}: weight column {self.weight!r} is not in the table")
         self.readers = readers
 
     def add(self, rows, numbers=None):
         """Read ``rows`` (a StructArray), numbered by ``numbers`` (an Arrow array of
-        their places in the relation) or not (None)."""
+        their places in the relation: a chunk of a scan) or not (None: a group's
+        list, or a batch of its own)."""
         rows = column(rows)
         if not pa.types.is_struct(rows.type):
             raise ValueError(
@@ -260,21 +262,41 @@ class Rows:
                 "the alias is also a column name, SQL passes the column: choose an "
                 "alias no column has")
         if self.readers is None:
-            self._start(list(rows.type), numbers is not None)
+            self._start(list(rows.type))
         arrays = rows.flatten()  # folds in NULL rows
         if self.picked is not None:
             arrays = [arrays[j] for j in self.picked]
+        self.n += len(rows)
+        if numbers is None:
+            self._read(arrays)
+            return
+        self.pending.append(arrays)
+        # a copy: a view would keep DuckDB's whole chunk (every column) alive
+        self.numbers.append(np.array(numbers.to_numpy(zero_copy_only=False), np.int64))
+        self.pending_bytes += rows.nbytes
+        if self.pending_bytes >= BATCH_BYTES:
+            self._flush()
+
+    def _flush(self):
+        """Read the scan's chunks waiting, each column as one copy of its own:
+        DuckDB's chunk holds every column in one allocation, which a column kept as
+        a slice would keep alive (and Arrow's default allocator keeps what is freed,
+        where the system's gives it back)."""
+        if self.pending:
+            pending, self.pending, self.pending_bytes = self.pending, [], 0
+            self._read([pa.concat_arrays([chunk[j] for chunk in pending],
+                                         memory_pool=pa.system_memory_pool())
+                        for j in range(len(self.readers))])
+
+    def _read(self, arrays):
         for reader, arr in zip(self.readers, arrays):
             checkpoint()
             reader.add(column(arr))
-        if numbers is not None:
-            # a copy: a view would keep DuckDB's whole chunk (every column) alive
-            self.numbers.append(np.array(numbers, np.int64))
-        self.n += len(rows)
 
     def dataset(self):
         """The Dataset of every row added, in order; the readers are emptied column
         by column, so that the rows are held once."""
+        self._flush()
         if self.readers is None or self.n == 0:
             raise ValueError(f"{self.fn}: the table is empty")
         attributes, weights = [], None
