@@ -26,8 +26,9 @@ the first row on), so every figure comes out to the same double.
 
 The whole growth is one kernel (``_grow``). A node holds, for every attribute, its
 rows in that attribute's order with their values, targets and weights beside them,
-so that scoring reads memory in order; a split deals them to arrays of each child's
-own, and a child that will be a leaf gets none. While the class weights are whole
+so that scoring reads memory in order; a split deals them, in place, to its
+children's columns, side by side on two threads for large nodes, and a child that
+will be a leaf gets none. While the class weights are whole
 numbers, a sweep keeps counts and looks ``x log x`` up in a table of the same
 doubles.
 """
@@ -35,7 +36,6 @@ doubles.
 import math
 
 import numpy as np
-from numba import types
 from numba.typed import List
 
 from .. import progress, stop
@@ -377,19 +377,19 @@ def split_numeric_class(x, y, w, nominal, n_values):
     return gain, cut, means, props, sw
 
 
-def _score_impl(val, yv, w, nominal, n_values, k, table, gains, cuts, dists, props,
-                weights):
-    """Every attribute's split of a node (``val``, ``yv``, ``w``: the node's values,
-    targets and weights in each attribute's order, a row each), into ``gains``,
-    ``cuts`` and, per branch, ``dists`` (class weights or mean), ``props`` and
-    ``weights``."""
+def _score_impl(val, yv, w, lo, hi, nominal, n_values, k, table, gains, cuts, dists,
+                props, weights):
+    """Every attribute's split of a node (columns ``lo:hi`` of ``val``, ``yv``, ``w``:
+    the node's values, targets and weights in each attribute's order, a row each),
+    into ``gains``, ``cuts`` and, per branch, ``dists`` (class weights or mean),
+    ``props`` and ``weights``."""
     for t in prange(val.shape[0]):
         if k > 0:
-            g, c, d, pr, wt = split_nominal_class(val[t], yv[t], w[t], nominal[t],
-                                                  n_values[t], k, table)
+            g, c, d, pr, wt = split_nominal_class(val[t, lo:hi], yv[t, lo:hi], w[t, lo:hi],
+                                                  nominal[t], n_values[t], k, table)
         else:
-            g, c, d, pr, wt = split_numeric_class(val[t], yv[t], w[t], nominal[t],
-                                                  n_values[t])
+            g, c, d, pr, wt = split_numeric_class(val[t, lo:hi], yv[t, lo:hi], w[t, lo:hi],
+                                                  nominal[t], n_values[t])
         gains[t] = g
         cuts[t] = c
         b = len(pr)
@@ -404,22 +404,79 @@ _score_serial = njit(cache=True)(_score_impl)
 PARALLEL_CELLS = 200_000  # attributes times rows of a node
 
 
-_INDEX2 = types.Array(types.int32, 2, "C")  # a node's row numbers, per attribute
-_FLOAT2 = types.Array(types.float64, 2, "C")  # its values, targets or weights
+
+
+def _deal_impl(rid, val, yv, w, lo, hi, props, counts, keep, branch_of, dr, dv, dy, dw,
+               base, sr, sv, sy, sw):
+    """Each attribute's rows ``lo:hi`` dealt to the branches that ``keep`` marks, in
+    order, into columns ``base:`` of ``dr``, ``dv``, ``dy``, ``dw``, branch after
+    branch: the first branch kept straight there, the others through the scratch
+    rows ``sr``, ``sv``, ``sy``, ``sw`` (a row per worker, each on attributes of
+    its own). The destination may be the source with ``base`` = ``lo``: the first
+    branch's place never passes the row read; else it has a column past the
+    branches'. Every row is written to both, and only the place it belongs to
+    moves on: a branch on its branch would be mispredicted half the time."""
+    p, workers = rid.shape[0], sr.shape[0]
+    b = len(props)
+    first = 0
+    while not keep[first]:
+        first += 1
+    at0 = np.zeros(b, np.int64)  # each branch's place in the scratch row
+    step = np.zeros(b, np.int64)  # 1 for a branch kept there
+    rest = 0
+    for c in range(b):
+        if keep[c] and c != first:
+            at0[c] = rest
+            step[c] = 1
+            rest += counts[c]
+    for c in range(b):  # the others write to the slot past the end
+        if step[c] == 0:
+            at0[c] = rest
+    for k in prange(workers):
+        for a in range(k, p, workers):
+            at = at0.copy()
+            f0 = base
+            ra, va, ya, wa = rid[a], val[a], yv[a], w[a]  # rows of their own: faster
+            da, ea, ga, ha = dr[a], dv[a], dy[a], dw[a]
+            sra, sva, sya, swa = sr[k], sv[k], sy[k], sw[k]
+            for i in range(lo, hi):
+                r = ra[i]
+                c = branch_of[r]
+                x, t, wt = va[i], ya[i], wa[i]
+                if c >= 0:
+                    da[f0], ea[f0], ga[f0], ha[f0] = r, x, t, wt
+                    f0 += c == first
+                    f = at[c]
+                    sra[f], sva[f], sya[f], swa[f] = r, x, t, wt
+                    at[c] = f + step[c]
+                    continue
+                for d in range(b):  # missing: to every branch kept of positive share
+                    if not keep[d] or props[d] <= 0:
+                        continue
+                    if d == first:
+                        da[f0], ea[f0], ga[f0], ha[f0] = r, x, t, props[d] * wt
+                        f0 += 1
+                    else:
+                        f = at[d]
+                        sra[f], sva[f], sya[f], swa[f] = r, x, t, props[d] * wt
+                        at[d] = f + 1
+            for j in range(rest):
+                da[f0 + j], ea[f0 + j], ga[f0 + j], ha[f0 + j] = sra[j], sva[j], sya[j], \
+                    swa[j]
+
+
+# threads pay off only on large nodes; not cached, as _grow calls it (see jit)
+_deal_parallel = njit(cache=False, parallel=PRANGE_ONLY)(_deal_impl)
+_deal_serial = njit(cache=True)(_deal_impl)
 
 
 @njit(cache=True)
-def split_rows(rid, val, yv, w, at, nominal, cut, props, keep, branch_of):
-    """The node's rows of every attribute dealt to the branches of the split on
-    attribute ``at`` that ``keep`` marks, each attribute's keeping their order: a
-    missing value to every branch of positive proportion with its weight times that
-    proportion. ``branch_of``: scratch, a cell per row of the table. Returns the
-    four arrays of each branch kept and having rows (lists, in branch order), and
-    the rows of every branch: each branch's arrays are its own, freed with it."""
-    p, m = rid.shape
+def _branch_rows(rid, val, lo, hi, at, nominal, cut, props, branch_of):
+    """Each row's branch in ``branch_of`` (-1: missing), and each branch's count of
+    rows (a missing value counts in every branch of positive proportion)."""
     b = len(props)
     counts = np.zeros(b, np.int64)
-    for i in range(m):
+    for i in range(lo, hi):
         v = val[at, i]
         if np.isnan(v):
             branch_of[rid[at, i]] = -1
@@ -430,47 +487,7 @@ def split_rows(rid, val, yv, w, at, nominal, cut, props, keep, branch_of):
             c = int(v) if nominal else (0 if v < cut else 1)
             branch_of[rid[at, i]] = c
             counts[c] += 1
-    out_r, out_v = List.empty_list(_INDEX2), List.empty_list(_FLOAT2)
-    out_y, out_w = List.empty_list(_FLOAT2), List.empty_list(_FLOAT2)
-    slot = np.full(b, -1, np.int64)
-    for c in range(b):
-        if keep[c] and counts[c] > 0:
-            slot[c] = len(out_r)
-            out_r.append(np.empty((p, counts[c]), np.int32))
-            out_v.append(np.empty((p, counts[c])))
-            out_y.append(np.empty((p, counts[c])))
-            out_w.append(np.empty((p, counts[c])))
-    if len(out_r) == 0:
-        return out_r, out_v, out_y, out_w, counts
-    offsets = np.zeros(b + 1, np.int64)  # of the branches kept, in one attribute's row
-    for c in range(b):
-        offsets[c + 1] = offsets[c] + (counts[c] if slot[c] >= 0 else 0)
-    size = offsets[b]
-    tmp_r, tmp_v, tmp_y, tmp_w = np.empty(size, np.int32), np.empty(size), \
-        np.empty(size), np.empty(size)
-    for a in range(p):  # dealt into one row, then copied out branch by branch
-        fill = offsets[:b].copy()
-        for i in range(m):
-            c = branch_of[rid[a, i]]
-            if c < 0:
-                for c in range(b):
-                    if props[c] > 0 and slot[c] >= 0:
-                        f = fill[c]
-                        tmp_r[f], tmp_v[f], tmp_y[f] = rid[a, i], val[a, i], yv[a, i]
-                        tmp_w[f] = props[c] * w[a, i]
-                        fill[c] += 1
-            elif slot[c] >= 0:
-                f = fill[c]
-                tmp_r[f], tmp_v[f], tmp_y[f], tmp_w[f] = rid[a, i], val[a, i], yv[a, i], w[a, i]
-                fill[c] += 1
-        for c in range(b):
-            if slot[c] >= 0:
-                lo, hi, o = offsets[c], offsets[c + 1], slot[c]
-                out_r[o][a] = tmp_r[lo:hi]
-                out_v[o][a] = tmp_v[lo:hi]
-                out_y[o][a] = tmp_y[lo:hi]
-                out_w[o][a] = tmp_w[lo:hi]
-    return out_r, out_v, out_y, out_w, counts
+    return counts
 
 
 @njit(cache=True)
@@ -533,8 +550,9 @@ def _grow(X, rows, y, w, nominal, n_values, k, width, min_leaf, min_var, max_dep
     """The tree grown depth first from ``rows`` (of ``X``, the attributes, a row
     each; ``y`` the target, ``w`` the weights), until ``halt[0]`` is set;
     ``count[0]`` counts the nodes. Returns the arrays of ``Grown`` (attributes as
-    rows of ``X``). Every node holds its rows as its own arrays, freed as soon as it
-    has split, so the stack holds no more rows than the nodes waiting on it."""
+    rows of ``X``). A node's rows are columns of the presorted arrays, and its
+    children's are dealt in place of them, so the growth holds the rows once; only
+    rows copied to several branches (a missing value) need arrays of their own."""
     p = X.shape[0]
     rid0, val0, y0, w0 = _presort(X, nominal, rows, y, w)
     pw = k if k > 0 else 1
@@ -549,46 +567,54 @@ def _grow(X, rows, y, w, nominal, n_values, k, width, min_leaf, min_var, max_dep
     has = np.zeros(cap, np.bool_)
     dist = np.zeros((cap, k if k > 0 else 2))
     n_nodes = 1
-    # each split's rows, freed once its last child is taken from the stack
-    # each node's rows, its own, freed once it is grown
+    # the rows: nodes are columns lo:hi of a part, their children dealt in place;
+    # a split that copies rows with a missing value past its node's room deals them
+    # to a new part. ``refs``: the nodes on the stack in each part, freed at none
     parts_r, parts_v, parts_y, parts_w = List([rid0]), List([val0]), List([y0]), List([w0])
+    refs = List([1])
     empty_r = np.empty((0, 0), np.int32)
     empty_f = np.empty((0, 0))
     branch_of = np.empty(X.shape[1], np.int32)
+    # where a split's branches after the first wait, a row per worker, grown as needed
+    scratch_r = np.empty((2, 0), np.int32)
+    scratch_v, scratch_y, scratch_w = np.empty((2, 0)), np.empty((2, 0)), np.empty((2, 0))
     # the stack: (part, columns lo:hi of it, weight, class weights or mean, depth, node)
-    s_part = List([0])
-    s_rows = List([val0.shape[1]])
-    s_w = List([root_w])
-    s_probs = List([root_probs.copy()])
-    s_depth = List([0])
-    s_node = List([0])
+    # as arrays, grown as needed: [part, lo, hi, depth, node] and [weight, dist...]
+    s_int = np.zeros((64, 5), np.int64)
+    s_float = np.zeros((64, 1 + pw))
+    s_int[0, 2] = val0.shape[1]
+    s_float[0, 0] = root_w
+    s_float[0, 1:] = root_probs
+    top = 1
     gains = np.zeros(p)
     cuts = np.zeros(p)
     dists = np.zeros((p, width, pw))
     sprops = np.zeros((p, width))
     sweights = np.zeros((p, width))
-    while len(s_node) > 0 and not halted(halt):
+    while top > 0 and not halted(halt):
         count[0] += 1
-        part, n_rows = s_part.pop(), s_rows.pop()
-        total_w, nprobs, depth, node = s_w.pop(), s_probs.pop(), s_depth.pop(), s_node.pop()
+        top -= 1
+        part, lo, hi, depth, node = s_int[top]
+        total_w, nprobs = s_float[top, 0], s_float[top, 1:].copy()
         # no part: a child known to be a leaf, whose rows its parent did not keep
         rid = parts_r[max(part, 0)]
         val = parts_v[max(part, 0)]
         yv = parts_y[max(part, 0)]
         wts = parts_w[max(part, 0)]
+        wide = p * (hi - lo) >= PARALLEL_CELLS
         best = -1
-        if n_rows > 0:
-            prior = _sse(yv[0], wts[0]) if k == 0 else 0.0
+        if hi > lo:
+            prior = _sse(yv[0, lo:hi], wts[0, lo:hi]) if k == 0 else 0.0
             leaf = _leaf(total_w, nprobs, depth, k, min_leaf, max_depth)
             if k == 0:
                 leaf = leaf or prior / total_w < min_var
             if not leaf:
-                if val.size >= PARALLEL_CELLS:
-                    _score_parallel(val, yv, wts, nominal, n_values, k, table, gains, cuts,
-                                    dists, sprops, sweights)
+                if wide:
+                    _score_parallel(val, yv, wts, lo, hi, nominal, n_values, k, table, gains,
+                                    cuts, dists, sprops, sweights)
                 else:
-                    _score_serial(val, yv, wts, nominal, n_values, k, table, gains, cuts,
-                                  dists, sprops, sweights)
+                    _score_serial(val, yv, wts, lo, hi, nominal, n_values, k, table, gains,
+                                  cuts, dists, sprops, sweights)
                 a = _argmax_first(gains)
                 if gains[a] > SMALL:
                     b = n_values[a] if nominal[a] else 2
@@ -617,9 +643,36 @@ def _grow(X, rows, y, w, nominal, n_values, k, width, min_leaf, min_var, max_dep
                 for c in range(b):
                     keep[c] = not _leaf(sweights[best, c], dists[best, c], depth + 1, k,
                                         min_leaf, max_depth)
-            new_r, new_v, new_y, new_w, counts = split_rows(
-                rid, val, yv, wts, best, nominal[best], cuts[best], sprops[best, :b].copy(),
-                keep, branch_of)
+            share = sprops[best, :b].copy()
+            counts = _branch_rows(rid, val, lo, hi, best, nominal[best], cuts[best], share,
+                                  branch_of)
+            room = 0
+            for c in range(b):
+                room += counts[c] if keep[c] else 0
+            dest, base = part, lo
+            if room > hi - lo:  # copies of rows missing the value: a part of their own
+                dest, base = len(parts_r), 0
+                # and a column past the end, where rows of other branches are written
+                parts_r.append(np.empty((p, room + 1), np.int32))
+                parts_v.append(np.empty((p, room + 1)))
+                parts_y.append(np.empty((p, room + 1)))
+                parts_w.append(np.empty((p, room + 1)))
+                refs.append(0)
+            if room >= scratch_v.shape[1]:  # and a slot past the end
+                scratch_r = np.empty((2, room + 1), np.int32)
+                scratch_v, scratch_y, scratch_w = np.empty((2, room + 1)), \
+                    np.empty((2, room + 1)), np.empty((2, room + 1))
+            workers = 2 if wide else 1
+            if room > 0 and wide:
+                _deal_parallel(rid, val, yv, wts, lo, hi, share, counts, keep, branch_of,
+                               parts_r[dest], parts_v[dest], parts_y[dest], parts_w[dest],
+                               base, scratch_r[:workers], scratch_v[:workers],
+                               scratch_y[:workers], scratch_w[:workers])
+            elif room > 0:
+                _deal_serial(rid, val, yv, wts, lo, hi, share, counts, keep, branch_of,
+                             parts_r[dest], parts_v[dest], parts_y[dest], parts_w[dest],
+                             base, scratch_r[:workers], scratch_v[:workers],
+                             scratch_y[:workers], scratch_w[:workers])
             need = n_nodes + b
             attr, cut, first, kids = _more(attr, need), _more(cut, need), \
                 _more(first, need), _more(kids, need)
@@ -636,28 +689,27 @@ def _grow(X, rows, y, w, nominal, n_values, k, width, min_leaf, min_var, max_dep
             dist[n_nodes:need] = 0.0
             first[node] = n_nodes
             kids[node] = b
-            slot = len(parts_r) + len(new_r)  # the children's parts, last first
+            s_int, s_float = _more(s_int, top + b), _more(s_float, top + b)
+            end = base + room  # the children's columns, last first
             for c in range(b - 1, -1, -1):
                 if keep[c] and counts[c] > 0:
-                    slot -= 1
-                    s_part.append(slot)
+                    s_int[top, 0], s_int[top, 1], s_int[top, 2] = dest, end - counts[c], end
+                    refs[dest] += 1
+                    end -= counts[c]
                 else:  # a leaf, or empty: only whether it has rows matters
-                    s_part.append(-1)
-                s_rows.append(counts[c])
-                s_w.append(sweights[best, c])
-                s_probs.append(dists[best, c].copy())
-                s_depth.append(depth + 1)
-                s_node.append(n_nodes + c)
-            parts_r.extend(new_r)
-            parts_v.extend(new_v)
-            parts_y.extend(new_y)
-            parts_w.extend(new_w)
+                    s_int[top, 0], s_int[top, 1], s_int[top, 2] = -1, 0, counts[c]
+                s_int[top, 3], s_int[top, 4] = depth + 1, n_nodes + c
+                s_float[top, 0] = sweights[best, c]
+                s_float[top, 1:] = dists[best, c]
+                top += 1
             n_nodes = need
         if part >= 0:
-            parts_r[part] = empty_r
-            parts_v[part] = empty_f
-            parts_y[part] = empty_f
-            parts_w[part] = empty_f
+            refs[part] -= 1
+            if refs[part] == 0:
+                parts_r[part] = empty_r
+                parts_v[part] = empty_f
+                parts_y[part] = empty_f
+                parts_w[part] = empty_f
     return (attr[:n_nodes], cut[:n_nodes], first[:n_nodes], kids[:n_nodes],
             parent[:n_nodes], props[:n_nodes], probs[:n_nodes], has[:n_nodes],
             dist[:n_nodes])
@@ -732,7 +784,7 @@ def holdout(tree, columns, nominal, y, w, rows, k):
     # what each node predicts: its own probabilities, else (empty) its parent's
     own = np.where(tree.has, np.arange(tree.n), tree.parent)
     guess = tree.probs[own, 0] if k == 0 else np.argmax(tree.probs[own], axis=1).astype(float)
-    used = sorted({int(a) for a in tree.attr if a >= 0})
+    used = np.unique(tree.attr[tree.attr >= 0])
     X = np.empty((max(len(used), 1), len(rows)))
     where = np.full(max(len(columns), 1), -1, np.int64)
     for j, a in enumerate(used):
@@ -740,8 +792,9 @@ def holdout(tree, columns, nominal, y, w, rows, k):
         where[a] = j
     dist = np.zeros((tree.n, k if k > 0 else 2))
     error = np.zeros(tree.n)
-    _holdout(X, np.where(tree.attr >= 0, where[np.maximum(tree.attr, 0)], -1),
-             np.array([bool(nominal[a]) if a >= 0 else False for a in tree.attr]),
+    inner = tree.attr >= 0
+    _holdout(X, np.where(inner, where[np.maximum(tree.attr, 0)], -1),
+             inner & np.array([bool(v) for v in nominal] + [False])[tree.attr],
              tree.cut, tree.first, tree.kids, tree.props, guess,
              np.asarray(y, np.float64)[rows], w[rows], k, dist, error)
     return dist, error
