@@ -23,7 +23,7 @@ import sys
 
 import numpy as np
 
-from .. import pictures, progress
+from .. import pictures, progress, stop
 from ..dataset import stacked
 from ..eigen import symmetric_eigen
 from ..evaluation import check_folds, stratify, test_cv, train_cv
@@ -333,8 +333,8 @@ def _split_all(idx_all, w_all, off, attrs, x, numeric, cut, lefts, props):
     for side in range(2):
         for a in range(n_attr):
             o[side, a + 1] = o[side, a] + (count[side] if listed[a] else 0)
-    ii0, ww0 = np.empty(o[0, n_attr], np.int64), np.empty(o[0, n_attr])
-    ii1, ww1 = np.empty(o[1, n_attr], np.int64), np.empty(o[1, n_attr])
+    ii0, ww0 = np.empty(o[0, n_attr], np.int32), np.empty(o[0, n_attr])
+    ii1, ww1 = np.empty(o[1, n_attr], np.int32), np.empty(o[1, n_attr])
     for a in attrs:
         f0, f1 = o[0, a], o[1, a]
         for j in range(off[a], off[a + 1]):
@@ -449,7 +449,7 @@ def _presorted(X, rows, nominal, target):
     off = np.zeros(p + 1, np.int64)
     for a in range(p):
         off[a + 1] = off[a] + (0 if a == target else n)
-    idx = np.empty(off[p], np.int64)
+    idx = np.empty(off[p], np.int32)  # row numbers: half the memory of int64
     for a in prange(p):
         if a != target:
             order = rows_in_order(X, a, rows, nominal[a])[1]
@@ -693,13 +693,16 @@ def fit(data, target, options, settings):
     check_folds(folds, len(order), "rows of the pruning cross-validation "
                 "(train_fraction of the rows with a class, less one, as in the reference)")
     order = stratify(order, y, folds)
-    cv_alphas, cv_errors = [], []
-    for i in range(folds):
-        train, test = train_cv(order, folds, i), test_cv(order, folds, i)
-        alphas, errors, _ = f.tree(train).sequence(f, test)
-        cv_alphas.append(alphas)
-        cv_errors.append(errors)
-    tree = f.tree(rows)
+
+    def grown(i):  # fold i's pruning sequence, or (i = folds) the whole tree's
+        if i == folds:
+            return f.tree(rows)
+        return f.tree(train_cv(order, folds, i)).sequence(f, test_cv(order, folds, i))
+
+    # the trees are independent: two at a time, the largest (the whole tree) first
+    tree, *sequences = stop.each(grown, [folds, *range(folds)], threads=2)
+    cv_alphas = [alphas for alphas, _, _ in sequences]
+    cv_errors = [errors for _, errors, _ in sequences]
     tree_alphas, _, iterations = tree.sequence(f)
     tree_errors = []
     for i in range(iterations + 1):
