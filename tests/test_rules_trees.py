@@ -180,3 +180,28 @@ def test_cart_refuses_more_folds_than_its_pruning_rows(db):
         db.sql("SELECT cart_fit(t, 'y', train_fraction := 1.5) FROM t").fetchall()
     assert db.sql("SELECT cart_fit(t, 'y', folds := 4) IS NOT NULL FROM t").fetchall() == \
         [(True,)]
+
+
+@pytest.mark.parametrize("target", ["y", "a"])
+def test_rep_tree_moving_its_rows_leaves_the_model_as_it_is(db, monkeypatch, target):
+    """REPTree deals rows in place and moves the rows waiting on its stack to a
+    smaller part once less than half of a part is waiting; missing values copy rows
+    to parts of their own. Moving at every chance gives the model that moving
+    never does, for a nominal and a numeric target."""
+    from duckmine.algorithms.trees import reptree
+
+    db.execute("SELECT setseed(0.5)")
+    db.execute("""CREATE OR REPLACE TEMP TABLE t AS SELECT
+                  round(random() * 100, 1) AS a,
+                  CASE WHEN random() < 0.1 THEN NULL ELSE round(random() * 50, 1) END AS b,
+                  CASE WHEN random() < 0.1 THEN NULL
+                       ELSE ['p', 'q', 'r'][1 + floor(random() * 3)::INTEGER] END AS c,
+                  CASE WHEN random() < 0.4 THEN 'x' ELSE 'z' END AS y
+                  FROM range(6000)""")
+    sql = f"SELECT model_text(rep_tree_fit(t, '{target}', pruned := false)) FROM t t"
+    monkeypatch.setattr(reptree, "COMPACT_COLUMNS", 10**9)
+    never = db.execute(sql).fetchone()[0]
+    monkeypatch.setattr(reptree, "COMPACT_COLUMNS", 0)
+    always = db.execute(sql).fetchone()[0]
+    assert always == never
+    assert len(never.splitlines()) > 100  # a tree of some depth

@@ -406,11 +406,11 @@ PARALLEL_CELLS = 200_000  # attributes times rows of a node
 
 
 
-def _deal_impl(rid, val, yv, w, lo, hi, props, counts, keep, branch_of, dr, dv, dy, dw,
-               base, sr, sv, sy, sw):
+def _deal_impl(rid, val, yv, w, lo, hi, props, counts, keep, first, branch_of, dr, dv, dy,
+               dw, base, sr, sv, sy, sw):
     """Each attribute's rows ``lo:hi`` dealt to the branches that ``keep`` marks, in
-    order, into columns ``base:`` of ``dr``, ``dv``, ``dy``, ``dw``, branch after
-    branch: the first branch kept straight there, the others through the scratch
+    order, into columns ``base:`` of ``dr``, ``dv``, ``dy``, ``dw``: branch
+    ``first`` straight there, then the others in branch order, through the scratch
     rows ``sr``, ``sv``, ``sy``, ``sw`` (a row per worker, each on attributes of
     its own). The destination may be the source with ``base`` = ``lo``: the first
     branch's place never passes the row read; else it has a column past the
@@ -418,9 +418,6 @@ def _deal_impl(rid, val, yv, w, lo, hi, props, counts, keep, branch_of, dr, dv, 
     moves on: a branch on its branch would be mispredicted half the time."""
     p, workers = rid.shape[0], sr.shape[0]
     b = len(props)
-    first = 0
-    while not keep[first]:
-        first += 1
     at0 = np.zeros(b, np.int64)  # each branch's place in the scratch row
     step = np.zeros(b, np.int64)  # 1 for a branch kept there
     rest = 0
@@ -490,6 +487,35 @@ def _branch_rows(rid, val, lo, hi, at, nominal, cut, props, branch_of):
     return counts
 
 
+COMPACT_COLUMNS = 4096  # a part narrower than this is left as it is until freed
+
+
+@njit(cache=True)
+def _compact(parts_r, parts_v, parts_y, parts_w, live, part, stack):
+    """The columns of ``part`` that nodes on the ``stack`` hold, moved to a new part
+    of their size; ``part`` is left holding none."""
+    p, n = parts_r[part].shape[0], live[part]
+    nr, nv = np.empty((p, n), np.int32), np.empty((p, n))
+    ny, nw = np.empty((p, n)), np.empty((p, n))
+    at = 0
+    for t in range(stack.shape[0]):
+        if stack[t, 0] != part:
+            continue
+        lo, hi = stack[t, 1], stack[t, 2]
+        nr[:, at:at + hi - lo] = parts_r[part][:, lo:hi]
+        nv[:, at:at + hi - lo] = parts_v[part][:, lo:hi]
+        ny[:, at:at + hi - lo] = parts_y[part][:, lo:hi]
+        nw[:, at:at + hi - lo] = parts_w[part][:, lo:hi]
+        stack[t, 0], stack[t, 1], stack[t, 2] = len(parts_r), at, at + hi - lo
+        at += hi - lo
+    parts_r.append(nr)
+    parts_v.append(nv)
+    parts_y.append(ny)
+    parts_w.append(nw)
+    live.append(n)
+    live[part] = 0
+
+
 @njit(cache=True)
 def _leaf(total_w, probs, depth, k, min_leaf, max_depth):
     """Whether a node of this weight, class weights and depth is a leaf, whatever
@@ -546,13 +572,15 @@ def _more(a, n):
 
 @njit(cache=True)
 def _grow(X, rows, y, w, nominal, n_values, k, width, min_leaf, min_var, max_depth,
-          root_probs, root_w, table, halt, count):
+          root_probs, root_w, table, compact, halt, count):
     """The tree grown depth first from ``rows`` (of ``X``, the attributes, a row
     each; ``y`` the target, ``w`` the weights), until ``halt[0]`` is set;
     ``count[0]`` counts the nodes. Returns the arrays of ``Grown`` (attributes as
     rows of ``X``). A node's rows are columns of the presorted arrays, and its
     children's are dealt in place of them, so the growth holds the rows once; only
-    rows copied to several branches (a missing value) need arrays of their own."""
+    rows copied to several branches (a missing value) need arrays of their own.
+    A part of at least ``compact`` columns is moved to a smaller one once less than
+    half of it is waiting on the stack."""
     p = X.shape[0]
     rid0, val0, y0, w0 = _presort(X, nominal, rows, y, w)
     pw = k if k > 0 else 1
@@ -569,9 +597,11 @@ def _grow(X, rows, y, w, nominal, n_values, k, width, min_leaf, min_var, max_dep
     n_nodes = 1
     # the rows: nodes are columns lo:hi of a part, their children dealt in place;
     # a split that copies rows with a missing value past its node's room deals them
-    # to a new part. ``refs``: the nodes on the stack in each part, freed at none
+    # to a new part. ``live``: each part's columns that nodes on the stack hold; a
+    # part is freed at none, and moved to one of that size when it is less than
+    # half full, so that the parts never hold more than twice the rows waiting
     parts_r, parts_v, parts_y, parts_w = List([rid0]), List([val0]), List([y0]), List([w0])
-    refs = List([1])
+    live = List([val0.shape[1]])
     empty_r = np.empty((0, 0), np.int32)
     empty_f = np.empty((0, 0))
     branch_of = np.empty(X.shape[1], np.int32)
@@ -657,19 +687,33 @@ def _grow(X, rows, y, w, nominal, n_values, k, width, min_leaf, min_var, max_dep
                 parts_v.append(np.empty((p, room + 1)))
                 parts_y.append(np.empty((p, room + 1)))
                 parts_w.append(np.empty((p, room + 1)))
-                refs.append(0)
-            if room >= scratch_v.shape[1]:  # and a slot past the end
-                scratch_r = np.empty((2, room + 1), np.int32)
-                scratch_v, scratch_y, scratch_w = np.empty((2, room + 1)), \
-                    np.empty((2, room + 1)), np.empty((2, room + 1))
+                live.append(0)
+            # the largest branch kept goes first, straight to its place; the others'
+            # rows wait in the scratch, then follow it in branch order
+            head = -1
+            for c in range(b):
+                if keep[c] and counts[c] > 0 and (head < 0 or counts[c] > counts[head]):
+                    head = c
+            start = np.full(b, base, np.int64)
+            if head >= 0:
+                end = base + counts[head]
+                for c in range(b):
+                    if c != head and keep[c]:
+                        start[c] = end
+                        end += counts[c]
+                rest = room - counts[head]
+                if rest >= scratch_v.shape[1]:  # and a slot past the end
+                    scratch_r = np.empty((2, rest + 1), np.int32)
+                    scratch_v, scratch_y, scratch_w = np.empty((2, rest + 1)), \
+                        np.empty((2, rest + 1)), np.empty((2, rest + 1))
             workers = 2 if wide else 1
-            if room > 0 and wide:
-                _deal_parallel(rid, val, yv, wts, lo, hi, share, counts, keep, branch_of,
-                               parts_r[dest], parts_v[dest], parts_y[dest], parts_w[dest],
-                               base, scratch_r[:workers], scratch_v[:workers],
-                               scratch_y[:workers], scratch_w[:workers])
-            elif room > 0:
-                _deal_serial(rid, val, yv, wts, lo, hi, share, counts, keep, branch_of,
+            if head >= 0 and wide:
+                _deal_parallel(rid, val, yv, wts, lo, hi, share, counts, keep, head,
+                               branch_of, parts_r[dest], parts_v[dest], parts_y[dest],
+                               parts_w[dest], base, scratch_r[:workers],
+                               scratch_v[:workers], scratch_y[:workers], scratch_w[:workers])
+            elif head >= 0:
+                _deal_serial(rid, val, yv, wts, lo, hi, share, counts, keep, head, branch_of,
                              parts_r[dest], parts_v[dest], parts_y[dest], parts_w[dest],
                              base, scratch_r[:workers], scratch_v[:workers],
                              scratch_y[:workers], scratch_w[:workers])
@@ -690,12 +734,11 @@ def _grow(X, rows, y, w, nominal, n_values, k, width, min_leaf, min_var, max_dep
             first[node] = n_nodes
             kids[node] = b
             s_int, s_float = _more(s_int, top + b), _more(s_float, top + b)
-            end = base + room  # the children's columns, last first
-            for c in range(b - 1, -1, -1):
+            for c in range(b - 1, -1, -1):  # last first
                 if keep[c] and counts[c] > 0:
-                    s_int[top, 0], s_int[top, 1], s_int[top, 2] = dest, end - counts[c], end
-                    refs[dest] += 1
-                    end -= counts[c]
+                    s_int[top, 0], s_int[top, 1] = dest, start[c]
+                    s_int[top, 2] = start[c] + counts[c]
+                    live[dest] += counts[c]
                 else:  # a leaf, or empty: only whether it has rows matters
                     s_int[top, 0], s_int[top, 1], s_int[top, 2] = -1, 0, counts[c]
                 s_int[top, 3], s_int[top, 4] = depth + 1, n_nodes + c
@@ -704,8 +747,11 @@ def _grow(X, rows, y, w, nominal, n_values, k, width, min_leaf, min_var, max_dep
                 top += 1
             n_nodes = need
         if part >= 0:
-            refs[part] -= 1
-            if refs[part] == 0:
+            live[part] -= hi - lo
+            held = parts_v[part].shape[1]
+            if live[part] > 0 and 2 * live[part] < held and held >= compact:
+                _compact(parts_r, parts_v, parts_y, parts_w, live, part, s_int[:top])
+            if live[part] == 0:
                 parts_r[part] = empty_r
                 parts_v[part] = empty_f
                 parts_y[part] = empty_f
@@ -738,7 +784,7 @@ def grow(columns, nominal, n_values, y, w, rows, target, k, min_leaf, min_varian
     halt = stop.flag()
     out = _grow(stacked([columns[a] for a in attrs], len(yf)), np.asarray(rows, np.int64),
                 yf, frozen(w), nom, nvals, k, width, float(min_leaf), float(min_var),
-                int(max_depth), probs, float(total_w), table, halt,
+                int(max_depth), probs, float(total_w), table, COMPACT_COLUMNS, halt,
                 progress.counter("REPTree: nodes grown"))
     stop.check(halt)
     attr = out[0]
