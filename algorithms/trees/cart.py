@@ -108,44 +108,53 @@ def _gain_given(parent_total, parent_gini, child):
 
 
 @njit(cache=True)
-def _numeric_split(x, y, wts, k):
+def _numeric_split(x, y, rows, wts, k):
     """The best cut of one numeric attribute at a node: (gain, cut, class weights
-    per side). ``x``, ``y``, ``wts``: the node's values (sorted, missing last),
-    classes and weights; the gain is -DBL_MAX when no two values differ."""
-    n = len(x)
+    per side). ``rows``: the node's rows in the attribute's order (missing last),
+    of its values ``x`` and the classes ``y``, weighted ``wts``; the gain is
+    -DBL_MAX when no two values differ. Values and classes are read through
+    ``rows`` rather than gathered into arrays of the node's own."""
+    n = len(rows)
     parent = np.zeros(k)
     sides = np.zeros((2, k))  # left, right
     start = 0
     for j in range(n):
-        if not np.isnan(x[j]):
+        r = rows[j]
+        if not np.isnan(x[r]):
             start += 1
-            sides[1, y[j]] += wts[j]
-        parent[y[j]] += wts[j]
+            sides[1, y[r]] += wts[j]
+        parent[y[r]] += wts[j]
     dist = np.zeros((2, k))
     dist[1] = sides[1]
     parent_total = _sum(parent)
     parent_gini = _gini(parent, parent_total)
     temp = np.empty((2, k))
+    missing_y = np.empty(n - start, np.int64)  # the classes of the rows missing it
+    for j in range(start, n):
+        missing_y[j - start] = y[rows[j]]
+    missing_w = wts[start:]
     best = -DBL_MAX
     cut = np.nan
-    current = x[0]
+    current = x[rows[0]]
     for i in range(n):
-        if np.isnan(x[i]):
+        r = rows[i]
+        v = x[r]
+        if np.isnan(v):
             break
-        if x[i] > current:
+        if v > current:
             if start < n:  # rows missing the value go to both sides
                 temp[:] = sides
-                _spread_missing(temp, y, wts, start)
+                _spread_missing(temp, missing_y, missing_w, 0)
                 gain = _gain_given(parent_total, parent_gini, temp)
             else:
                 gain = _gain_given(parent_total, parent_gini, sides)
             if gain > best:
                 best = gain
-                cut = (x[i] + current) / 2.0
+                cut = (v + current) / 2.0
                 dist[:] = temp if start < n else sides
-        current = x[i]
-        sides[0, y[i]] += wts[i]
-        sides[1, y[i]] -= wts[i]
+        current = v
+        sides[0, y[r]] += wts[i]
+        sides[1, y[r]] -= wts[i]
     return best, cut, dist
 
 
@@ -261,14 +270,12 @@ def _attribute_best(a, X, y, w, nominal, textual, n_values, heuristic, idx_all, 
     if textual[a]:
         gains[a] = np.nan
         return
-    x = X[a][idx]
-    yy = y[idx]
     if nominal[a]:
-        gain, d, p, size = _nominal_best(x, yy, wts, w[idx], k, n_values[a], heuristic,
-                                         lefts[a, :n_values[a]], orders[a])
+        gain, d, p, size = _nominal_best(X[a][idx], y[idx], wts, w[idx], k, n_values[a],
+                                         heuristic, lefts[a, :n_values[a]], orders[a])
         sizes[a] = size
     else:
-        gain, cut, d = _numeric_split(x, yy, wts, k)
+        gain, cut, d = _numeric_split(X[a], y, idx, wts, k)
         cuts[a] = cut
         p = _shares(d, np.bool_(False))
     gains[a] = gain
@@ -379,14 +386,15 @@ def _value_class_weights(codes, y, w, n_values):
 
 
 @njit(cache=True)
-def _incorrect(y, wts, pred):
-    """The weight of the rows whose class is not ``pred`` (none when -1: the
-    reference leaves a row with no positive probability unclassified)."""
+def _incorrect(y, rows, wts, pred):
+    """The weight of the rows ``rows`` (of ``y``) whose class is not ``pred`` (none
+    when -1: the reference leaves a row with no positive probability
+    unclassified)."""
     s = 0.0
     if pred < 0:
         return s
-    for i in range(len(y)):
-        if y[i] != pred:
+    for i in range(len(rows)):
+        if y[rows[i]] != pred:
             s += wts[i]
     return s
 
@@ -520,7 +528,7 @@ class Grower:
         att = _max_index(gains)
         lo, hi = off[att], off[att + 1]
         # its errors as a leaf, on its rows as the chosen attribute lists them
-        node.model_errors = _incorrect(f.y[idx_all[lo:hi]], w_all[lo:hi],
+        node.model_errors = _incorrect(f.y, idx_all[lo:hi], w_all[lo:hi],
                                        predicted(node.probs))
         if att == f.target or gains[att] == 0:
             node.make_leaf()
