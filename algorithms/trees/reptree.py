@@ -39,7 +39,7 @@ import numpy as np
 from numba.typed import List
 
 from .. import progress, stop
-from ..dataset import stacked
+from ..dataset import stacked, whole_weights
 from ..evaluation import check_folds, randomize, stratify, test_cv, train_cv
 from ..halt import halted
 from ..javautil import JavaRandom, rows_in_order
@@ -571,18 +571,17 @@ def _more(a, n):
 
 
 @njit(cache=True)
-def _grow(X, rows, y, w, nominal, n_values, k, width, min_leaf, min_var, max_depth,
-          root_probs, root_w, table, compact, halt, count):
-    """The tree grown depth first from ``rows`` (of ``X``, the attributes, a row
-    each; ``y`` the target, ``w`` the weights), until ``halt[0]`` is set;
+def _grow(parts_r, parts_v, parts_y, parts_w, n_rows, nominal, n_values, k, width,
+          min_leaf, min_var, max_depth, root_probs, root_w, table, compact, halt, count):
+    """The tree grown depth first from the presorted rows (``_presort``: the
+    typed lists' only arrays, which the growth frees), until ``halt[0]`` is set;
     ``count[0]`` counts the nodes. Returns the arrays of ``Grown`` (attributes as
-    rows of ``X``). A node's rows are columns of the presorted arrays, and its
+    rows of the arrays). A node's rows are columns of the presorted arrays, and its
     children's are dealt in place of them, so the growth holds the rows once; only
     rows copied to several branches (a missing value) need arrays of their own.
     A part of at least ``compact`` columns is moved to a smaller one once less than
     half of it is waiting on the stack."""
-    p = X.shape[0]
-    rid0, val0, y0, w0 = _presort(X, nominal, rows, y, w)
+    p = parts_r[0].shape[0]
     pw = k if k > 0 else 1
     cap = 64
     attr = np.full(cap, -1, np.int64)
@@ -600,11 +599,10 @@ def _grow(X, rows, y, w, nominal, n_values, k, width, min_leaf, min_var, max_dep
     # to a new part. ``live``: each part's columns that nodes on the stack hold; a
     # part is freed at none, and moved to one of that size when it is less than
     # half full, so that the parts never hold more than twice the rows waiting
-    parts_r, parts_v, parts_y, parts_w = List([rid0]), List([val0]), List([y0]), List([w0])
-    live = List([val0.shape[1]])
+    live = List([parts_v[0].shape[1]])
     empty_r = np.empty((0, 0), np.int32)
     empty_f = np.empty((0, 0))
-    branch_of = np.empty(X.shape[1], np.int32)
+    branch_of = np.empty(n_rows, np.int32)
     # where a split's branches after the first wait, a row per worker, grown as needed
     scratch_r = np.empty((2, 0), np.int32)
     scratch_v, scratch_y, scratch_w = np.empty((2, 0)), np.empty((2, 0)), np.empty((2, 0))
@@ -612,7 +610,7 @@ def _grow(X, rows, y, w, nominal, n_values, k, width, min_leaf, min_var, max_dep
     # as arrays, grown as needed: [part, lo, hi, depth, node] and [weight, dist...]
     s_int = np.zeros((64, 5), np.int64)
     s_float = np.zeros((64, 1 + pw))
-    s_int[0, 2] = val0.shape[1]
+    s_int[0, 2] = parts_v[0].shape[1]
     s_float[0, 0] = root_w
     s_float[0, 1:] = root_probs
     top = 1
@@ -782,8 +780,9 @@ def grow(columns, nominal, n_values, y, w, rows, target, k, min_leaf, min_varian
         probs = np.array([s / total_w])
     table = xlogx_table(min(len(rows), TABLE_ROWS)) if classed else np.empty(0)
     halt = stop.flag()
-    out = _grow(stacked([columns[a] for a in attrs], len(yf)), np.asarray(rows, np.int64),
-                yf, frozen(w), nom, nvals, k, width, float(min_leaf), float(min_var),
+    parts = _listed(*presort(stacked([columns[a] for a in attrs], len(yf)), nom,
+                             np.asarray(rows, np.int64), yf, frozen(w), classed))
+    out = _grow(*parts, len(yf), nom, nvals, k, width, float(min_leaf), float(min_var),
                 int(max_depth), probs, float(total_w), table, COMPACT_COLUMNS, halt,
                 progress.counter("REPTree: nodes grown"))
     stop.check(halt)
@@ -792,11 +791,57 @@ def grow(columns, nominal, n_values, y, w, rows, target, k, min_leaf, min_varian
     return Grown(*out)
 
 
-@njit(cache=False, parallel=PRANGE_ONLY)  # _grow calls it (see jit)
+def presort(X, nominal, rows, y, w, classed):
+    """Each attribute's ``rows`` in its order, as the four arrays ``_grow`` starts
+    from: rows, values, targets, weights. The reference's order (``_presort``),
+    except where it cannot matter: for a nominal class, with whole weights and no
+    value missing, every sum is of whole numbers, exact in any order, and no row is
+    ever split into fractions, so equal values may come in any order and numpy's
+    sort (several times faster) orders them."""
+    if not (classed and whole_weights(w[rows]) and not _any_missing(X, rows)):
+        return _presort(X, nominal, rows, y, w)
+    p, n = X.shape[0], len(rows)
+    out = (np.empty((p, n), np.int32), np.empty((p, n)), np.empty((p, n)),
+           np.empty((p, n)))
+    for t in range(p):
+        order = np.arange(n) if nominal[t] else np.argsort(X[t][rows], kind="quicksort")
+        _fill_sorted(X, t, rows, order, y, w, *out)
+    return out
+
+
+@njit(cache=True)
+def _listed(rid, val, yv, wts):
+    """The presorted arrays, each as the one item of a typed list, made in a
+    compiled kernel (made by Python, the lists' code compiles in every process)."""
+    return List([rid]), List([val]), List([yv]), List([wts])
+
+
+@njit(cache=True)
+def _any_missing(X, rows):
+    for t in range(X.shape[0]):
+        for r in rows:
+            if np.isnan(X[t, r]):
+                return True
+    return False
+
+
+@njit(cache=True)
+def _fill_sorted(X, t, rows, order, y, w, rid, val, yv, wts):
+    """Row ``t`` of the presorted arrays: ``rows`` in the ``order`` of their
+    positions."""
+    for i in range(len(order)):
+        r = rows[order[i]]
+        rid[t, i] = r
+        val[t, i] = X[t, r]
+        yv[t, i] = y[r]
+        wts[t, i] = w[r]
+
+
+@njit(cache=True, parallel=PRANGE_ONLY)  # called from Python only (see jit)
 def _presort(X, nominal, rows, y, w):
-    """Each attribute's ``rows`` in its order (the reference's quicksort of the
+    """Each attribute's ``rows`` in the reference's order (its quicksort of the
     values, missing last; a nominal attribute's known values first, as they come),
-    as the four arrays ``_grow`` starts from: rows, values, targets, weights."""
+    the attributes on two threads."""
     p, n = X.shape[0], len(rows)
     rid = np.empty((p, n), np.int32)
     val, yv, wts = np.empty((p, n)), np.empty((p, n)), np.empty((p, n))
