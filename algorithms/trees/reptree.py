@@ -803,9 +803,12 @@ def presort(X, nominal, rows, y, w, classed):
     p, n = X.shape[0], len(rows)
     out = (np.empty((p, n), np.int32), np.empty((p, n)), np.empty((p, n)),
            np.empty((p, n)))
-    for t in range(p):
+
+    def one(t):  # numpy's sort and the kernel release the GIL: two at a time
         order = np.arange(n) if nominal[t] else np.argsort(X[t][rows], kind="quicksort")
         _fill_sorted(X, t, rows, order, y, w, *out)
+
+    stop.each(one, range(p), threads=2)
     return out
 
 
