@@ -22,7 +22,8 @@ root as a leaf becomes that leaf. Then every node's class distribution (or mean)
 takes in its held-out rows too.
 
 Sums run in the reference's order (rows in each attribute's sorted order, from
-the first row on), so every figure comes out to the same double.
+the first row on), so every figure comes out to the same double; only where every
+sum is of whole numbers, exact in any order, may equal values come in another.
 
 The whole growth is one kernel (``_grow``). A node holds, for every attribute, its
 rows in that attribute's order with their values, targets and weights beside them,
