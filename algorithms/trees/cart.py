@@ -20,6 +20,7 @@ pruned within one standard error of it.
 
 import math
 import sys
+import threading
 
 import numpy as np
 
@@ -488,11 +489,9 @@ class Grower:
         lists, dist, total = self.sorted_info()
         root = Node()
         work = [(root, lists, dist, total)]
-        grown = 0
         while work:  # depth first, without recursion
             checkpoint()
-            progress.report("CART: nodes grown", grown)
-            grown += 1
+            self.f.grown_one()
             node, lists, dist, total = work.pop()
             for child in reversed(self.make_node(node, lists, dist, total)):
                 work.append(child)
@@ -655,9 +654,11 @@ def _prefixes(names, order):
 
 
 class Fit:
-    """What one SimpleCart fit shares: the data and the options."""
+    """What one SimpleCart fit shares: the data, the options, and the count of the
+    nodes its trees have grown."""
 
     def __init__(self, data, target, y, options):
+        self.grown, self.lock = 0, threading.Lock()
         self.X = stacked(data.columns, data.n)
         self.nominal = [a.nominal for a in data.attributes]
         self.values = [a.values for a in data.attributes]
@@ -678,6 +679,13 @@ class Fit:
         self.textual = np.array([self.nominal[a] and any(set("()|") & set(v)
                                                          for v in self.values[a])
                                  for a in range(len(self.values))], np.bool_)
+
+    def grown_one(self):
+        """Report the nodes grown so far, over every tree (two grow at a time), and
+        count one more."""
+        with self.lock:
+            progress.report("CART: nodes grown", self.grown)
+            self.grown += 1
 
     def tree(self, rows):
         return Tree(Grower(self, rows).grow(), self, rows)
