@@ -111,6 +111,12 @@ def whole_weights(w):
     return bool(np.all(w == np.floor(w))) and float(w.sum()) < 2.0**52
 
 
+def missing_in(X, rows):
+    """Per row of the matrix ``X`` (an attribute each), whether any of ``rows``
+    lacks its value (NaN)."""
+    return np.array([bool(np.isnan(x[rows]).any()) for x in X], np.bool_)
+
+
 def stacked(columns, n):
     """``columns`` (of ``n`` rows) as one C-ordered matrix, a row each, as kernels
     read a table: a view where they are consecutive rows of the matrix a Dataset's

@@ -21,7 +21,7 @@ from .. import pictures, progress
 from ..c45 import grow as c45
 from ..c45.grow import NOMINAL_SPLIT, NUMERIC_SPLIT
 from ..c45.model import _label as c45_label
-from ..dataset import stacked
+from ..dataset import missing_in, stacked
 from ..evaluation import check_folds, stratify, test_cv, train_cv
 from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, randomize
@@ -134,7 +134,7 @@ class Learner:
         self.reuse = None  # (its split and branch, a branch's entries): branch_entries
         # scratch: the share of each position a rule covers, where it is not 0
         self.touched = np.zeros(len(rows), np.bool_)
-        self.missing = [bool(np.isnan(c[rows]).any()) for c in self.X]  # per attribute
+        self.missing = missing_in(self.X, rows)  # per attribute
         self.share = np.zeros(len(rows))
         self.multi_valued = bool(len(self.n_values)) and all(
             nv > 0 and not 0.3 * len(rows) - nv > SMALL for nv in self.n_values)

@@ -40,7 +40,7 @@ import numpy as np
 from numba.typed import List
 
 from .. import progress, stop
-from ..dataset import stacked, whole_weights
+from ..dataset import missing_in, stacked, whole_weights
 from ..evaluation import check_folds, randomize, stratify, test_cv, train_cv
 from ..halt import halted
 from ..javautil import JavaRandom, rows_in_order
@@ -405,31 +405,26 @@ _score_serial = njit(cache=True)(_score_impl)
 PARALLEL_CELLS = 200_000  # attributes times rows of a node
 
 
-
-
-def _deal_impl(rid, val, yv, w, lo, hi, props, counts, keep, first, branch_of, dr, dv, dy,
-               dw, base, sr, sv, sy, sw):
+def _deal_impl(rid, val, yv, w, lo, hi, props, counts, keep, head, start, rest, branch_of,
+               dr, dv, dy, dw, sr, sv, sy, sw):
     """Each attribute's rows ``lo:hi`` dealt to the branches that ``keep`` marks, in
-    order, into columns ``base:`` of ``dr``, ``dv``, ``dy``, ``dw``: branch
-    ``first`` straight there, then the others in branch order, through the scratch
-    rows ``sr``, ``sv``, ``sy``, ``sw`` (a row per worker, each on attributes of
-    its own). The destination may be the source with ``base`` = ``lo``: the first
-    branch's place never passes the row read; else it has a column past the
-    branches'. Every row is written to both, and only the place it belongs to
-    moves on: a branch on its branch would be mispredicted half the time."""
+    order, into ``dr``, ``dv``, ``dy``, ``dw`` from column ``start[c]`` of branch
+    ``c`` on: branch ``head`` (the first columns) straight there, the others (the
+    ``rest`` columns after it) through the scratch rows ``sr``, ``sv``, ``sy``,
+    ``sw`` (a row per worker, each on attributes of its own). The destination may
+    be the source with ``start[head]`` = ``lo``: the head's place never passes the
+    row read; else it has a column past the branches'. Every row is written to
+    both, and only the place it belongs to moves on: a branch on its branch would
+    be mispredicted half the time."""
     p, workers = rid.shape[0], sr.shape[0]
     b = len(props)
-    at0 = np.zeros(b, np.int64)  # each branch's place in the scratch row
+    base = start[head]
+    at0 = np.full(b, rest)  # each branch's place in the scratch row; others: past it
     step = np.zeros(b, np.int64)  # 1 for a branch kept there
-    rest = 0
     for c in range(b):
-        if keep[c] and c != first:
-            at0[c] = rest
+        if keep[c] and c != head:
+            at0[c] = start[c] - base - counts[head]
             step[c] = 1
-            rest += counts[c]
-    for c in range(b):  # the others write to the slot past the end
-        if step[c] == 0:
-            at0[c] = rest
     for k in prange(workers):
         for a in range(k, p, workers):
             at = at0.copy()
@@ -443,7 +438,7 @@ def _deal_impl(rid, val, yv, w, lo, hi, props, counts, keep, first, branch_of, d
                 x, t, wt = va[i], ya[i], wa[i]
                 if c >= 0:
                     da[f0], ea[f0], ga[f0], ha[f0] = r, x, t, wt
-                    f0 += c == first
+                    f0 += c == head
                     f = at[c]
                     sra[f], sva[f], sya[f], swa[f] = r, x, t, wt
                     at[c] = f + step[c]
@@ -451,7 +446,7 @@ def _deal_impl(rid, val, yv, w, lo, hi, props, counts, keep, first, branch_of, d
                 for d in range(b):  # missing: to every branch kept of positive share
                     if not keep[d] or props[d] <= 0:
                         continue
-                    if d == first:
+                    if d == head:
                         da[f0], ea[f0], ga[f0], ha[f0] = r, x, t, props[d] * wt
                         f0 += 1
                     else:
@@ -705,17 +700,15 @@ def _grow(parts_r, parts_v, parts_y, parts_w, n_rows, nominal, n_values, k, widt
                     scratch_r = np.empty((2, rest + 1), np.int32)
                     scratch_v, scratch_y, scratch_w = np.empty((2, rest + 1)), \
                         np.empty((2, rest + 1)), np.empty((2, rest + 1))
-            workers = 2 if wide else 1
-            if head >= 0 and wide:
-                _deal_parallel(rid, val, yv, wts, lo, hi, share, counts, keep, head,
-                               branch_of, parts_r[dest], parts_v[dest], parts_y[dest],
-                               parts_w[dest], base, scratch_r[:workers],
-                               scratch_v[:workers], scratch_y[:workers], scratch_w[:workers])
-            elif head >= 0:
-                _deal_serial(rid, val, yv, wts, lo, hi, share, counts, keep, head, branch_of,
-                             parts_r[dest], parts_v[dest], parts_y[dest], parts_w[dest],
-                             base, scratch_r[:workers], scratch_v[:workers],
-                             scratch_y[:workers], scratch_w[:workers])
+                w2 = 2 if wide else 1
+                args = (rid, val, yv, wts, lo, hi, share, counts, keep, head, start, rest,
+                        branch_of, parts_r[dest], parts_v[dest], parts_y[dest],
+                        parts_w[dest], scratch_r[:w2], scratch_v[:w2], scratch_y[:w2],
+                        scratch_w[:w2])
+                if wide:
+                    _deal_parallel(*args)
+                else:
+                    _deal_serial(*args)
             need = n_nodes + b
             attr, cut, first, kids = _more(attr, need), _more(cut, need), \
                 _more(first, need), _more(kids, need)
@@ -799,7 +792,7 @@ def presort(X, nominal, rows, y, w, classed):
     value missing, every sum is of whole numbers, exact in any order, and no row is
     ever split into fractions, so equal values may come in any order and numpy's
     sort (several times faster) orders them."""
-    if not (classed and whole_weights(w[rows]) and not _any_missing(X, rows)):
+    if not (classed and whole_weights(w[rows]) and not missing_in(X, rows).any()):
         return _presort(X, nominal, rows, y, w)
     p, n = X.shape[0], len(rows)
     out = (np.empty((p, n), np.int32), np.empty((p, n)), np.empty((p, n)),
@@ -818,15 +811,6 @@ def _listed(rid, val, yv, wts):
     """The presorted arrays, each as the one item of a typed list, made in a
     compiled kernel (made by Python, the lists' code compiles in every process)."""
     return List([rid]), List([val]), List([yv]), List([wts])
-
-
-@njit(cache=True)
-def _any_missing(X, rows):
-    for t in range(X.shape[0]):
-        for r in rows:
-            if np.isnan(X[t, r]):
-                return True
-    return False
 
 
 @njit(cache=True)
@@ -850,13 +834,8 @@ def _presort(X, nominal, rows, y, w):
     rid = np.empty((p, n), np.int32)
     val, yv, wts = np.empty((p, n)), np.empty((p, n)), np.empty((p, n))
     for t in prange(p):
-        x, order = rows_in_order(X, t, rows, nominal[t])
-        for i in range(n):
-            r = rows[order[i]]
-            rid[t, i] = r
-            val[t, i] = x[order[i]]
-            yv[t, i] = y[r]
-            wts[t, i] = w[r]
+        _fill_sorted(X, t, rows, rows_in_order(X, t, rows, nominal[t])[1], y, w, rid, val,
+                     yv, wts)
     return rid, val, yv, wts
 
 
