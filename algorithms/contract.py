@@ -284,12 +284,19 @@ class Learner:
         None for a learner without a target."""
         if not self.has_target:
             return None
-        t = column_index(fn, data, target)
+        t = column_index(fn, data.attributes, target)
+        y = data.columns[t]
+        self.check_target(fn, data.attributes, t, y[~np.isnan(y)])
+        return t
+
+    def check_target(self, fn, attributes, t, known):
+        """Refuse a target this learner cannot predict: ``known`` holds the target's
+        known values (a nominal one's codes; a fit that never holds the rows, as a
+        distributed one, may pass each present value once)."""
         kind = self.kind
         if kind == "predictor":
-            kind = "classifier" if data.attributes[t].nominal else "regressor"
-        _check_target(fn, kind, data, t)
-        return t
+            kind = "classifier" if attributes[t].nominal else "regressor"
+        _check_target(fn, kind, attributes, t, known)
 
     def train(self, fn, data, target, options, settings=None):
         """A model of ``data``: the table checked, the target found and checked,
@@ -314,12 +321,12 @@ class Learner:
                                 else f"{fn}: {text}") from None
 
 
-def column_index(fn, data, target):
-    """The index of the target column of ``data`` (its exact name, else the one
-    equal ignoring case); a clear error naming the columns otherwise."""
+def column_index(fn, attributes, target):
+    """The index of the target column among ``attributes`` (its exact name, else the
+    one equal ignoring case); a clear error naming the columns otherwise."""
     if target is None:
         raise ContractError(f"{fn}: target must name a column, got NULL")
-    names = [a.name for a in data.attributes]
+    names = [a.name for a in attributes]
     t = find_name(names, target)
     if t is None:
         raise ContractError(f"{fn}: target column {target!r} is not in the table (its "
@@ -327,10 +334,8 @@ def column_index(fn, data, target):
     return t
 
 
-def _check_target(fn, kind, data, t):
-    a = data.attributes[t]
-    y = data.columns[t]
-    known = y[~np.isnan(y)]
+def _check_target(fn, kind, attributes, t, known):
+    a = attributes[t]
     if kind == "classifier":
         if not a.nominal:
             raise ContractError(
@@ -354,7 +359,7 @@ def _check_target(fn, kind, data, t):
         if len(known) < 2:
             raise ContractError(f"{fn}: target column {a.name!r} has a value in only "
                                 f"{len(known)} row; a model needs at least 2")
-    if len(data.attributes) == 1:
+    if len(attributes) == 1:
         raise ContractError(f"{fn}: the table has no attributes besides the target "
                             f"{a.name!r}")
 

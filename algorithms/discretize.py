@@ -80,16 +80,31 @@ def cut_points(x, y, w, n_classes, exact):
     needed only where weights are not whole (``exact``: they are whole,
     ``dataset.whole_weights``)."""
     order = np.argsort(x, kind="quicksort" if exact else "stable")  # NaN last
-    return _cut_points(order[:len(x) - int(np.isnan(x).sum())], x, y, w, n_classes)
+    return _cut_points(order[:len(x) - int(np.isnan(x).sum())], x, y, w, n_classes,
+                       np.empty(0, np.int64))
+
+
+def counted_cut_points(x, y, w, count, n_classes):
+    """``cut_points`` of rows counted rather than held: ``count[i]`` rows of value
+    ``x[i]`` and class ``y[i]`` weigh ``w[i]`` together (no value missing), as a
+    distributed pass adds them up. The same cuts as of the rows themselves when
+    their weights are whole: every sum is then of whole numbers, exact in any
+    order, and the MDL test counts rows."""
+    order = np.argsort(x, kind="stable")
+    first = np.concatenate(([0], np.cumsum(np.asarray(count, np.int64)[order])))
+    return _cut_points(order, x, y, w, n_classes, first)
 
 
 @njit(cache=True)
-def _cut_points(order, x, y, w, n_classes):
-    """``cut_points`` on the rows ``order``, the known values in increasing order."""
+def _cut_points(order, x, y, w, n_classes, first_row):
+    """``cut_points`` on the entries ``order``, the known values in increasing order;
+    ``first_row[i]``: how many rows come before sorted entry ``i`` (empty: one row
+    an entry)."""
     xs = x[order]
     ys = y[order]
     ws = w[order]
     m = len(xs)
+    counted = len(first_row) > 0
     cuts = np.empty(m, np.float64)
     n_found = 0
     # a stack of subsets [first, last_plus_one) still to split
@@ -106,7 +121,8 @@ def _cut_points(order, x, y, w, n_classes):
         top -= 1
         first = s_first[top]
         last = s_last[top]
-        if last - first < 2:
+        rows = first_row[last] - first_row[first] if counted else last - first
+        if rows < 2:
             continue
         left[:] = 0.0
         right[:] = 0.0
@@ -130,7 +146,7 @@ def _cut_points(order, x, y, w, n_classes):
                     best_right[:] = right
         if best_i < 0 or prior_e - best_e <= 0:
             continue
-        if not _accept(prior, best_left, best_right, last - first - 1):
+        if not _accept(prior, best_left, best_right, rows - 1):
             continue
         cuts[n_found] = best_cut
         n_found += 1

@@ -420,7 +420,7 @@ def _cluster_cv(decl, fn, data, target, options, folds, seed, settings):
         raise ValueError(f"{fn}: a {decl.name} model has no likelihood to "
                          "cross-validate (it is not a density model, as em is)")
     if target is not None:
-        t = contract.column_index(fn, data, target)
+        t = contract.column_index(fn, data.attributes, target)
         keep = [i for i in range(len(data.attributes)) if i != t]
         data = Dataset([data.attributes[i] for i in keep], [data.columns[i] for i in keep],
                        data.weights)

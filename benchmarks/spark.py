@@ -3,7 +3,7 @@ group), at ``local[1]`` and ``local[2]`` on this machine.
 
     python -m duckmine.benchmarks.spark [--baskets 1000000 5000000] [--support 0.01]
         [--rows 5000000] [--group-rows 1000000] [--groups 1000] [--cores 1 2]
-        [--parts fp kmeans em c45] [--timeout 3600]
+        [--parts fp kmeans em c45 bn] [--timeout 3600]
 
 Needs the ``spark`` and ``bench`` extras and Java 17+. Each core count runs in a
 process of its own (one SparkSession, its JVM and Python workers), whose peak
@@ -29,6 +29,11 @@ DataFrame (built and counted first) and forces the whole result:
   target => 'y', by => 'g')``, counted; scikit-learn: ``groupBy('g')
   .applyInPandas`` fitting a ``DecisionTreeClassifier`` per group (the nominal
   attribute as codes).
+- **bn:** ``rows`` rows of the c45 part's columns in one group. duckmine:
+  ``duckmine.spark.bayes_net(df, 'y', search='tan')`` (counts over the cluster, the
+  search on the driver); peer: the same fit on one worker,
+  ``bayes_net_fit(TABLE(t) WITH SINGLE PARTITION, target => 'y', search => 'tan')``.
+  Both must give the same model.
 
 It prints each timing, duckmine's speed-up over the peer, and each tool's speed-up
 from 1 to 2 cores. Targets: at least 3x MLlib's FPGrowth and KMeans, and at least
@@ -45,7 +50,7 @@ import numpy as np
 
 from .child import run_child
 
-PARTS = ("fp", "kmeans", "em", "c45")
+PARTS = ("fp", "kmeans", "em", "c45", "bn")
 
 
 class PeakMemory:
@@ -247,6 +252,23 @@ def _c45(spark, args, cores, out):
     df.unpersist()
 
 
+def _bn(spark, args, cores, out):
+    import duckmine.spark as dm
+
+    df = grouped(spark, args.rows, 1, cores).drop("g").cache()
+    df.count()
+    df.createOrReplaceTempView("bench_network")
+    t, ours = timed(lambda: dm.bayes_net(df, "y", search="tan"))
+    t2, theirs = timed(lambda: spark.sql(
+        "SELECT model FROM bayes_net_fit(TABLE(bench_network) WITH SINGLE PARTITION, "
+        "target => 'y', search => 'tan')").collect()[0][0])
+    out.append({"part": "bn", "size": args.rows, "duckmine": t, "peer": t2,
+                "peer_name": "one worker",
+                "check": "same model" if ours["id"] == theirs["id"] else "MODELS DIFFER"})
+    say(out[-1])
+    df.unpersist()
+
+
 def child(args):
     import duckmine.spark as dm
 
@@ -262,6 +284,8 @@ def child(args):
         _c45(spark, args, args.cores[0], out)
     if "kmeans" in args.parts or "em" in args.parts:
         _clusters(spark, args, args.cores[0], out)
+    if "bn" in args.parts:
+        _bn(spark, args, args.cores[0], out)
     if "fp" in args.parts:  # MLlib's FPGrowth takes longest: last
         _fp(spark, args, args.cores[0], out)
     spark.stop()

@@ -79,6 +79,14 @@ def em(df, k, **options):
     return fitted(df, k, **options)
 
 
+def bayes_net(df, target, **options):
+    """A Bayesian network classifier from counts made over the whole cluster
+    (``spark/network.py``): the model value, as ``bayes_net_fit`` gives it."""
+    from .network import fitted
+
+    return fitted(df, target, **options)
+
+
 def fp_growth(df, min_support, **options):
     """Parallel FP-growth over the whole cluster (``spark/pfp.py``): a DataFrame of
     ``(itemset, support_count, support)``."""

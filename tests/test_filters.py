@@ -11,6 +11,8 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import duckmine
 from duckmine.algorithms.dataset import Attribute
@@ -137,3 +139,32 @@ def test_unseen_and_missing_values_when_applied():
     for (j, level), col in zip(binary.columns, coded):
         want = fill[j] if level < 0 else float(int(fill[j]) in binary._ones(j, level))
         assert col[0] == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_cut_points_of_counted_rows_equal_those_of_the_rows(data):
+    """What a distributed pass brings back, (value, class) pairs with their rows and
+    whole weights added up in any order, gives the rows' own cut points."""
+    from duckmine.algorithms import discretize
+
+    n = data.draw(st.integers(2, 300))
+    k = data.draw(st.integers(2, 4))
+    x = np.array(data.draw(st.lists(st.integers(0, 12), min_size=n, max_size=n)),
+                 np.float64) / 4
+    y = np.array(data.draw(st.lists(st.integers(0, k - 1), min_size=n, max_size=n)))
+    w = np.array(data.draw(st.lists(st.integers(1, 3), min_size=n, max_size=n)),
+                 np.float64)
+    if data.draw(st.booleans()):  # classes that follow the value, so that cuts pass
+        y = np.minimum((x * k / 3.01).astype(np.int64), k - 1)
+    want = discretize.cut_points(x, y, w, k, True)
+    pairs = {}
+    for i in data.draw(st.permutations(range(n))):
+        got = pairs.setdefault((x[i], y[i]), [0.0, 0])
+        got[0] += w[i]
+        got[1] += 1
+    keys = list(pairs)
+    got = discretize.counted_cut_points(
+        np.array([a for a, _ in keys]), np.array([c for _, c in keys], np.int64),
+        np.array([pairs[q][0] for q in keys]), np.array([pairs[q][1] for q in keys]), k)
+    assert got.tolist() == want.tolist()

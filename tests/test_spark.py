@@ -19,7 +19,8 @@ from .test_contract import CASES, DATASETS, case_id, required
 
 pytestmark = pytest.mark.spark
 
-TABLES = ["weather.nominal", "weather.numeric", "cpu", "cpu.missing", "iris", "supermarket"]
+TABLES = ["weather.nominal", "weather.numeric", "cpu", "cpu.missing", "iris", "supermarket",
+          "labor", "breast-cancer"]
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +33,7 @@ def engines():
     session = dmspark.session()
     dmspark.register(session)
     for name in TABLES:
-        t = name.replace(".", "_")
+        t = name.replace(".", "_").replace("-", "_")
         cols = con.execute(f"DESCRIBE {t}").fetchall()
         select = ", ".join(f'"{c}"::VARCHAR AS "{c}"' if typ.startswith("ENUM")
                            else f'"{c}"' for c, typ, *_ in cols)
@@ -400,6 +401,47 @@ def test_parallel_fp_growth_reads_every_layout(engines):
         assert sorted((tuple(r[0]), r[1]) for r in got) == want
 
 
+NETWORKS = {"": {}, ", search := 'tan'": {"search": "tan"},
+            ", search := 'hill_climb', max_parents := 2, score := 'mdl'":
+                {"search": "hill_climb", "max_parents": 2, "score": "mdl"},
+            ", max_parents := 3, alpha := 1.5, use_ad_tree := false":
+                {"max_parents": 3, "alpha": 1.5, "use_ad_tree": False}}
+
+
+@pytest.mark.parametrize("table,target", [("weather_numeric", "play"), ("iris", "class"),
+                                          ("labor", "class"), ("breast_cancer", "Class"),
+                                          ("weather_nominal", "play")])
+@pytest.mark.parametrize("sql", list(NETWORKS))
+def test_a_network_from_counts_over_the_cluster_equals_one_machine(engines, table, target,
+                                                                   sql):
+    """Cut points, fill values, structure, tables and scores, bit for bit: numeric
+    attributes (iris, labor), missing values (labor, breast-cancer, supermarket)."""
+    from duckmine import spark as dmspark
+
+    con, _ = engines
+    got = dmspark.bayes_net(frame(engines, table), target, **NETWORKS[sql])
+    want = con.sql(f"SELECT bayes_net_fit(x, '{target}'{sql}) FROM {table} x"
+                   ).fetchall()[0][0]
+    assert got["id"] == want["id"] and got["body"] == want["body"]
+
+
+def test_a_weighted_network_over_the_cluster(engines):
+    """Whole weights count as rows, as on one machine; fractions are refused, since
+    Spark adds them in no fixed order."""
+    from duckmine import spark as dmspark
+
+    con, session = engines
+    con.execute("CREATE OR REPLACE TABLE labor_w AS SELECT *, (1 + row_number() OVER () "
+                "% 3)::DOUBLE AS w FROM labor")
+    df = session.createDataFrame(con.sql("FROM labor_w").to_arrow_table()).repartition(3)
+    got = dmspark.bayes_net(df, "class", weight="w", search="tan")
+    want = con.sql("SELECT bayes_net_fit(x, 'class', search := 'tan', weight := 'w') "
+                   "FROM labor_w x").fetchall()[0][0]
+    assert got["id"] == want["id"]
+    with pytest.raises(ValueError, match="bayes_net: weight column 'h' holds fractions"):
+        dmspark.bayes_net(df.withColumn("h", df["w"] / 2), "class", weight="h")
+
+
 def test_over_the_cluster_bad_input_is_named(engines):
     from duckmine import spark as dmspark
 
@@ -414,6 +456,16 @@ def test_over_the_cluster_bad_input_is_named(engines):
         dmspark.fp_growth(frame(engines, "supermarket"), -1.0)
     with pytest.raises(ValueError, match="exclude names 'nope'"):
         dmspark.kmeans(frame(engines, "iris"), 2, exclude=["nope"])
+    with pytest.raises(ValueError, match="bayes_net: target column 'MYCT' is numeric"):
+        dmspark.bayes_net(frame(engines, "cpu"), "MYCT")
+    with pytest.raises(ValueError, match="bayes_net: target column 'nope' is not in the "
+                                         "table"):
+        dmspark.bayes_net(frame(engines, "iris"), "nope")
+    with pytest.raises(ValueError, match="bayes_net: search must be one of"):
+        dmspark.bayes_net(frame(engines, "iris"), "class", search="k3")
+    with pytest.raises(ValueError, match="bayes_net: attribute 'department8' has only "
+                                         "missing values"):
+        dmspark.bayes_net(frame(engines, "supermarket"), "total")
 
 
 def test_a_fit_too_large_for_a_worker_is_refused(engines):
@@ -427,6 +479,9 @@ def test_a_fit_too_large_for_a_worker_is_refused(engines):
                             "PARTITION, target => 'class')", "m5p_fit: this fit would take",
                             "PARTITION BY (g)", "spark.duckmine.memoryLimit")
         assert "USING SAMPLE" not in text
+        with pytest.raises(ValueError, match="bayes_net: this fit would take .* the "
+                                             "driver holds the table's distinct rows"):
+            dmspark.bayes_net(frame(engines, "iris"), "class")
     finally:
         session.conf.unset("spark.duckmine.memoryLimit")
         dmspark.register(session)

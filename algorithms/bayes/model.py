@@ -201,25 +201,30 @@ class BayesNetModel:
 def fit_bayes_net(data, target, options, max_bytes=4 << 30):
     """A BayesNetModel of ``data`` (a Dataset) predicting attribute ``target``."""
     keep, coding, X = coded_training_data(data, target)
+    w = data.weights[keep]
+    return network(coding, X, options, None if (w == 1).all() else w, max_bytes=max_bytes)
+
+
+def network(coding, X, options, weights, times=None, max_bytes=4 << 30):
+    """The network searched and estimated on the coded rows ``X`` (complete): each
+    row stands for ``times`` rows (None: one) and weighs ``weights`` in the tables
+    (None: as many as it stands for)."""
     card = [len(v) for v in coding.values]
     size = 3 if options.search == "tan" else options.max_parents + 1
     counts = bn.Counts(X, card, options.use_ad_tree, min(max(size, 2), len(card)),
-                       max_bytes)
+                       max_bytes, times)
     score = bn.Scorer(counts, options.score)
-    p = len(card)
+    p, target = len(card), coding.class_index
     if options.search == "k2":
         parents = bn.k2(p, target, options.max_parents, score)
     elif options.search == "tan":
         parents = bn.tan(p, target, score)
     else:
         parents = bn.hill_climb(p, target, options.max_parents, score)
-    w = data.weights[keep]
-    w = None if (w == 1).all() else w
-    cells = bn.estimator_counts(counts, parents, options.alpha, w)
+    cells = bn.estimator_counts(counts, parents, options.alpha, weights)
     cpts = bn.estimate(cells)
     scores = bn.network_scores(cells, options.alpha, counts.n)
-    return BayesNetModel(target, coding, parents, cpts, vars(options), scores,
-                         int(keep.sum()))
+    return BayesNetModel(target, coding, parents, cpts, vars(options), scores, counts.n)
 
 
 def fit(data, target, options, settings):

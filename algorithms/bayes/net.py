@@ -126,16 +126,21 @@ def node_score(counts, kind, alpha, n_rows):
 class Counts:
     """Contingency tables of the coded rows, from an AD-tree or by scans, cached."""
 
-    def __init__(self, codes, card, use_ad_tree, max_size=None, max_bytes=4 << 30):
+    def __init__(self, codes, card, use_ad_tree, max_size=None, max_bytes=4 << 30,
+                 times=None):
         """``max_size``: the most attributes a table will have (the tree need not
-        be deeper)."""
+        be deeper); ``times``: how many rows each row of ``codes`` stands for (None:
+        one each), as a distributed fit brings back its distinct rows. Such rows are
+        counted by scans: the same whole numbers an AD-tree would give."""
         self.card = np.asarray(card, np.int64)
         slot = self.card + 1  # the tree's missing slot (unused: data are complete)
         codes = np.ascontiguousarray(codes, code_type(slot))  # once, not per scan
-        self.tree = ADTree.of(codes, slot, 0, max_bytes, max_size) if use_ad_tree else None
+        self.times = None if times is None else np.asarray(times, np.float64)
+        self.tree = ADTree.of(codes, slot, 0, max_bytes, max_size) \
+            if use_ad_tree and times is None else None
         self.codes = codes
         self.slot = slot
-        self.n = len(codes)
+        self.n = len(codes) if times is None else int(self.times.sum())
         self._cache = {}
 
     def table(self, node, parents):
@@ -145,19 +150,22 @@ class Counts:
         hit = self._cache.get(key)
         if hit is None:
             attrs = [*parents, node]
-            t = self.tree.table(attrs) if self.tree is not None else \
-                scan_table(self.codes, self.slot, attrs)
-            hit = t.reshape(-1, self.card[node]).astype(np.float64)
+            if self.tree is not None:
+                hit = self.tree.table(attrs).reshape(-1, self.card[node])
+            elif self.times is not None:
+                hit = self.weighted(node, parents, self.times)
+            else:
+                hit = scan_table(self.codes, self.slot, attrs).reshape(-1, self.card[node])
+            hit = hit.astype(np.float64)
             self._cache[key] = hit
         return hit
-
 
     def weighted(self, node, parents, weights=None):
         """``table`` with each row counted by its weight (None: once)."""
         if weights is None:
             return self.table(node, parents)
-        cell = np.zeros(self.n, np.int64)
-        known = np.ones(self.n, np.bool_)
+        cell = np.zeros(len(self.codes), np.int64)
+        known = np.ones(len(self.codes), np.bool_)
         for q in (*parents, node):
             cell = cell * self.card[q] + self.codes[:, q]
             known &= self.codes[:, q] < self.card[q]
