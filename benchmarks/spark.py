@@ -3,7 +3,7 @@ group), at ``local[1]`` and ``local[2]`` on this machine.
 
     python -m duckmine.benchmarks.spark [--baskets 1000000 5000000] [--support 0.01]
         [--rows 5000000] [--group-rows 1000000] [--groups 1000] [--cores 1 2]
-        [--parts fp kmeans em c45 bn] [--timeout 3600]
+        [--parts fp kmeans em c45 bn tree] [--tree-rows 200000] [--timeout 3600]
 
 Needs the ``spark`` and ``bench`` extras and Java 17+. Each core count runs in a
 process of its own (one SparkSession, its JVM and Python workers), whose peak
@@ -34,6 +34,12 @@ DataFrame (built and counted first) and forces the whole result:
   search on the driver); peer: the same fit on one worker,
   ``bayes_net_fit(TABLE(t) WITH SINGLE PARTITION, target => 'y', search => 'tan')``.
   Both must give the same model.
+- **tree:** ``tree-rows`` rows of the c45 part's columns in one group, the numeric
+  ones scaled to [0, 1000) (J48 cuts only between values more than 1e-5 apart, so
+  a million values in [0, 1) leave it almost no cut). duckmine:
+  ``duckmine.spark.c45(df, 'y')`` (J48's tree a level at a time over the cluster);
+  peer: ``c45_fit(TABLE(t) WITH SINGLE PARTITION, target => 'y')`` on one worker.
+  Both must give the same model.
 
 It prints each timing, duckmine's speed-up over the peer, and each tool's speed-up
 from 1 to 2 cores. Targets: at least 3x MLlib's FPGrowth and KMeans, and at least
@@ -50,7 +56,7 @@ import numpy as np
 
 from .child import run_child
 
-PARTS = ("fp", "kmeans", "em", "c45", "bn")
+PARTS = ("fp", "kmeans", "em", "c45", "bn", "tree")
 
 
 class PeakMemory:
@@ -269,6 +275,46 @@ def _bn(spark, args, cores, out):
     df.unpersist()
 
 
+def _tree(spark, args, cores, out):
+    from pyspark.sql import functions as F
+
+    import duckmine.spark as dm
+    from duckmine.spark import trees
+
+    # J48 cuts only between values more than 1e-5 apart: the attributes span
+    # [0, 1000) so that a million rows still leave it cuts
+    df = grouped(spark, args.tree_rows, 1, cores).drop("g")
+    df = df.select(*[(F.col(c) * 1000.0).alias(c) if c.startswith("x") else F.col(c)
+                     for c in df.columns]).cache()
+    df.count()
+    df.createOrReplaceTempView("bench_tree")
+    passes = []
+    prune = trees._Raiser.prune
+
+    def counted(self):
+        got = prune(self)
+        passes.append(self.passes)
+        return got
+
+    trees._Raiser.prune = counted
+    t, ours = timed(lambda: dm.c45(df, "y"))
+    trees._Raiser.prune = prune
+    t2, theirs = timed(lambda: spark.sql(
+        "SELECT model FROM c45_fit(TABLE(bench_tree) WITH SINGLE PARTITION, "
+        "target => 'y')").collect()[0][0])
+    parent = json.loads(ours["body"])["tree"]["parent"]
+    depth = [0] * len(parent)
+    for i, q in enumerate(parent):  # parents come first
+        depth[i] = depth[q] + 1 if q >= 0 else 0
+    out.append({"part": "tree", "size": args.tree_rows, "duckmine": t, "peer": t2,
+                "peer_name": "one worker",
+                "check": ("same model" if ours["id"] == theirs["id"] else "MODELS DIFFER")
+                + f"; {len(parent)} nodes, {max(depth)} levels, "
+                f"{passes[0] if passes else 0} pruning passes"})
+    say(out[-1])
+    df.unpersist()
+
+
 def child(args):
     import duckmine.spark as dm
 
@@ -286,6 +332,8 @@ def child(args):
         _clusters(spark, args, args.cores[0], out)
     if "bn" in args.parts:
         _bn(spark, args, args.cores[0], out)
+    if "tree" in args.parts:
+        _tree(spark, args, args.cores[0], out)
     if "fp" in args.parts:  # MLlib's FPGrowth takes longest: last
         _fp(spark, args, args.cores[0], out)
     spark.stop()
@@ -303,6 +351,7 @@ def main():
     parser.add_argument("--rows", type=int, default=5_000_000)
     parser.add_argument("--group-rows", type=int, default=1_000_000)
     parser.add_argument("--groups", type=int, default=1000)
+    parser.add_argument("--tree-rows", type=int, default=200_000)
     parser.add_argument("--cores", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--parts", nargs="+", default=list(PARTS), choices=PARTS)
     parser.add_argument("--timeout", type=float, default=3600)
@@ -314,6 +363,7 @@ def main():
     for cores in args.cores:
         argv = ["--cores", cores, "--support", args.support, "--rows", args.rows,
                 "--group-rows", args.group_rows, "--groups", args.groups,
+                "--tree-rows", args.tree_rows,
                 "--baskets", *args.baskets, "--parts", *args.parts]
         got = run_child("duckmine.benchmarks.spark", argv, args.timeout)
         if got is None:

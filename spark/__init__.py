@@ -87,6 +87,14 @@ def bayes_net(df, target, **options):
     return fitted(df, target, **options)
 
 
+def c45(df, target, **options):
+    """A C4.5 tree grown a level at a time over the whole cluster
+    (``spark/trees.py``): the model value, as ``c45_fit`` gives it."""
+    from .trees import fitted
+
+    return fitted(df, target, **options)
+
+
 def fp_growth(df, min_support, **options):
     """Parallel FP-growth over the whole cluster (``spark/pfp.py``): a DataFrame of
     ``(itemset, support_count, support)``."""

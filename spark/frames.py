@@ -28,6 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..algorithms import contract
 from ..algorithms.dataset import NOMINAL, NUMERIC, Attribute, canonical_order
 from ..udfs.table import _numeric, _weights, kind_of
 from . import calls
@@ -295,6 +296,22 @@ class Frame:
         total["cols"] = cols
         return total
 
+    def target_index(self, decl, target):
+        """The column of ``target``; a target the learner ``decl`` cannot predict
+        by its kind is refused before any pass."""
+        attrs = [Attribute(n, k) for n, k in zip(self.names, self.kinds)]
+        t = contract.column_index(self.fn, attrs, target)
+        if self.kinds[t] == NUMERIC and decl.kind == "classifier":
+            decl.check_target(self.fn, attrs, t, np.empty(0))
+        return t
+
+    def check_target(self, decl, t, total):
+        """After ``open``: the target refused as the contract refuses it (a single
+        class, say), from the summary of its values."""
+        seen = total["cols"][t]
+        decl.check_target(self.fn, self.attributes, t, np.array(
+            [i for i, v in enumerate(self.values[t]) if v in seen], np.float64))
+
     @property
     def attributes(self):
         return [Attribute(n, NOMINAL, v) if k == NOMINAL else Attribute(n, NUMERIC)
@@ -403,15 +420,27 @@ def matrices(batches, p, fill=None):
             yield (X, w) if fill is None else (_filled(X.copy(), fill), w.copy())
 
 
+def labelled(X, w, t):
+    """The rows of a block whose column ``t`` (the class) is known."""
+    known = ~np.isnan(X[:, t])
+    return (X, w) if known.all() else (X[known], w[known])
+
+
 def _drawn(X, w, seed):
     """A number in [0, 1) per row, a hash of its values' bits and ``seed``."""
+    return (hashed(X, w, seed) >> np.uint64(11)).astype(np.float64) / 2.0**53
+
+
+def hashed(X, w, seed=0):
+    """A 64-bit hash per row of its values' bits and ``seed``: an order of rows that
+    depends on their values alone, however the table is partitioned."""
     bits = np.ascontiguousarray(np.column_stack([X, w])).view(np.uint64)
     h = np.full(len(X), np.uint64(seed & 0xFFFFFFFFFFFFFFFF) ^ np.uint64(0x9E3779B97F4A7C15))
     for j in range(bits.shape[1]):
         h ^= bits[:, j]
         h *= np.uint64(0xBF58476D1CE4E5B9)
         h ^= h >> np.uint64(31)
-    return (h >> np.uint64(11)).astype(np.float64) / 2.0**53
+    return h
 
 
 def _filled(X, fill):

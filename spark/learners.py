@@ -28,8 +28,9 @@ KEY = pa.field("key", pa.string())
 # how a fit too large for one worker is brought within its memory on Spark
 ADVICE = ("a fit of the whole table runs on one worker: fit one model per group "
           "(TABLE(t) PARTITION BY (g) with by => 'g'), a sample (TABLE(SELECT * FROM t "
-          "TABLESAMPLE (10 PERCENT))) or fewer columns; k-means, EM and FP-growth run "
-          "over the whole cluster from Python (duckmine.spark.kmeans, em, fp_growth); "
+          "TABLESAMPLE (10 PERCENT))) or fewer columns; k-means, EM, C4.5, Bayesian "
+          "networks and FP-growth run over the whole cluster from Python "
+          "(duckmine.spark.kmeans, em, c45, bayes_net, fp_growth); "
           "the limit per worker is spark.duckmine.memoryLimit")
 
 

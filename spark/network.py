@@ -28,7 +28,7 @@ import pyarrow as pa
 
 from ..algorithms import contract, discretize, memory
 from ..algorithms.bayes.model import Coding, Options, network
-from ..algorithms.dataset import NUMERIC, Attribute
+from ..algorithms.dataset import NUMERIC
 from ..algorithms.filters import Discretize, Pipeline, ReplaceMissing
 from ..udfs.models import value
 from . import frames, settings
@@ -50,16 +50,11 @@ def fitted(df, target, search="k2", max_parents=1, score="bayes", alpha=0.5,
         "search": search, "max_parents": max_parents, "score": score, "alpha": alpha,
         "use_ad_tree": use_ad_tree}))
     frame = frames.Frame(FN, df, weight=weight)
-    t = contract.column_index(FN, [Attribute(n, NUMERIC) for n in frame.names], target)
-    if frame.kinds[t] == NUMERIC:  # refused before any pass
-        decl.check_target(FN, [Attribute(n, k) for n, k in zip(frame.names, frame.kinds)],
-                          t, np.empty(0))
+    t = frame.target_index(decl, target)
     try:
         total = frame.open()
+        frame.check_target(decl, t, total)
         attributes = frame.attributes
-        seen = total["cols"][t]
-        decl.check_target(FN, attributes, t, np.array(
-            [i for i, v in enumerate(attributes[t].values) if v in seen], np.float64))
         cuts = _cut_points(frame, t)
         codes, times, weights = _distinct_rows(frame, t, cuts)
     finally:
@@ -78,7 +73,7 @@ def _cut_points(frame, t):
 
     def pairs(batches):  # a block's pairs of an attribute as one row of arrays
         for X, w in frames.matrices(batches, p):
-            X, w = _labelled(X, w, t)
+            X, w = frames.labelled(X, w, t)
             y = X[:, t]
             for j in numeric:
                 known = ~np.isnan(X[:, j])
@@ -131,7 +126,7 @@ def _distinct_rows(frame, t, cuts):
 
     def coded(batches):
         for X, w in frames.matrices(batches, p):
-            X, w = _labelled(X, w, t)
+            X, w = frames.labelled(X, w, t)
             if not len(X):
                 continue
             codes = np.empty(X.shape, np.int32)
@@ -167,11 +162,6 @@ def _distinct_rows(frame, t, cuts):
             "round the weights)")
     codes = np.column_stack([got.column(c).to_numpy() for c in names]).astype(np.int64)
     return codes, got.column("rows").to_numpy(), got.column("weight").to_numpy()
-
-
-def _labelled(X, w, t):
-    known = ~np.isnan(X[:, t])
-    return (X, w) if known.all() else (X[known], w[known])
 
 
 def _coding(attributes, t, cuts, codes, weights):

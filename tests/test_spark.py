@@ -442,6 +442,87 @@ def test_a_weighted_network_over_the_cluster(engines):
         dmspark.bayes_net(df.withColumn("h", df["w"] / 2), "class", weight="h")
 
 
+TREES = [("weather_numeric", "play", {}), ("weather_numeric", "play", {"pruned": False}),
+         ("iris", "class", {"binary_splits": True, "min_leaf": 5}),
+         ("iris", "class", {"subtree_raising": False, "confidence": 0.1}),
+         ("labor", "class", {}),  # a subtree raised; missing values spread
+         ("breast_cancer", "Class", {"binary_splits": True})]  # seven raised
+
+
+@pytest.mark.parametrize("table,target,options", TREES,
+                         ids=[f"{t}-{o}" for t, _, o in TREES])
+def test_a_tree_grown_over_the_cluster_equals_one_machine(engines, table, target, options):
+    """J48's tree, level by level: the same text to the last digit; the same model
+    value where no row is spread by a missing value (every sum then of whole
+    numbers), and the subtrees raised as J48 raises them."""
+    from duckmine import spark as dmspark
+
+    con, _ = engines
+    got = dmspark.c45(frame(engines, table), target, **options)
+    sql = "".join(f", {k} := {contract.literal(v)}" for k, v in options.items())
+    want = con.sql(f"SELECT c45_fit(x, '{target}'{sql}) FROM {table} x").fetchall()[0][0]
+    text = con.execute("SELECT model_text(?), model_text(?)", [got, want]).fetchall()[0]
+    assert text[0] == text[1]
+    if table in ("weather_numeric", "iris"):
+        assert got["id"] == want["id"]
+
+
+def test_a_tree_over_the_cluster_is_the_same_however_the_table_is_split(engines):
+    """Missing values spread rows in fractions, whose sums depend on their order:
+    a node's rows are ordered by their values, not by where Spark put them."""
+    from duckmine import spark as dmspark
+
+    ids = {dmspark.c45(frame(engines, "labor", parts), "class")["id"] for parts in (1, 5)}
+    assert len(ids) == 1
+
+
+def test_a_weighted_tree_over_the_cluster(engines):
+    from duckmine import spark as dmspark
+
+    con, session = engines
+    con.execute("CREATE OR REPLACE TABLE iris_w AS SELECT *, (1 + row_number() OVER () "
+                "% 4)::DOUBLE AS w FROM iris")
+    df = session.createDataFrame(con.sql("FROM iris_w").to_arrow_table()).repartition(3)
+    got = dmspark.c45(df, "class", weight="w")
+    want = con.sql("SELECT c45_fit(x, 'class', weight := 'w') FROM iris_w x").fetchall()[0][0]
+    assert got["id"] == want["id"]
+
+
+def test_thresholds_placed_by_the_order_of_the_rows(engines, monkeypatch):
+    """Values within 1e-6 of each other below a cut: J48 walks the table's rows in
+    their order to place the threshold. The cluster sorts them as a single machine
+    orders them and walks the parts side by side."""
+    import random
+
+    from duckmine import spark as dmspark
+
+    con, session = engines
+    rng = random.Random(7)
+    rows = []
+    for _ in range(400):
+        x = round(rng.uniform(0, 1), 2) + rng.choice([0, 0, 3e-7, 6e-7, 9e-7])
+        z = rng.uniform(0, 1)
+        y = "a" if x + 0.3 * z > 0.7 or rng.random() < 0.05 else "b"
+        rows.append((x, z, y))
+    con.execute("CREATE OR REPLACE TABLE near AS SELECT * FROM (VALUES " + ", ".join(
+        f"({x!r}, {z!r}, '{y}')" for x, z, y in rows) + ") t(x, z, y)")
+    from duckmine.spark import trees
+
+    walk, moved = trees._Grower._walk, []
+
+    def watched(self):
+        tops = {i: v[2] for i, v in self.walks.items()}
+        walk(self)
+        moved.extend(i for i, top in tops.items() if self.thresholds[i] != top)
+
+    monkeypatch.setattr(trees._Grower, "_walk", watched)
+    got = dmspark.c45(session.createDataFrame(con.sql("FROM near").to_arrow_table())
+                      .repartition(3), "y")
+    want = con.sql("SELECT c45_fit(t, 'y') FROM near t").fetchall()[0][0]
+    assert got["id"] == want["id"]
+    assert len(moved) >= 3  # thresholds the walk put below the largest value
+
+
 def test_over_the_cluster_bad_input_is_named(engines):
     from duckmine import spark as dmspark
 
@@ -456,6 +537,10 @@ def test_over_the_cluster_bad_input_is_named(engines):
         dmspark.fp_growth(frame(engines, "supermarket"), -1.0)
     with pytest.raises(ValueError, match="exclude names 'nope'"):
         dmspark.kmeans(frame(engines, "iris"), 2, exclude=["nope"])
+    with pytest.raises(ValueError, match="c45: target column 'MYCT' is numeric"):
+        dmspark.c45(frame(engines, "cpu"), "MYCT")
+    with pytest.raises(ValueError, match="c45: min_leaf must be"):
+        dmspark.c45(frame(engines, "iris"), "class", min_leaf=0)
     with pytest.raises(ValueError, match="bayes_net: target column 'MYCT' is numeric"):
         dmspark.bayes_net(frame(engines, "cpu"), "MYCT")
     with pytest.raises(ValueError, match="bayes_net: target column 'nope' is not in the "
@@ -482,6 +567,9 @@ def test_a_fit_too_large_for_a_worker_is_refused(engines):
         with pytest.raises(ValueError, match="bayes_net: this fit would take .* the "
                                              "driver holds the table's distinct rows"):
             dmspark.bayes_net(frame(engines, "iris"), "class")
+        with pytest.raises(ValueError, match="c45: this fit would take .* one worker "
+                                             "scores an attribute over every row"):
+            dmspark.c45(frame(engines, "iris"), "class")
     finally:
         session.conf.unset("spark.duckmine.memoryLimit")
         dmspark.register(session)

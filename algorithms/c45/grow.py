@@ -613,6 +613,29 @@ def unsplittable(per_class, min_obj):
     return 2.0 * min_obj - total > 1e-6 or abs(total - per_class[max_class(per_class)]) < 1e-6
 
 
+@njit(cache=True)
+def chosen(gains, ratios, n_values, multi_valued, n_all):
+    """The attribute J48 splits on given each one's best gain and gain ratio (gain
+    -1: none): among those whose gain is at least the average (a nominal attribute
+    of many values not counted in it), the first of highest ratio; -1 for none."""
+    average, counted, best_a = 0.0, 0, -1
+    for a in range(gains.shape[0]):
+        if gains[a] >= 0 and (n_values[a] == 0 or multi_valued or
+                              0.3 * n_all - n_values[a] > 1e-6):
+            average += gains[a]
+            counted += 1
+    if counted > 0:
+        average /= counted
+        best_ratio = 0.0
+        for a in range(gains.shape[0]):
+            if gains[a] >= 0 and gains[a] >= average - 1e-3 and \
+                    ratios[a] - best_ratio > 1e-6:
+                best_a, best_ratio = a, ratios[a]
+        if best_a >= 0 and best_ratio < 1e-6:
+            best_a = -1
+    return best_a
+
+
 def _select_split(X, y, idx, w, srt, n_values, k, min_obj, mdl, binary, multi_valued,
                  n_all, table, values, value_off, scope):
     """J48's choice of split for one node's data (C45ModelSelection): among the
@@ -637,21 +660,7 @@ def _select_split(X, y, idx, w, srt, n_values, k, min_obj, mdl, binary, multi_va
         for a in prange(m):  # every attribute's best split
             gains[a], ratios[a], mids[a], vals[a] = _evaluate_one(
                 a, X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, node_table)
-        average, counted = 0.0, 0
-        for a in range(m):
-            if gains[a] >= 0 and (n_values[a] == 0 or multi_valued or
-                                  0.3 * n_all - n_values[a] > 1e-6):
-                average += gains[a]
-                counted += 1
-        if counted > 0:
-            average /= counted
-            best_ratio = 0.0
-            for a in range(m):
-                if gains[a] >= 0 and gains[a] >= average - 1e-3 and \
-                        ratios[a] - best_ratio > 1e-6:
-                    best_a, best_ratio = a, ratios[a]
-            if best_a >= 0 and best_ratio < 1e-6:
-                best_a = -1
+        best_a = chosen(gains, ratios, n_values, multi_valued, n_all)
     if best_a < 0:
         return -1, -1, 0.0, -1, per_class
     a = best_a
