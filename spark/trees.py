@@ -136,8 +136,10 @@ class _Grower:
         self._walk()
 
     def _choose(self, i, found):
-        """(attribute, kind, midpoint, value, class weights per branch) of node
-        ``i``'s split, or None for a leaf (made here), from each attribute's best."""
+        """(attribute, kind, midpoint, value, class weights per branch, and the
+        node's least, greatest and largest-left values of a numeric attribute) of
+        node ``i``'s split, or None for a leaf (made here), from each attribute's
+        best."""
         k = self.k
         if found[0] is None:  # no row reaches the node
             self._leaf(i, np.zeros(k))

@@ -408,10 +408,13 @@ NETWORKS = {"": {}, ", search := 'tan'": {"search": "tan"},
                 {"max_parents": 3, "alpha": 1.5, "use_ad_tree": False}}
 
 
-@pytest.mark.parametrize("table,target", [("weather_numeric", "play"), ("iris", "class"),
-                                          ("labor", "class"), ("breast_cancer", "Class"),
-                                          ("weather_nominal", "play")])
-@pytest.mark.parametrize("sql", list(NETWORKS))
+NETWORK_CASES = [("labor", "class", sql) for sql in NETWORKS] + [
+    (table, target, "") for table, target in (("weather_numeric", "play"), ("iris", "class"),
+                                              ("breast_cancer", "Class"),
+                                              ("weather_nominal", "play"))]
+
+
+@pytest.mark.parametrize("table,target,sql", NETWORK_CASES)
 def test_a_network_from_counts_over_the_cluster_equals_one_machine(engines, table, target,
                                                                    sql):
     """Cut points, fill values, structure, tables and scores, bit for bit: numeric
