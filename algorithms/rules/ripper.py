@@ -753,9 +753,9 @@ def fit(data, target, options, settings):
     rows = np.flatnonzero(~np.isnan(labels)).astype(np.int64)
     check_folds(options["folds"], len(rows))
     k = len(data.attributes[target].values)
-    counts = np.zeros(k)
-    for r in rows:  # summed in row order, as the filter adds them
-        counts[int(labels[r])] += data.weights[r]
+    codes = np.where(np.isnan(labels), -1, labels).astype(np.int64)
+    counts = np.array([_weights(data.weights, codes, c, rows)[1]  # in row order, as
+                       for c in range(k)])  # the filter adds them
     seed = options["seed"]
     rng = JavaRandom(seed)  # Instances.getRandomNumberGenerator: seeded by a row's text
     rng = JavaRandom(_java_hash(_row_text(data, rows[rng.next_int(len(rows))])) + seed)
@@ -773,12 +773,7 @@ def fit(data, target, options, settings):
         if abs(ordered[c]) < SMALL:
             continue
         exp_fp = ordered[c] / _total(ordered[c:])  # the class's share of the rest
-        total = 0.0
-        positive = 0.0
-        for r in rest:
-            total += data.weights[r]
-            if y[r] == c:
-                positive += data.weights[r]
+        total, positive = _weights(data.weights, y, c, rest)
         if not positive > 0:
             continue
         default_dl = data_dl(exp_fp, 0.0, total, 0.0, positive)
