@@ -216,32 +216,44 @@ class _Grower:
                 cls = X[at, t].astype(np.int32)
                 for b in np.unique(bucket):
                     here = bucket == b
-                    r, n_, c_, w_, key_ = at[here], node[here], cls[here], wt[here], \
-                        key[at[here]]
+                    r, w_ = at[here], wt[here]
+                    same = {"bucket": pa.array([b], pa.int32()),
+                            "node": [node[here].astype(np.int32).tobytes()],
+                            "cls": [cls[here].tobytes()],
+                            # weights of one are not sent: most rows' (see scored)
+                            "weight": [b"" if (w_ == 1.0).all() else w_.tobytes()],
+                            "key": [key[r].tobytes()]}
                     for a, j in enumerate(cols):
-                        yield pa.RecordBatch.from_pydict({
-                            "attr": pa.array([a], pa.int32()),
-                            "bucket": pa.array([b], pa.int32()),
-                            "node": [n_.tobytes()], "value": [X[r, j].tobytes()],
-                            "cls": [c_.tobytes()], "weight": [w_.tobytes()],
-                            "key": [key_.tobytes()]})
+                        yield pa.RecordBatch.from_pydict({  # in the order of ROWS
+                            "attr": pa.array([a], pa.int32()), "bucket": same["bucket"],
+                            "node": same["node"], "value": [X[r, j].tobytes()],
+                            **{name: same[name] for name in ("cls", "weight", "key")}})
 
         def scored(table):  # one attribute's rows of a bucket of nodes, on a worker
             a = table.column("attr")[0].as_py()
-            node, value_, cls, weight, key = (
+            node, value_, cls, key = (
                 np.concatenate([np.frombuffer(b, dtype) for b in table.column(name)
                                 .to_pylist()])
-                for name, dtype in (("node", np.int64), ("value", np.float64),
-                                    ("cls", np.int32), ("weight", np.float64),
-                                    ("key", np.uint64)))
-            order = np.lexsort((key, node))  # a node's rows in an order of their values
-            node, value_, cls, weight = node[order], value_[order], cls[order], \
-                weight[order]
+                for name, dtype in (("node", np.int32), ("value", np.float64),
+                                    ("cls", np.int32), ("key", np.uint64)))
+            weight = np.concatenate([np.frombuffer(b, np.float64) if b else
+                                     np.ones(len(n) // 4) for b, n in zip(
+                                         table.column("weight").to_pylist(),
+                                         table.column("node").to_pylist())])
+            # a node's rows together; in an order of their values (the hash) where
+            # their weights are not whole, so that their sums come out the same
+            order = np.argsort(node, kind="stable")
+            node, value_, cls, weight, key = node[order], value_[order], cls[order], \
+                weight[order], key[order]
             starts = np.flatnonzero(np.r_[True, node[1:] != node[:-1]])
+            node = node.astype(np.int64)
             out = {name: [] for name in ("node", "gain", "ratio", "mid", "val", "rows",
                                          "per_class", "dist", "low", "high", "left")}
             for s, e in zip(starts, np.r_[starts[1:], len(node)]):
-                got = levels.best_split(value_[s:e], cls[s:e], weight[s:e],
+                here = slice(s, e)
+                if (weight[here] != np.floor(weight[here])).any():
+                    here = s + np.argsort(key[here], kind="stable")
+                got = levels.best_split(value_[here], cls[here], weight[here],
                                         int(n_values[a]), k, float(opt.min_leaf),
                                         opt.mdl_correction, opt.binary_splits)
                 dist = got.pop("dist")

@@ -7,14 +7,17 @@ to its open nodes, each (open node, attribute) pair's rows meet in one place, an
 ``best_split`` scores that attribute there, with ``grow``'s own kernels; the
 driver then picks each node's split as ``grow.chosen`` picks it. A numeric
 threshold moves down onto a value of the whole table as J48 moves it
-(``snapped``), from the two largest values at most 1e-6 above the cut's midpoint.
+(``snapped``, from the two largest values at most 1e-6 above the cut's midpoint;
+where those lie within 1e-6 of each other J48 walks the table's rows in order,
+which ``walk_steps`` does part by part and ``walked`` composes). Subtree raising
+passes a node's rows down another subtree (``through``).
 
 The same tree as ``grow.fit``'s: each node sees the same rows with the same
 weights and runs the same kernels. Its sums run in another order (a node's rows
 ordered by a hash of their values, not the table's order), which is exact while
 weights are whole numbers; a row spread over branches by a missing value carries
-a fraction, and then sums can differ in their last bits (never in a printed digit
-unless two splits tie to 1e-15).
+a fraction, and then a sum can differ in its last bits, which changes a choice
+only where two candidates tie to those bits.
 """
 
 import numpy as np
@@ -167,9 +170,11 @@ def best_split(value, cls, weight, n_values, k, min_obj, mdl, binary):
     mid, val = 0.0, -1
     out = {"per_class": per_class, "dist": None, "low": 0.0, "high": 0.0, "left": 0.0}
     known = ~np.isnan(value)
-    if n_values == 0:
-        order = np.argsort(value, kind="stable")[:int(known.sum())]
-        whole = bool((weight == np.floor(weight)).all()) and total < 1e8
+    whole = bool((weight == np.floor(weight)).all())
+    if n_values == 0:  # ties in the given order where sums of fractions need one
+        order = np.argsort(value, kind="quicksort" if whole else "stable")[
+            :int(known.sum())]
+        whole = whole and total < 1e8
         gain, ratio, mid = numeric_split(value[order], cls[order].astype(np.int32),
                                          weight[order], k, min_obj, total, mdl,
                                          lf_table(int(total)) if whole else NO_TABLE)
