@@ -9,11 +9,13 @@ level at a time, Spark moving the rows and the driver choosing the splits
   the attribute at each node with the single-machine kernels
   (``levels.best_split``). The driver picks each node's split (``grow.chosen``),
   and one small pass over the whole table moves each numeric threshold onto a
-  value of the table (``levels.snapped``).
+  value of the table (``levels.snapped``); where J48 instead walks the rows in
+  their order, the table is sorted in the single-machine order once and walked
+  part by part (``_walk``).
 - **Pruning** runs on the driver with the single-machine kernels (``grow.collapse``,
   ``grow.prune``) from the grown tree's class weights. Subtree raising passes a
   node's rows down its largest branch, so it needs the rows again: one pass per
-  wave of nodes whose branches are pruned (``_raise``), and more where a row's
+  wave of nodes whose branches are pruned (``_Raiser``), and more where a row's
   value is missing at a node the rows have not reached before.
 
 The tree is ``c45_fit``'s (see ``levels``). Each level moves the rows' values once
@@ -34,7 +36,7 @@ from . import frames, settings
 
 FN = "c45"
 # bytes a row of one attribute on the worker that scores it at the first level: the
-# 36 bytes sent, their concatenation and the sorted copies
+# 28 bytes sent at most, their concatenation and the sorted copies
 WORKER_ROW = 120
 ADVICE = ("at the first level one worker scores an attribute over every row: fit one "
           "model per group (c45_fit(TABLE(t) PARTITION BY (g), ...)), a sample, or "
