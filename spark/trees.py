@@ -514,13 +514,15 @@ class _Raiser:
         for i in asks:
             stops[i, c45.ATTR] = levels.OPEN
         asks, shares = dict(asks), dict(shares)
+        branch_of = np.full(len(nodes), -1, np.int64)  # an asked node's largest branch
+        branch_of[list(asks)] = list(asks.values())
 
         def part(batches):
             got = {}
             for X, w in frames.matrices(batches, p):
                 X, w = frames.labelled(X, w, t)
                 rows, at, wt = levels.route(X, w, cols, stops, thresholds, fracs)
-                start = np.array([asks[i] for i in at], np.int64)
+                start = branch_of[at]
                 levels.through(X, X[:, t].astype(np.int64), cols, nodes, thresholds,
                                rows, at, start, wt, shares, k, got)
             return {"sums": [[i, s, {key: v.tolist() for key, v in stat.items()}]
