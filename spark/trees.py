@@ -44,6 +44,7 @@ ADVICE = ("at the first level one worker scores an attribute over every row: fit
 SPLITS = ("node long, attr int, gain double, ratio double, mid double, val int, "
           "rows long, per_class array<double>, dist array<double>, low double, "
           "high double, left double")
+LAST = {}  # the last fit's work: levels, thresholds walked, pruning passes, raisings
 ROWS = "attr int, bucket int, node binary, value binary, cls binary, weight binary, " \
     "key binary"
 
@@ -68,6 +69,8 @@ def fitted(df, target, confidence=0.25, min_leaf=2, pruned=True, subtree_raising
             "memory_limit"], advice=ADVICE, what="spark.duckmine.memoryLimit")
         grower = _Grower(frame, t, opt, total["n"], buckets or
                          2 * df.sparkSession.sparkContext.defaultParallelism)
+        LAST.clear()
+        LAST.update(passes=0, raised=0)
         grower.grow()
         nodes, thresholds, dists = grower.flat()
         k = grower.k
@@ -76,8 +79,9 @@ def fitted(df, target, confidence=0.25, min_leaf=2, pruned=True, subtree_raising
         if opt.pruned:
             cf, z = c45.confidence_quantile(opt.confidence)
             if opt.subtree_raising:
-                nodes, thresholds, dists = _Raiser(grower, nodes, thresholds, dists, cf,
-                                                   z).prune()
+                raiser = _Raiser(grower, nodes, thresholds, dists, cf, z)
+                nodes, thresholds, dists = raiser.prune()
+                LAST.update(passes=raiser.passes, raised=raiser.raised)
             else:
                 nodes = c45.prune(np.empty((0, 0)), np.empty(0, np.int64), nodes,
                                   thresholds, dists, np.empty(0, np.int64), np.empty(0),
@@ -116,7 +120,9 @@ class _Grower:
 
     def grow(self):
         open_nodes = [0]
+        LAST["levels"] = 0
         while open_nodes:
+            LAST["levels"] += 1
             found = self._level()
             if 0 in open_nodes:
                 self.instances = int(found.get((0, 0), {}).get("rows", 0))
@@ -233,15 +239,16 @@ class _Grower:
 
         def scored(table):  # one attribute's rows of a bucket of nodes, on a worker
             a = table.column("attr")[0].as_py()
-            node, value_, cls, key = (
+            nodes_ = [np.frombuffer(b, np.int32) for b in table.column("node").to_pylist()]
+            value_, cls, key = (
                 np.concatenate([np.frombuffer(b, dtype) for b in table.column(name)
                                 .to_pylist()])
-                for name, dtype in (("node", np.int32), ("value", np.float64),
-                                    ("cls", np.int32), ("key", np.uint64)))
-            weight = np.concatenate([np.frombuffer(b, np.float64) if b else
-                                     np.ones(len(n) // 4) for b, n in zip(
-                                         table.column("weight").to_pylist(),
-                                         table.column("node").to_pylist())])
+                for name, dtype in (("value", np.float64), ("cls", np.int32),
+                                    ("key", np.uint64)))
+            node = np.concatenate(nodes_)
+            weight = np.concatenate([np.frombuffer(b, np.float64) if b else np.ones(len(n))
+                                     for b, n in zip(table.column("weight").to_pylist(),
+                                                     nodes_)])
             # a node's rows together; in an order of their values (the hash) where
             # their weights are not whole, so that their sums come out the same
             order = np.argsort(node, kind="stable")
@@ -253,11 +260,12 @@ class _Grower:
                                          "per_class", "dist", "low", "high", "left")}
             for s, e in zip(starts, np.r_[starts[1:], len(node)]):
                 here = slice(s, e)
-                if (weight[here] != np.floor(weight[here])).any():
+                whole = bool((weight[here] == np.floor(weight[here])).all())
+                if not whole:
                     here = s + np.argsort(key[here], kind="stable")
                 got = levels.best_split(value_[here], cls[here], weight[here],
                                         int(n_values[a]), k, float(opt.min_leaf),
-                                        opt.mdl_correction, opt.binary_splits)
+                                        opt.mdl_correction, opt.binary_splits, whole)
                 dist = got.pop("dist")
                 got.update(node=int(node[s]), rows=e - s, val=int(got["val"]),
                            per_class=got["per_class"].tolist(),
@@ -349,10 +357,12 @@ class _Grower:
         schema = ", ".join(f"{n} long" for n in names)
         ordered = frame.blocks.mapInArrow(bits, schema).orderBy(*names)
         parts = frames.run_pass(ordered, steps)
+        LAST.update(walked=len(self.walks), below_top=0)
         for q, (i, (_, _, top, low, high, left)) in enumerate(self.walks.items()):
             try:
                 self.thresholds[i] = levels.walked(
                     [part["steps"][q] for part in parts], left, low, high, top)
+                LAST["below_top"] += bool(self.thresholds[i] != top)
             except ValueError as err:
                 raise ValueError(f"{FN}: attribute {frame.names[self.walks[i][0]]!r}: "
                                  f"{err}") from None
@@ -380,7 +390,7 @@ class _Raiser:
     def __init__(self, grower, nodes, thresholds, dists, cf, z):
         self.grower, self.cf, self.z, self.k = grower, cf, z, grower.k
         self.nodes, self.thresholds, self.dists = nodes, thresholds, dists
-        self.raised = self.passes = 0  # for benchmarks and tests
+        self.raised = self.passes = 0
 
     def prune(self):
         nodes, k, cf, z = self.nodes, self.k, self.cf, self.z

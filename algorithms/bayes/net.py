@@ -156,7 +156,7 @@ class Counts:
                 hit = self.weighted(node, parents, self.times)
             else:
                 hit = scan_table(self.codes, self.slot, attrs).reshape(-1, self.card[node])
-            hit = hit.astype(np.float64)
+            hit = np.asarray(hit, np.float64)  # a weighted table is one already
             self._cache[key] = hit
         return hit
 

@@ -156,9 +156,10 @@ def _added(got, key, name, v):
     stat[name] = v if name not in stat else stat[name] + v
 
 
-def best_split(value, cls, weight, n_values, k, min_obj, mdl, binary):
+def best_split(value, cls, weight, n_values, k, min_obj, mdl, binary, whole):
     """One attribute's best split at one node, from all the node's rows in a fixed
-    order (``value`` NaN where missing; class codes; weights): a dict of its gain
+    order (``value`` NaN where missing; class codes; weights, ``whole`` if all are
+    whole numbers): a dict of its gain
     (-1: none), gain ratio, threshold midpoint, value of a binary split, the node's
     class weights, the split's class weights per branch (None without a split),
     and for a threshold the node's least and greatest values and its largest value
@@ -170,7 +171,6 @@ def best_split(value, cls, weight, n_values, k, min_obj, mdl, binary):
     mid, val = 0.0, -1
     out = {"per_class": per_class, "dist": None, "low": 0.0, "high": 0.0, "left": 0.0}
     known = ~np.isnan(value)
-    whole = bool((weight == np.floor(weight)).all())
     if n_values == 0:  # ties in the given order where sums of fractions need one
         order = np.argsort(value, kind="quicksort" if whole else "stable")[
             :int(known.sum())]
