@@ -36,7 +36,7 @@ METHODS = {"predict": None, "predict_proba": "proba", "predict_value": "predict"
            "model_dot": "picture", "model_svg": "picture"}
 # a capability that brings others with it: a model that has a picture draws it both ways
 IMPLIES = {"model_dot": ("model_svg",)}
-TYPES = ("double", "integer", "boolean", "text", "text_list")
+TYPES = ("double", "integer", "boolean", "text", "text_list", "model")
 
 
 class ContractError(ValueError):
@@ -95,6 +95,9 @@ class Param:
     high_open: bool = False
     choices: tuple = ()
     nullable: bool = False  # NULL is a value of its own (documented in doc)
+    # a model value given for it holds every count the fit needs: the rows are read
+    # only for their target column, to check that they are the model's
+    instead_of_rows: bool = False
 
     def __post_init__(self):
         if self.type not in TYPES:
@@ -105,6 +108,8 @@ class Param:
         """The constraint as words, as error messages give it."""
         if self.type == "boolean":
             return "true or false"
+        if self.type == "model":
+            return f"a model value of {self.choices[0]}_fit or NULL"
         if self.choices:
             return "one of " + ", ".join(map(repr, self.choices))
         if self.type == "text":
@@ -136,6 +141,12 @@ class Param:
             if not isinstance(v, (bool, np.bool_)):
                 self._fail(fn, v)
             return bool(v)
+        if self.type == "model":  # the engine's boundary parsed the value
+            if getattr(v, "learner", None) != self.choices[0]:
+                learner = getattr(v, "learner", None)
+                raise ContractError(f"{fn}: {self.name} must be {self.constraint}, got "
+                                    + (f"a {learner} model" if learner else literal(v)[:60]))
+            return v
         if self.type in ("text", "text_list"):
             items = [v] if self.type == "text" else v
             if self.type == "text_list" and not isinstance(v, (list, tuple)):
@@ -184,6 +195,12 @@ def choice(name, default, choices, doc):
 
 def names(name, default, doc):
     return Param(name, "text_list", default, doc)
+
+
+def model_value(name, learner, doc, instead_of_rows=False):
+    """An option whose value is a model of ``learner`` (NULL by default)."""
+    return Param(name, "model", None, doc, choices=(learner,), nullable=True,
+                 instead_of_rows=instead_of_rows)
 
 
 def _lazy(package, ref):
@@ -279,17 +296,18 @@ class Learner:
         return (*(self.capabilities if model is None else self.capabilities_of(model)),
                 "model_info")
 
-    def target_index(self, fn, data, target):
+    def target_index(self, fn, data, target, alone=False):
         """The index of the target column of ``data`` (checked for this kind), or
-        None for a learner without a target."""
+        None for a learner without a target; ``alone``: the target may be the only
+        column (the counts come from a model given)."""
         if not self.has_target:
             return None
         t = column_index(fn, data.attributes, target)
         y = data.columns[t]
-        self.check_target(fn, data.attributes, t, y[~np.isnan(y)])
+        self.check_target(fn, data.attributes, t, y[~np.isnan(y)], alone)
         return t
 
-    def check_target(self, fn, attributes, t, known):
+    def check_target(self, fn, attributes, t, known, alone=False):
         """Refuse a target this learner cannot predict: ``known`` holds the target's
         known values (a nominal one's codes; a fit that never holds the rows, as a
         distributed one, may pass each present value once)."""
@@ -297,13 +315,22 @@ class Learner:
         if kind == "predictor":
             kind = "classifier" if attributes[t].nominal else "regressor"
         _check_target(fn, kind, attributes, t, known)
+        if len(attributes) == 1 and not alone:
+            raise ContractError(f"{fn}: the table has no attributes besides the target "
+                                f"{attributes[t].name!r}")
+
+    def held(self, options):
+        """The name of the option given whose model holds every count the fit needs
+        (the rows are then read only for their target column), or None."""
+        return next((p.name for p in self.params
+                     if p.instead_of_rows and options.get(p.name) is not None), None)
 
     def train(self, fn, data, target, options, settings=None):
         """A model of ``data``: the table checked, the target found and checked,
         then the declared fit called with the (already checked) ``options``."""
         if data.n == 0:
             raise ContractError(f"{fn}: the table is empty")
-        t = self.target_index(fn, data, target)
+        t = self.target_index(fn, data, target, alone=self.held(options) is not None)
         if t is None and len(data.attributes) == 0:
             raise ContractError(f"{fn}: the table has no columns to learn from")
         return self.fit_at(fn, data, t, options, settings)
@@ -359,9 +386,6 @@ def _check_target(fn, kind, attributes, t, known):
         if len(known) < 2:
             raise ContractError(f"{fn}: target column {a.name!r} has a value in only "
                                 f"{len(known)} row; a model needs at least 2")
-    if len(attributes) == 1:
-        raise ContractError(f"{fn}: the table has no attributes besides the target "
-                            f"{a.name!r}")
 
 
 _learners = None

@@ -73,9 +73,10 @@ def check_head(d, decl):
         except (ValueError, TypeError) as err:
             raise corrupt(f"its options: {str(err).removeprefix(decl.name + ': ')}") \
                 from None
-        # a model keeps every option but the column lists that chose its data
+        # a model keeps every option but the column lists that chose its data and
+        # the models that gave its counts
         lacking = [p.name for p in decl.params
-                   if p.type != "text_list" and p.name not in d["options"]]
+                   if p.type not in ("text_list", "model") and p.name not in d["options"]]
         if lacking:
             raise corrupt(f"its options lack {', '.join(lacking)}")
     attributes = d.get("attributes")

@@ -236,7 +236,8 @@ def page():
                      else len(columns) - 1)
             target = st.selectbox("Target", columns, index=index)
         st.header("Options")
-        values = {p.name: _option_widget(st, decl, p, columns) for p in decl.params}
+        values = {p.name: _option_widget(st, decl, p, columns) for p in decl.params
+                  if p.type != "model"}  # a model value is given in SQL
         folds = st.number_input("Cross-validation folds", value=10, min_value=2, step=1)
         fitted = st.button("Fit", type="primary")
     if fitted:

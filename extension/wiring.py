@@ -21,6 +21,7 @@ as a STRUCT and are checked there against the declaration.
 from ..algorithms import contract
 from ..algorithms.contract import literal
 from ..udfs.learners import SUMMARY, relation_name
+from ..udfs.models import MODEL_SQL
 
 SETTINGS = "_dm_settings()"
 # the last argument of a stoppable UDF: whose interrupt stops it (udfs.registry); the
@@ -37,8 +38,20 @@ def _signature(decl, first):
     return ", ".join(head + required + named)
 
 
+def _option(p):
+    """An option's value as the fit takes it: a model value travels as its cache key,
+    with the value itself only where the key is not cached yet (as scoring passes
+    models), so that a model given to every group is not copied to each."""
+    if p.type != "model":
+        return p.name
+    key = f"_dm_option_key({p.name})"
+    # no key: NULL, or a value that is no model, which the fit then refuses
+    return (f"{{'key': {key}, 'model': CASE WHEN coalesce(_dm_model_needed({key}), true) "
+            f"THEN {p.name} END}}")
+
+
 def _call(decl, rows):
-    options = ("{" + ", ".join(f"'{p.name}': {p.name}" for p in decl.params) + "}"
+    options = ("{" + ", ".join(f"'{p.name}': {_option(p)}" for p in decl.params) + "}"
                if decl.params else "NULL")
     target = "target" if decl.has_target else "NULL"
     weight = "weight" if decl.weights else "NULL"
@@ -55,19 +68,28 @@ def macros(decl):
         order = (" ORDER BY " + ", ".join(f'r."{c}"' for c in decl.order_by)
                  if decl.order_by else "")
         fitted = _call(decl, "_dm_rows")
+        # a model holding the counts: only the target column is read, to check it
+        held = [p.name for p in decl.params if p.instead_of_rows]
+        only = (", columns := CASE WHEN " + " AND ".join(f"{n} IS NULL" for n in held)
+                + " THEN NULL ELSE [target] END") if held else ""
         out.append(f"CREATE OR REPLACE TEMP MACRO {decl.name}({_signature(decl, 'tbl')}) "
                    f"AS TABLE\nSELECT {columns}\nFROM (SELECT unnest({relation_name(decl)}("
                    f"{fitted})) AS r FROM _dm_fed(tbl, '{decl.name}', '{decl.name}', "
-                   f"{'weight' if decl.weights else 'NULL'})){order}")
+                   f"{'weight' if decl.weights else 'NULL'}{only})){order}")
     return out
 
 
 def statements():
     """Every learner's macros, and the evaluation macros that take any of them."""
-    out = [s for decl in contract.learners().values() for s in macros(decl)]
+    out = [OPTION_KEY] + [s for decl in contract.learners().values() for s in macros(decl)]
     out += EVALUATION
     return out
 
+
+# the cache key (_dm_model_key) of a value given as a model option, which may be any
+# value: one that is no model has none, and the fit refuses it by the option's name
+OPTION_KEY = (f"CREATE OR REPLACE TEMP MACRO _dm_option_key(v) AS "
+              f"_dm_model_key(TRY_CAST(v AS {MODEL_SQL}))")
 
 # fit(learner, tbl, target, options := {...}) and
 # cross_validate(learner, tbl, target, folds, seed, options := {'name': value, ...})

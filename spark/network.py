@@ -46,7 +46,7 @@ def fitted(df, target, search="k2", max_parents=1, score="bayes", alpha=0.5,
            use_ad_tree=True, weight=None):
     """The model value (as DuckDB's ``bayes_net_fit`` gives it) of ``df``."""
     decl = contract.get(FN, FN)
-    options = Options(**decl.options(FN, {
+    options = Options.of(decl.options(FN, {
         "search": search, "max_parents": max_parents, "score": score, "alpha": alpha,
         "use_ad_tree": use_ad_tree}))
     frame = frames.Frame(FN, df, weight=weight)

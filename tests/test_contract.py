@@ -150,6 +150,8 @@ def violations(p):
     """Values that break parameter ``p``'s declared constraint."""
     if p.type == "boolean":
         return ["'false'", "1"]
+    if p.type == "model":
+        return ["42", "'abc'"]
     if p.choices:
         return ["'no such choice'", "3"]
     if p.type == "text_list":

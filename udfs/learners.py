@@ -11,7 +11,7 @@ import pyarrow as pa
 from ..algorithms import contract, memory
 from ..algorithms.stop import checkpoint
 from . import feed
-from .models import MODEL_SQL, model_list, values
+from .models import MODEL_SQL, model_list, option_models, values
 from .registry import Udf, arrow_type, column, scalars, udf
 from .table import dataset
 
@@ -23,20 +23,24 @@ def _settings(v):
             "memory_limit": v.get("memory_limit")}
 
 
-def training(decl, fn, rows, i, weight, settings):
+def training(decl, fn, rows, i, weight, settings, only=None):
     """The Dataset of the ``i``-th value of ``rows``: ``{job, rows}``, the rows fed
     to a job as DuckDB scanned them (``feed``), or a group's list of rows (an
-    aggregate form, read here). An empty relation is refused."""
+    aggregate form, read here; only the columns ``only`` and the weight, in no
+    order, when ``only`` names some: a fit that reads their counts alone). An empty
+    relation is refused."""
     if pa.types.is_struct(rows.type):
         fed = rows[i].as_py()
         return feed.take(fn, fed["job"], fed["rows"]).dataset()
     group = rows[i].values if rows[i].is_valid else None
     if group is None or len(group) == 0:
         raise ValueError(f"{fn}: the table is empty")
+    weight = weight if decl.weights else None
+    names = None if only is None else [*only, *([weight] if weight else [])]
     if pa.types.is_struct(group.type):
-        memory.check(fn, decl.memory, len(group), group.type.num_fields,
+        memory.check(fn, decl.memory, len(group), len(names or group.type),
                      settings["memory_limit"], advice=memory.ADVICE_GROUP)
-    return dataset(group, fn, settings["max_values"], weight if decl.weights else None)
+    return dataset(group, fn, settings["max_values"], weight, names, ordered=only is None)
 
 
 @udf("_dm_fit", None, MODEL_SQL, stoppable=True)
@@ -50,9 +54,9 @@ def fit(learner, rows, target, options, weight, settings):
         checkpoint()
         decl = contract.get("fit", name)
         fn = decl.name
-        opts = decl.options(fn, opts)
+        opts = decl.options(fn, option_models(decl, fn, opts))
         s = _settings(s)
-        data = training(decl, fn, rows, i, w, s)
+        data = training(decl, fn, rows, i, w, s, [tgt] if decl.held(opts) else None)
         out.append(decl.train(fn, data, tgt, opts, s))
     return values(out)
 
@@ -143,7 +147,11 @@ def cross_validate(learner, rows, target, folds, seed, options, weight, settings
                scalars(options), scalars(weight), scalars(settings))
     for i, (name, tgt, k, sd, opts, w, s) in enumerate(args):
         decl = contract.get(fn, name)
-        opts = decl.options(fn, opts)
+        opts = decl.options(fn, option_models(decl, fn, opts))
+        if decl.held(opts):
+            raise ValueError(f"{fn}: {decl.held(opts)} holds the counts of every "
+                             "row, so no fold can leave rows out; cross-validate "
+                             "without it")
         s = _settings(s)
         data = training(decl, fn, rows, i, w, s)
         result = evaluate(decl, fn, data, tgt, opts, k, sd, s)

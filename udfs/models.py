@@ -93,6 +93,35 @@ def model_of(fn, v):
     return _parse(fn, v)
 
 
+def option_models(decl, fn, options):
+    """``options`` (as SQL gives them) with the value of each model option parsed:
+    a model value, or as the macros pass one, ``{key, model}`` whose model is there
+    only where ``_dm_model_needed`` found its key not cached."""
+    wanted = [p.name for p in decl.params if p.type == "model"]
+    if not wanted or not isinstance(options, dict):
+        return options
+    out = dict(options)
+    for name in wanted:
+        v = out.get(name)
+        if not isinstance(v, dict):  # NULL, or no model: the contract refuses it
+            continue
+        if "format" in v:
+            out[name] = model_of(fn, v)
+        elif isinstance(v.get("model"), dict) and "format" in v["model"]:
+            out[name] = model_of(fn, v["model"])
+        elif v.get("model") is not None:  # no model value: the contract refuses it
+            out[name] = v["model"]
+        elif v.get("key") is None:
+            out[name] = None
+        elif v["key"] in _cache:
+            _cache.move_to_end(v["key"])
+            out[name] = _cache[v["key"]][0]
+        else:
+            raise ValueError(f"{fn}: {name}: expected a model value, got one without a "
+                             "known body")
+    return out
+
+
 def model_list(fn, arg):
     return [None if v is None else model_of(fn, v) for v in scalars(arg)]
 
@@ -100,7 +129,7 @@ def model_list(fn, arg):
 @udf("_dm_model_needed", None, "BOOLEAN", side_effects=True)
 def model_needed(ids):
     """True at the first row of each model key (``cache_key``) in the chunk that is
-    not cached."""
+    not cached; NULL for no key."""
     ids = column(ids)
     out = np.zeros(len(ids), np.bool_)
     for k in pc.unique(ids.drop_null()).to_pylist():
@@ -108,7 +137,7 @@ def model_needed(ids):
             _cache.move_to_end(k)
         else:
             out[pc.index(ids, k).as_py()] = True
-    return pa.array(out)
+    return pa.array(out, mask=ids.is_null().to_numpy(zero_copy_only=False))
 
 
 def _groups(fn, ids, bodies):

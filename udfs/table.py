@@ -293,9 +293,10 @@ class Rows:
             checkpoint()
             reader.add(column(arr))
 
-    def dataset(self):
-        """The Dataset of every row added, in order; the readers are emptied column
-        by column, so that the rows are held once."""
+    def dataset(self, ordered=True):
+        """The Dataset of every row added, in order (``ordered`` false: as they came,
+        for a fit that reads counts alone); the readers are emptied column by
+        column, so that the rows are held once."""
         self._flush()
         if self.readers is None or self.n == 0:
             raise ValueError(f"{self.fn}: the table is empty")
@@ -317,9 +318,11 @@ class Rows:
             order = np.argsort(numbers, kind="stable")  # linear when in order
             if (order[1:] > order[:-1]).all():
                 order = None
-        else:
+        elif ordered:
             keys = sorted(range(len(attributes)), key=lambda i: attributes[i].nominal)
             order = canonical_order([matrix[i] for i in keys] + [weights])
+        else:
+            order = None
         if order is not None:
             def put(row):  # in place, a column at a time, two side by side
                 row[:] = row[order]
@@ -345,12 +348,13 @@ def _pick(fn, fields, names):
     return picked
 
 
-def dataset(rows, fn, max_values=None, weight=None):
+def dataset(rows, fn, max_values=None, weight=None, names=None, ordered=True):
     """A Dataset of a group's StructArray of rows, put in an order of their values
-    (see ``Rows``); ``weight`` names a weight column."""
-    read = Rows(fn, max_values, weight)
+    (see ``Rows``; ``ordered`` false: as they came); ``weight`` names a weight
+    column, ``names`` the only columns read."""
+    read = Rows(fn, max_values, weight, names)
     read.add(rows)
-    return read.dataset()
+    return read.dataset(ordered)
 
 
 def _weights(name, arr, fn, out=None):

@@ -199,10 +199,10 @@ def build(codes, cols, card, cutoff, max_depth, max_bytes, rows0, start0, depth0
 
 @njit(cache=True)
 def contingency(codes, card, count, start, vary, lstart, mcv, off, child, rows,
-                attrs, fixed, strides, out):
+                attrs, fixed, strides, tops, out):
     """Add to ``out`` the counts of the attributes ``attrs`` (increasing), each
-    fixed to ``fixed[k]`` or, at -1, varied over its declared values with cell
-    offset ``value * strides[k]``."""
+    fixed to ``fixed[k]`` or, at -1, varied over its codes below ``tops[k]`` (its
+    declared values, or those and missing) with cell offset ``value * strides[k]``."""
     m = len(attrs)
     cap = 256
     s_node = np.empty(cap, np.int64)
@@ -225,7 +225,7 @@ def contingency(codes, card, count, start, vary, lstart, mcv, off, child, rows,
             continue
         if lstart[node] >= 0:  # a leaf list: look at its rows
             for i in range(lstart[node], lstart[node] + count[node]):
-                cell = _cell(codes, rows[i], card, attrs, fixed, strides, k)
+                cell = _cell(codes, rows[i], card, attrs, fixed, strides, tops, k)
                 if cell >= 0:
                     out[o + cell] += sign
             continue
@@ -241,7 +241,7 @@ def contingency(codes, card, count, start, vary, lstart, mcv, off, child, rows,
             s_off = grow(s_off, cap)
             s_sign = grow(s_sign, cap)
         lo_v = 0 if fixed[k] < 0 else fixed[k]
-        hi_v = ka - 1 if fixed[k] < 0 else fixed[k] + 1
+        hi_v = tops[k] if fixed[k] < 0 else fixed[k] + 1
         for v in range(lo_v, hi_v):
             ov = o if fixed[k] >= 0 else o + v * strides[k]
             if v == best:
@@ -277,33 +277,35 @@ def queries(codes, card, count, start, vary, lstart, mcv, off, child, rows,
     out = np.zeros(nq, np.int64)
     one = np.zeros(1, np.int64)
     strides = np.zeros(len(q_attr), np.int64)
+    tops = np.zeros(len(q_attr), np.int64)  # every attribute fixed
     for q in range(nq):
         one[0] = 0
         lo, hi = q_off[q], q_off[q + 1]
         contingency(codes, card, count, start, vary, lstart, mcv, off, child, rows,
-                    q_attr[lo:hi], q_val[lo:hi], strides[lo:hi], one)
+                    q_attr[lo:hi], q_val[lo:hi], strides[lo:hi], tops[lo:hi], one)
         out[q] = one[0]
     return out
 
 
 @njit(cache=True)
-def scan(codes, card, attrs, fixed, strides, out):
+def scan(codes, card, attrs, fixed, strides, tops, out):
     """``contingency`` by one pass over the rows, without a tree."""
     n = codes.shape[0]
     for r in range(n):
-        cell = _cell(codes, r, card, attrs, fixed, strides, 0)
+        cell = _cell(codes, r, card, attrs, fixed, strides, tops, 0)
         if cell >= 0:
             out[cell] += 1
 
 
 @njit(cache=True)
-def _cell(codes, r, card, attrs, fixed, strides, k):
+def _cell(codes, r, card, attrs, fixed, strides, tops, k):
     """The cell of row ``r`` over the attributes from ``attrs[k]`` on, or -1 if it
-    has a missing value there or differs from a fixed one."""
+    has a value there that is not counted (missing, unless ``tops`` counts it) or
+    differs from a fixed one."""
     cell = 0
     for q in range(k, len(attrs)):
         v = codes[r, attrs[q]]
-        if v == card[attrs[q]] - 1 or (fixed[q] >= 0 and v != fixed[q]):
+        if (fixed[q] < 0 and v >= tops[q]) or (fixed[q] >= 0 and v != fixed[q]):
             return -1
         if fixed[q] < 0:
             cell += v * strides[q]
@@ -355,16 +357,18 @@ class ADTree:
     def nbytes(self):
         return sum(getattr(self, a).nbytes for a in self.ARRAYS) + self.codes.nbytes
 
-    def table(self, attrs, fixed=None):
+    def table(self, attrs, fixed=None, missing=None):
         """Counts of ``attrs`` (any order, no repeats) as an int64 array of shape
-        (declared values of each); ``fixed`` pins some of them to one value (-1:
+        (declared values of each, and one more, the missing value's, where
+        ``missing`` is true); ``fixed`` pins some of them to one value (-1:
         varied), their axis then of length 1."""
         if len(attrs) > self.max_depth:
             raise ValueError(f"the tree answers queries of at most {self.max_depth} "
                              f"attributes, not {len(attrs)}")
-        attrs, fixed, strides, out, shape = _layout(self.card, attrs, fixed)
+        attrs, fixed, strides, tops, out, shape = _layout(self.card, attrs, fixed, missing)
         contingency(self.codes, self.card, self.count, self.start, self.vary, self.lstart,
-                    self.mcv, self.off, self.child, self.rows, attrs, fixed, strides, out)
+                    self.mcv, self.off, self.child, self.rows, attrs, fixed, strides, tops,
+                    out)
         return out.reshape(shape)
 
     def counts(self, q_off, q_attr, q_val):
@@ -438,8 +442,9 @@ def _build_split(codes, card, cutoff, depth, max_bytes):
 def scan_table(codes, card, attrs, fixed=None):
     """``ADTree.table`` by a scan of the coded rows."""
     card = np.asarray(card, np.int64)
-    attrs, fixed, strides, out, shape = _layout(card, attrs, fixed)
-    scan(np.ascontiguousarray(codes, code_type(card)), card, attrs, fixed, strides, out)
+    attrs, fixed, strides, tops, out, shape = _layout(card, attrs, fixed)
+    scan(np.ascontiguousarray(codes, code_type(card)), card, attrs, fixed, strides, tops,
+         out)
     return out.reshape(shape)
 
 
@@ -447,21 +452,23 @@ def code_type(card):
     return np.int8 if max(card, default=1) <= 127 else np.int32
 
 
-def _layout(card, attrs, fixed):
-    """What the counting kernels take for a table of ``attrs`` (``fixed`` as in
-    ``ADTree.table``): the attributes in increasing order with their fixed values
-    and cell strides (the cells laid out in the order asked), a zeroed cell array,
-    and the table's shape."""
+def _layout(card, attrs, fixed, missing=None):
+    """What the counting kernels take for a table of ``attrs`` (``fixed`` and
+    ``missing`` as in ``ADTree.table``): the attributes in increasing order with
+    their fixed values, cell strides (the cells laid out in the order asked) and
+    codes counted, a zeroed cell array, and the table's shape."""
     attrs = np.asarray(attrs, np.int64)
     m = len(attrs)
     fixed = np.full(m, -1, np.int64) if fixed is None else np.asarray(fixed, np.int64)
-    shape = np.where(fixed < 0, card[attrs] - 1, 1)
+    tops = card[attrs] - (1 if missing is None else 1 - np.asarray(missing, np.int64))
+    shape = np.where(fixed < 0, tops, 1)
     strides = np.ones(m, np.int64)
     for q in range(m - 2, -1, -1):
         strides[q] = strides[q + 1] * shape[q + 1]
     order = np.argsort(attrs, kind="stable")
     out = np.zeros(int(np.prod(shape)), np.int64)
-    return attrs[order], fixed[order], strides[order], out, tuple(int(x) for x in shape)
+    return (attrs[order], fixed[order], strides[order], tops[order], out,
+            tuple(int(x) for x in shape))
 
 
 def _pack(a):

@@ -1,7 +1,7 @@
 """Bayesian classifiers: networks (Weka's BayesNet), counted from AD-trees or
 scans; AODE; and naive Bayes (Weka's NaiveBayes)."""
 
-from ..contract import Learner, choice, flag, number, whole
+from ..contract import Learner, choice, flag, model_value, number, whole
 
 SEARCHES = ("k2", "tan", "hill_climb")
 SCORES = ("bayes", "bdeu", "mdl", "aic", "loglik")
@@ -18,7 +18,10 @@ LEARNERS = (
             choice("score", "bayes", SCORES, "local score of the search (-S)"),
             number("alpha", 0.5, "prior count of the probability tables (-A)", low=0,
                    low_open=True),
-            flag("use_ad_tree", True, "count through an AD-tree rather than scans (-D)")),
+            flag("use_ad_tree", True, "count through an AD-tree rather than scans (-D)"),
+            model_value("ad_tree", "ad_tree", "an AD-tree of the table (ad_tree_fit) to "
+                        "count with instead of the rows, reused across searches",
+                        instead_of_rows=True)),
         fit="model:fit", model="model:BayesNetModel", to_sql="sql:expression",
         capabilities=("predict", "predict_proba", "model_text", "model_to_sql", "model_dot"),
         version=2,

@@ -24,6 +24,11 @@ class Options:
     alpha: float = 0.5
     use_ad_tree: bool = True
 
+    @classmethod
+    def of(cls, options):
+        """The search's options among the checked ``options`` (a model given apart)."""
+        return cls(**{name: options[name] for name in cls.__dataclass_fields__})
+
 
 class Coding:
     """How a classifier over nominal attributes reads rows: filters fitted on its
@@ -210,9 +215,21 @@ def network(coding, X, options, weights, times=None, max_bytes=4 << 30):
     row stands for ``times`` rows (None: one) and weighs ``weights`` in the tables
     (None: as many as it stands for)."""
     card = [len(v) for v in coding.values]
-    size = 3 if options.search == "tan" else options.max_parents + 1
-    counts = bn.Counts(X, card, options.use_ad_tree, min(max(size, 2), len(card)),
+    counts = bn.Counts(X, card, options.use_ad_tree, _largest_table(options, len(card)),
                        max_bytes, times)
+    return searched(coding, counts, options, weights)
+
+
+def _largest_table(options, p):
+    """The most attributes a table of the search has (and at least two)."""
+    size = 3 if options.search == "tan" else options.max_parents + 1
+    return min(max(size, 2), p)
+
+
+def searched(coding, counts, options, weights=None):
+    """The network searched and estimated on ``counts`` (``bn.Counts`` or
+    ``bn.TreeCounts``)."""
+    card = [len(v) for v in coding.values]
     score = bn.Scorer(counts, options.score)
     p, target = len(card), coding.class_index
     if options.search == "k2":
@@ -227,12 +244,72 @@ def network(coding, X, options, weights, times=None, max_bytes=4 << 30):
     return BayesNetModel(target, coding, parents, cpts, vars(options), scores, counts.n)
 
 
+def from_tree(data, target, options, held):
+    """The network of the rows that ``held`` (an ADTreeModel) counts, searched and
+    estimated on its counts alone: the same model as a fit on those rows, whose
+    attributes are the tree's. ``data`` holds the rows' target column, which must
+    agree with the tree's counts of it."""
+    if not options.use_ad_tree:
+        raise ValueError("use_ad_tree := false asks for scans of the rows, and ad_tree "
+                         "gives an AD-tree to count with; leave one of them out")
+    if not (data.weights == 1).all():
+        raise ValueError("an AD-tree counts rows, not weights: leave out weight or "
+                         "ad_tree")
+    mine = data.attributes[target]
+    c = held.index(mine.name)
+    names = [a.name for a in held.attributes]
+    if c is None:
+        raise ValueError(f"ad_tree: the target {mine.name!r} is not one of the AD-tree's "
+                         f"attributes ({', '.join(names)})")
+    attributes = held.attributes
+    for a in attributes:
+        if not a.values:
+            raise ValueError(f"ad_tree: column {a.name!r} has no values (all NULL)")
+    if tuple(attributes[c].values) != tuple(mine.values):
+        raise ValueError(f"ad_tree: the AD-tree's values of {mine.name!r} "
+                         f"({', '.join(attributes[c].values)}) are not the table's "
+                         f"({', '.join(mine.values)}); fit the tree on the same table")
+    tree = held.tree
+    y = data.columns[target]
+    classes = np.bincount(y[~np.isnan(y)].astype(np.int64), minlength=len(mine.values))
+    theirs = tree.table([c])
+    if tree.count[0] != data.n or (theirs != classes).any():
+        raise ValueError(f"ad_tree does not count the table's rows: its {tree.count[0]:,} "
+                         f"rows have the classes {theirs.tolist()}, the table's {data.n:,} "
+                         f"rows {classes.tolist()}; fit the tree on the same rows")
+    p = len(attributes)
+    unlabelled = classes.sum() < data.n
+    need = _largest_table(options, p)
+    if unlabelled and options.search == "hill_climb":
+        need = min(need + 1, p)  # a table without the class sums it out
+    if tree.max_depth < need:
+        raise ValueError(f"ad_tree answers tables of at most {tree.max_depth} attributes "
+                         f"(it was fitted with max_depth := {tree.max_depth}), and this "
+                         f"search needs {need}: fit it with max_depth := {need} or more")
+    # the modes among the rows with a class, and where a value is missing there
+    fill, missing = np.zeros(p, np.int64), np.zeros(p, np.bool_)
+    for a in range(p):
+        if a != c:
+            pair = tree.table([a, c], missing=[True, False]).sum(axis=1)
+            fill[a] = int(np.argmax(pair[:-1]))  # the first of the most common
+            missing[a] = pair[-1] > 0
+    used = [a for a in range(p) if a != c]
+    inputs = [attributes[a] for a in used]
+    cuts = Discretize(inputs, cuts=[None] * len(inputs))  # nominal: kept as they are
+    pipeline = Pipeline(inputs, [cuts, ReplaceMissing(cuts.outputs, fill=fill[used])])
+    coding = Coding(attributes, c, pipeline)
+    return searched(coding, bn.TreeCounts(tree, c, fill, missing, unlabelled), options)
+
+
 def fit(data, target, options, settings):
     """The contract's fit for bayes_net: a network search may build an AD-tree as
-    large as ``settings['ad_tree_max_mb']`` allows (4 GiB by default)."""
+    large as ``settings['ad_tree_max_mb']`` allows (4 GiB by default), or count
+    with the one given as ``ad_tree``."""
+    if options["ad_tree"] is not None:
+        return from_tree(data, target, Options.of(options), options["ad_tree"])
     limit = memory_limit(settings, SEARCH_MAX_MB)
     try:
-        return fit_bayes_net(data, target, Options(**options), limit)
+        return fit_bayes_net(data, target, Options.of(options), limit)
     except MemoryError:
         raise ValueError(
             f"the AD-tree would take more than {limit / 2**20:,.0f} MiB; count by scans "

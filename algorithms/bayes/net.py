@@ -173,6 +173,51 @@ class Counts:
         return np.bincount(cell[known], weights[known], size).reshape(-1, self.card[node])
 
 
+class TreeCounts:
+    """``Counts`` of the rows with a class, read from a given AD-tree (whose last
+    code of each attribute is its missing value): where an attribute has missing
+    values among those rows, their counts go to its value ``fill`` (its mode), as
+    the network's ReplaceMissing fills them; rows without a class count in no table."""
+
+    def __init__(self, tree, cls, fill, missing, unlabelled):
+        """``missing[a]``: whether attribute ``a`` lacks a value in a row with a class;
+        ``unlabelled``: whether some row lacks the class."""
+        self.tree = tree
+        self.card = np.asarray(tree.card, np.int64) - 1
+        self.cls = int(cls)
+        self.fill = [int(f) for f in fill]
+        self.missing = [bool(m) and a != self.cls for a, m in enumerate(missing)]
+        self.unlabelled = bool(unlabelled)
+        self.n = int(tree.table([self.cls]).sum())
+        self._cache = {}
+
+    def table(self, node, parents):
+        key = (node, tuple(parents))
+        hit = self._cache.get(key)
+        if hit is None:
+            attrs = [*parents, node]
+            extra = self.unlabelled and self.cls not in attrs  # summed out below
+            asked = attrs + [self.cls] if extra else attrs
+            full = [self.missing[a] for a in asked]
+            t = self.tree.table(asked, missing=full)
+            if extra:
+                t = t.sum(axis=-1)
+            for axis, a in enumerate(attrs):
+                if full[axis]:  # the missing value's counts to the mode's
+                    t = np.moveaxis(t, axis, 0)
+                    kept = t[:-1].copy()
+                    kept[self.fill[a]] += t[-1]
+                    t = np.moveaxis(kept, 0, axis)
+            hit = np.asarray(t, np.float64).reshape(-1, self.card[node])
+            self._cache[key] = hit
+        return hit
+
+    def weighted(self, node, parents, weights=None):
+        if weights is not None:
+            raise ValueError("an AD-tree counts rows, not weights")
+        return self.table(node, parents)
+
+
 class Scorer:
     """Local scores of nodes under one score, from one ``Counts``."""
 
