@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from ..algorithms import contract, memory
 from ..udfs.learners import _relation, relation_sql
-from ..udfs.models import MODEL, value
+from ..udfs.models import MODEL, option_models, value
 from ..udfs.registry import arrow_type
 from ..udfs.table import Rows
 from . import calls
@@ -53,8 +53,12 @@ class _Fit(calls.TableFunction):
         decl = self.decl
         self.target = call.pop("target", None)
         weight = call.pop("weight", None) if decl.weights else None
-        self.options = decl.options(self.fn, call)  # those given, NULL included
-        self.rows = Rows(self.fn, self.settings.get("max_values"), weight)
+        # those given, NULL included; a model value (an ad_tree) parsed as DuckDB's is
+        self.options = decl.options(self.fn, option_models(decl, self.fn, call))
+        # a model holding the counts: only the target column (and weight) is read
+        only = [self.target, *([weight] if weight else [])] if decl.held(self.options) \
+            else None
+        self.rows = Rows(self.fn, self.settings.get("max_values"), weight, only)
 
     def add(self, batch):
         rows = calls.struct_rows(batch)

@@ -428,6 +428,25 @@ def test_a_network_from_counts_over_the_cluster_equals_one_machine(engines, tabl
     assert got["id"] == want["id"] and got["body"] == want["body"]
 
 
+def test_a_network_counted_from_a_given_tree(engines):
+    """A network counted from an AD-tree fitted on Spark is the model DuckDB fits
+    from the rows: the tree is passed as a model value (a literal: Spark 4 cannot
+    run a scalar subquery as a table function's argument), the rows read for their
+    target column only."""
+    con, session = engines
+    tree = session.sql("SELECT model FROM ad_tree_fit(TABLE(breast_cancer) WITH SINGLE "
+                       "PARTITION, max_depth => 3)").collect()[0]["model"].asDict()
+    assert "'" not in tree["body"]
+    value = "named_struct(" + ", ".join(
+        f"'{k}', {v}" if k == "version" else f"'{k}', '{v}'" for k, v in tree.items()) + ")"
+    got = session.sql(f"SELECT model FROM bayes_net_fit(TABLE(breast_cancer) WITH SINGLE "
+                      f"PARTITION, target => 'Class', search => 'tan', ad_tree => {value})"
+                      ).collect()[0]["model"].asDict()
+    want = con.sql("SELECT bayes_net_fit(t, 'Class', search := 'tan') FROM breast_cancer t"
+                   ).fetchall()[0][0]
+    assert got == want
+
+
 def test_a_weighted_network_over_the_cluster(engines):
     """Whole weights count as rows, as on one machine; fractions are refused, since
     Spark adds them in no fixed order."""
