@@ -152,6 +152,8 @@ def test_a_search_reads_only_the_target_column(db):
     ("SELECT bayes_net_fit(t, 'class', ad_tree := (SELECT bayes_net_fit(s, 'class') "
      "FROM soybean s)) FROM soybean t", ["ad_tree must be", "ad_tree_fit", "bayes_net model"]),
     ("SELECT bayes_net_fit(t, 'class', ad_tree := 42) FROM soybean t", ["ad_tree"]),
+    ("SELECT model FROM fit('bayes_net', 'soybean', 'class', options := {'ad_tree': "
+     "{'x': 1}})", ["ad_tree must be a model value"]),
     ("SELECT bayes_net_fit(t, 'class', max_parents := 5, ad_tree := (SELECT tree FROM "
      "soybean_tree)) FROM soybean t", ["max_depth := 4", "needs 6"]),
     ("SELECT bayes_net_fit(t, 'class', use_ad_tree := false, ad_tree := (SELECT tree FROM "

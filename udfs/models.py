@@ -105,8 +105,8 @@ def option_models(decl, fn, options):
         v = out.get(name)
         if not isinstance(v, dict):  # NULL, or no model: the contract refuses it
             continue
-        if "format" in v:
-            out[name] = model_of(fn, v)
+        if set(v) != {"key", "model"}:  # a value as it is
+            out[name] = model_of(fn, v) if "format" in v else v
         elif isinstance(v.get("model"), dict) and "format" in v["model"]:
             out[name] = model_of(fn, v["model"])
         elif v.get("model") is not None:  # no model value: the contract refuses it
