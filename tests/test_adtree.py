@@ -11,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import duckmine
-from duckmine.algorithms.adtree.tree import ADTree, scan_table
-from duckmine.udfs.models import model_of
+from duckmine.algorithms.adtree.tree import ADTree, ADTreeModel, scan_table
+from duckmine.algorithms.dataset import Attribute
+from duckmine.udfs.models import MODEL_SQL, model_of
 
 from .conftest import SAMPLES, fails
 
@@ -133,6 +134,10 @@ def test_tables_equal_scans(n, p, cutoff, seed, depth):
                                                     for a in attrs])
         np.testing.assert_array_equal(tree.table(attrs, fixed),
                                       scan_table(codes, card, attrs, fixed))
+    attributes = [Attribute(f"a{j}", "nominal", tuple(f"v{v}" for v in range(k - 1)))
+                  for j, k in enumerate(card)]
+    if n:
+        ADTreeModel(attributes, tree).validate()  # a tree as built passes the checks
 
 
 @pytest.mark.parametrize("sql,fragments", [
@@ -164,6 +169,12 @@ def test_a_tree_over_the_memory_limit_asks_for_a_larger_cutoff(db):
         db.execute("RESET VARIABLE duckmine_ad_tree_max_mb")
     assert db.sql("SELECT count(*) FROM ad_counts('weather', ['outlook'])").fetchall() \
         == [(3,)]
+
+
+def test_a_depth_past_the_columns_is_every_depth(db):
+    got = db.sql("SELECT ad_count(ad_tree_fit(w, max_depth := 10), {'humidity': 'high', "
+                 "'play': 'no'}) FROM (SELECT humidity, windy, play FROM weather) w")
+    assert got.fetchall() == [(4,)]
 
 
 def test_a_tree_for_short_queries(db):
@@ -201,3 +212,48 @@ def test_a_tree_built_on_several_threads_counts_as_scans(cutoff, depth):
         m = int(rng.integers(1, (depth or p) + 1))
         attrs = rng.permutation(p)[:m]
         np.testing.assert_array_equal(tree.table(attrs), scan_table(codes, card, attrs))
+
+
+def _forged_tree(value, field, change):
+    """``value`` (an ad_tree model value) with one of its tree's arrays changed by
+    ``change`` and its id made again, as a forger would."""
+    import base64
+    import json
+
+    from duckmine.algorithms.models import digest
+
+    body = json.loads(value["body"])
+    packed = body[field]
+    a = np.frombuffer(base64.b64decode(packed["data"]), np.dtype(packed["dtype"])).copy()
+    change(a)
+    packed["data"] = base64.b64encode(a.tobytes()).decode()
+    text = json.dumps(body, separators=(",", ":"))
+    return {**value, "body": text, "id": digest("ad_tree", value["version"], text)}
+
+
+@pytest.mark.parametrize("cutoff", [0, 3])
+@pytest.mark.parametrize("field,change", [
+    ("child", lambda a: a.__setitem__(a >= 0, 10**6)),
+    ("child", lambda a: a.__setitem__(a >= 0, 0)),  # back to the root: a cycle
+    ("vary", lambda a: a.__setitem__(a >= 0, 10**6)),
+    ("off", lambda a: a.__setitem__(slice(None), -5)),
+    ("mcv", lambda a: a.__setitem__(slice(None), 99)),
+    ("start", lambda a: a.__setitem__(slice(None), 0)),
+    ("count", lambda a: a.__setitem__(slice(1, None), 10**6)),
+    ("lstart", lambda a: a.__setitem__(a >= 0, 10**6)),
+    ("rows", lambda a: a.__setitem__(slice(None), 10**6)),
+])
+def test_a_forged_tree_is_refused_not_walked(db, cutoff, field, change):
+    """A tree whose arrays were changed and its id made again is refused before any
+    count walks it: never a crash, a hang or a count read outside its arrays."""
+    value = db.execute(f"SELECT ad_tree_fit(w, leaf_list_cutoff := {cutoff}) "
+                       "FROM weather w").fetchall()[0][0]
+    forged = _forged_tree(value, field, change)
+    if forged["body"] == value["body"]:
+        return  # nothing of that kind in this tree (no leaf lists at cutoff 0)
+    db.execute("CREATE OR REPLACE TEMP TABLE forged AS SELECT $v::" + MODEL_SQL + " AS t",
+               {"v": forged})
+    fails(db, "SELECT ad_count(t, {'outlook': 'sunny', 'play': 'no'}) FROM forged",
+          "ad_count: the model value is corrupt")
+    fails(db, "SELECT bayes_net_fit(w, 'play', ad_tree := (SELECT t FROM forged)) "
+          "FROM weather w", "bayes_net: the model value is corrupt")

@@ -312,6 +312,81 @@ def _cell(codes, r, card, attrs, fixed, strides, tops, k):
     return cell
 
 
+# what a forged tree can break, as ``structure_fault`` names it
+FAULTS = ("", "its root does not expand every attribute",
+          "a node's count or attribute is out of range",
+          "a node's leaf list lies outside its rows",
+          "a node's vary nodes lie outside the arrays",
+          "a vary node's most common value or children lie outside the arrays",
+          "a child is not a later node that expands the attributes after its own",
+          "a node is reached twice",
+          "a vary node's children count more rows than their node",
+          "a node that a query of max_depth conditions reaches does not expand")
+
+
+@njit(cache=True)
+def structure_fault(count, start, vary, lstart, mcv, off, child, rows, card, max_depth,
+                    n_codes):
+    """0 when the arrays are a tree every count query can walk safely (an index into
+    ``FAULTS`` otherwise): each node reached once from the root, by a child link to
+    a later node, expanding the attributes after the one it fixes, its vary nodes,
+    children and leaf rows within the arrays, children counting no more rows than
+    their node (the most common value's, left out, is their difference), and a node
+    that a query of ``max_depth`` conditions reaches either a leaf list or
+    expanded. A walk over a tree that passes ends, and reads inside its arrays."""
+    p = len(card)
+    nn, nv, nc, nr = len(count), len(mcv), len(child), len(rows)
+    if nn == 0 or start[0] != 0:
+        return 1
+    seen = np.zeros(nn, np.bool_)
+    depth = np.zeros(nn, np.int64)
+    stack = np.empty(nn, np.int64)
+    stack[0] = 0
+    seen[0] = True
+    top = 1
+    while top > 0:
+        top -= 1
+        u = stack[top]
+        if count[u] < 0 or not 0 <= start[u] <= p:
+            return 2
+        if lstart[u] >= 0:
+            if vary[u] >= 0 or lstart[u] + count[u] > nr:
+                return 3
+            for i in range(lstart[u], lstart[u] + count[u]):
+                if not 0 <= rows[i] < n_codes:
+                    return 3
+            continue
+        if vary[u] < 0:
+            if start[u] < p and depth[u] < max_depth:
+                return 9
+            continue
+        if vary[u] + p - start[u] > nv:
+            return 4
+        for a in range(start[u], p):
+            vi = vary[u] + a - start[u]
+            k = card[a]
+            if not (0 <= mcv[vi] < k and 0 <= off[vi] and off[vi] + k <= nc) \
+                    or child[off[vi] + mcv[vi]] != -1:
+                return 5
+            total = 0
+            for v in range(k):
+                c = child[off[vi] + v]
+                if c == -1:
+                    continue
+                if not u < c < nn or start[c] != a + 1:
+                    return 6
+                if seen[c]:
+                    return 7
+                seen[c] = True
+                depth[c] = depth[u] + 1
+                total += count[c]
+                stack[top] = c
+                top += 1
+            if total > count[u]:
+                return 8
+    return 0
+
+
 @dataclass
 class ADTree:
     """An AD-tree over coded nominal data (``codes[:, j]`` in 0..card[j]-1, the
@@ -339,7 +414,7 @@ class ADTree:
         codes = np.ascontiguousarray(codes, code_type(card))
         card = np.asarray(card, np.int64)
         n, p = codes.shape
-        depth = p if max_depth is None else int(max_depth)
+        depth = p if max_depth is None else min(int(max_depth), p)  # no deeper query
         cutoff, max_bytes = int(cutoff), int(max_bytes)
         if n < SPLIT_ROWS or n < cutoff or depth < 2:
             halt = stop.flag()
@@ -522,6 +597,13 @@ class ADTreeModel:
         if t.codes.ndim != 2 or t.codes.shape[1] != p or len(t.count) == 0 or \
                 (t.codes.size and ((t.codes < 0) | (t.codes >= t.card)).any()):
             raise ValueError("its rows' codes do not fit its attributes")
+        arrays = [np.ascontiguousarray(getattr(t, a), np.int64) for a in ADTree.ARRAYS]
+        if len({len(arrays[i]) for i in range(4)}) != 1 or len(arrays[4]) != len(arrays[5]):
+            raise ValueError("its node arrays differ in length")
+        fault = structure_fault(*arrays, np.asarray(t.card, np.int64), int(t.max_depth),
+                                int(t.codes.shape[0]))
+        if fault:
+            raise ValueError(f"its tree is not one: {FAULTS[fault]}")
 
     def index(self, name):
         """The attribute called ``name`` (exact, else ignoring case), or None."""
