@@ -3,6 +3,7 @@ humidity, windy and play), counts against brute-force GROUP BY and numpy
 counters on random tables, and bad input."""
 
 import itertools
+import os
 
 import duckdb
 import numpy as np
@@ -257,3 +258,31 @@ def test_a_forged_tree_is_refused_not_walked(db, cutoff, field, change):
           "ad_count: the model value is corrupt")
     fails(db, "SELECT bayes_net_fit(w, 'play', ad_tree := (SELECT t FROM forged)) "
           "FROM weather w", "bayes_net: the model value is corrupt")
+
+
+@settings(max_examples=int(os.environ.get("DUCKMINE_FUZZ", "30")), deadline=None)
+@given(st.integers(0, 2**31), st.integers(0, 4), st.sampled_from(ADTree.ARRAYS),
+       st.integers(-3, 3), st.floats(0, 1))
+def test_a_tree_with_one_index_changed_is_refused_or_walked_safely(seed, cutoff, field,
+                                                                   shift, where):
+    """One entry of one array of a tree moved: ``validate`` refuses it, or every
+    table of up to ``max_depth`` attributes is counted inside the arrays (a walk
+    outside them would crash this process)."""
+    rng = np.random.default_rng(seed)
+    p = int(rng.integers(2, 5))
+    card = rng.integers(2, 5, p)
+    codes = np.stack([rng.integers(0, k, 40) for k in card], axis=1)
+    tree = ADTree.of(codes, card, cutoff)
+    a = getattr(tree, field)
+    if len(a) == 0:
+        return
+    a[int(where * (len(a) - 1))] += shift if shift else len(a)
+    model = ADTreeModel([Attribute(f"a{j}", "nominal", tuple(f"v{v}" for v in range(k - 1)))
+                         for j, k in enumerate(card)], tree)
+    try:
+        model.validate()
+    except ValueError:
+        return
+    for m in range(1, tree.max_depth + 1):
+        for attrs in itertools.combinations(range(p), m):
+            tree.table(list(attrs), missing=[True] * m)
