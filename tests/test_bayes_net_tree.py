@@ -87,7 +87,7 @@ def nominal_tables(draw):
     return cards, cols
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(nominal_tables(), st.integers(0, 5),
        st.sampled_from(["k2", "tan", "hill_climb"]), st.integers(1, 3),
        st.sampled_from(["bayes", "mdl", "loglik"]))
