@@ -267,7 +267,8 @@ def test_a_tree_with_one_index_changed_is_refused_or_walked_safely(seed, cutoff,
                                                                    shift, where):
     """One entry of one array of a tree moved: ``validate`` refuses it, or every
     table of up to ``max_depth`` attributes is counted inside the arrays (a walk
-    outside them would crash this process)."""
+    outside them would crash this process), each count whole and at least zero or
+    the table refused."""
     rng = np.random.default_rng(seed)
     p = int(rng.integers(2, 5))
     card = rng.integers(2, 5, p)
@@ -285,4 +286,20 @@ def test_a_tree_with_one_index_changed_is_refused_or_walked_safely(seed, cutoff,
         return
     for m in range(1, tree.max_depth + 1):
         for attrs in itertools.combinations(range(p), m):
-            tree.table(list(attrs), missing=[True] * m)
+            try:
+                assert (tree.table(list(attrs), missing=[True] * m) >= 0).all()
+            except ValueError as err:
+                assert "contradict" in str(err)
+
+
+def test_a_tree_whose_counts_contradict_is_refused_where_they_do(db):
+    """Counts edited within the structure's bounds pass ``validate``; a count that
+    comes out below zero then refuses the tree rather than answering it."""
+    value = db.execute("SELECT ad_tree_fit(w) FROM weather w").fetchall()[0][0]
+    forged = _forged_tree(value, "count", lambda a: a.__setitem__(0, a[0] - 3))
+    db.execute("CREATE OR REPLACE TEMP TABLE forged AS SELECT $v::" + MODEL_SQL + " AS t",
+               {"v": forged})
+    fails(db, "SELECT ad_count(t, {'outlook': o, 'temperature': h}) FROM forged, "
+          "(SELECT DISTINCT outlook::VARCHAR AS o FROM weather), "
+          "(SELECT DISTINCT temperature::VARCHAR AS h FROM weather)",
+          "ad_count: the model value is corrupt: its tree's counts contradict")

@@ -69,9 +69,12 @@ def ad_count(ids, bodies, conditions):
             q_off.append(len(q_attr))
             asked.append(i)
         if asked:
-            out[asked] = model.tree.counts(np.array(q_off, np.int64),
-                                           np.array(q_attr, np.int64),
-                                           np.array(q_val, np.int64))
+            try:
+                out[asked] = model.tree.counts(np.array(q_off, np.int64),
+                                               np.array(q_attr, np.int64),
+                                               np.array(q_val, np.int64))
+            except ValueError as err:  # an edited tree's counts
+                raise ValueError(f"ad_count: {err}") from None
     return pa.array(out, pa.int64(), mask=null)
 
 

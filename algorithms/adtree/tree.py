@@ -444,13 +444,22 @@ class ADTree:
         contingency(self.codes, self.card, self.count, self.start, self.vary, self.lstart,
                     self.mcv, self.off, self.child, self.rows, attrs, fixed, strides, tops,
                     out)
-        return out.reshape(shape)
+        return _whole_counts(out).reshape(shape)
 
     def counts(self, q_off, q_attr, q_val):
         """``queries`` on this tree."""
-        return queries(self.codes, self.card, self.count, self.start, self.vary,
-                       self.lstart, self.mcv, self.off, self.child, self.rows,
-                       q_off, q_attr, q_val)
+        return _whole_counts(queries(self.codes, self.card, self.count, self.start,
+                                     self.vary, self.lstart, self.mcv, self.off, self.child,
+                                     self.rows, q_off, q_attr, q_val))
+
+
+def _whole_counts(out):
+    """``out``, unless a count came out below zero: the counts of a tree that passed
+    ``structure_fault`` but was edited contradict each other there."""
+    if (out < 0).any():
+        raise ValueError("the model value is corrupt: its tree's counts contradict each "
+                         "other")
+    return out
 
 
 def _build_split(codes, card, cutoff, depth, max_bytes):
