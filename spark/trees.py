@@ -68,7 +68,8 @@ def fitted(df, target, confidence=0.25, min_leaf=2, pruned=True, subtree_raising
         memory.check(FN, WORKER_ROW, total["n"], 1, settings(df.sparkSession)[
             "memory_limit"], advice=ADVICE, what="spark.duckmine.memoryLimit")
         grower = _Grower(frame, t, opt, total["n"], buckets or
-                         2 * df.sparkSession.sparkContext.defaultParallelism)
+                         2 * df.sparkSession.sparkContext.defaultParallelism,
+                         _exact(frame, total, t))
         LAST.clear()
         LAST.update(passes=0, raised=0)
         grower.grow()
@@ -95,13 +96,27 @@ def fitted(df, target, confidence=0.25, min_leaf=2, pruned=True, subtree_raising
                           grower.instances))
 
 
+def _exact(frame, total, t):
+    """Whether every weight is whole and no row of positive weight lacks a value of
+    an attribute: then no row is ever spread into fractions, every sum is exact in
+    any order, and a node's rows need no order of their own (no hash of them)."""
+    if total["whole"] != total["sw"]:
+        return False
+    for j, c in enumerate(total["cols"]):
+        known = c[0] if frame.kinds[j] == NUMERIC else sum(v[0] for v in c.values())
+        if j != t and known != total["sw"]:
+            return False
+    return True
+
+
 class _Grower:
     """The tree as ``grow.grow`` lays it out (a row of ``nodes`` per node, its
     children consecutive, each node's class weights per branch), grown a level of
     open nodes at a time."""
 
-    def __init__(self, frame, t, opt, n_all, buckets):
+    def __init__(self, frame, t, opt, n_all, buckets, exact):
         self.frame, self.t, self.opt, self.buckets = frame, t, opt, buckets
+        self.exact = exact  # no fractions: a node's rows need no order (``_exact``)
         attributes = frame.attributes
         self.cols = np.array([j for j in range(frame.p) if j != t], np.int64)
         self.n_values = np.array([len(attributes[j].values) if attributes[j].nominal
@@ -134,13 +149,17 @@ class _Grower:
                     if split[1] == c45.NUMERIC_SPLIT:
                         wanted.append((i, split[0], split[2]))
             thresholds = self._snapped(wanted)
+            first = len(self.nodes)
+            self._more(sum(len(split[4]) for split in splits.values()))
             open_nodes = []
             for i in sorted(splits):
                 a, kind, mid, val, dist, rows = splits[i]
                 threshold, walk = thresholds.get(i, (mid, False))
                 if walk:
                     self.walks[i] = (int(self.cols[a]), mid, threshold, *rows)
-                open_nodes += self._split(i, a, kind, threshold, val, dist)
+                self._split(i, a, kind, threshold, val, dist, first)
+                open_nodes += range(first, first + len(dist))
+                first += len(dist)
         self._walk()
 
     def _choose(self, i, found):
@@ -174,21 +193,22 @@ class _Grower:
         self.nodes[i, c45.EMPTY] = 1 if abs(per_class.sum()) < 1e-6 else 0
         self.dists[i] = per_class
 
-    def _split(self, i, a, kind, threshold, val, dist):
-        nb = len(dist)
-        first = len(self.nodes)
+    def _more(self, n):
+        """Room for a level's ``n`` new (open) nodes, made once per level."""
+        more = np.full((n, 7), -1, np.int64)
+        more[:, c45.ATTR] = levels.OPEN
+        self.nodes = np.vstack([self.nodes, more])
+        self.thresholds = np.concatenate([self.thresholds, np.zeros(n)])
+        self.dists += [None] * n
+
+    def _split(self, i, a, kind, threshold, val, dist, first):
+        """Node ``i`` split, its children the open nodes from ``first`` on."""
         row = self.nodes[i]
         row[c45.ATTR], row[c45.KIND], row[c45.VALUE] = a, kind, val
-        row[c45.BAGS], row[c45.CHILD], row[c45.EMPTY] = nb, first, 0
+        row[c45.BAGS], row[c45.CHILD], row[c45.EMPTY] = len(dist), first, 0
         self.thresholds[i] = threshold
         self.dists[i] = dist
         self.fracs[i] = c45.fractions(dist)
-        more = np.full((nb, 7), -1, np.int64)
-        more[:, c45.ATTR] = levels.OPEN
-        self.nodes = np.vstack([self.nodes, more])
-        self.thresholds = np.concatenate([self.thresholds, np.zeros(nb)])
-        self.dists += [None] * nb
-        return list(range(first, first + nb))
 
     def flat(self):
         """(nodes, thresholds, dists) as ``grow.fit`` returns them."""
@@ -208,7 +228,7 @@ class _Grower:
     def _level(self):
         """{(node, attribute): that attribute's best split at that open node}."""
         p, t, cols, buckets = self.frame.p, self.t, self.cols, self.buckets
-        n_values, k, opt = self.n_values, self.k, self.opt
+        n_values, k, opt, exact = self.n_values, self.k, self.opt, self.exact
         route = self.route()
 
         def rows(batches):
@@ -216,7 +236,7 @@ class _Grower:
                 X, w = frames.labelled(X, w, t)
                 if not len(X):
                     continue
-                key = frames.hashed(X, w)
+                key = None if exact else frames.hashed(X, w)
                 at, node, wt = route(X, w)
                 if not len(at):
                     continue
@@ -230,7 +250,7 @@ class _Grower:
                             "cls": [cls[here].tobytes()],
                             # weights of one are not sent: most rows' (see scored)
                             "weight": [b"" if (w_ == 1.0).all() else w_.tobytes()],
-                            "key": [key[r].tobytes()]}
+                            "key": [b"" if key is None else key[r].tobytes()]}
                     for a, j in enumerate(cols):
                         yield pa.RecordBatch.from_pydict({  # in the order of ROWS
                             "attr": pa.array([a], pa.int32()), "bucket": same["bucket"],
@@ -249,11 +269,13 @@ class _Grower:
             weight = np.concatenate([np.frombuffer(b, np.float64) if b else np.ones(len(n))
                                      for b, n in zip(table.column("weight").to_pylist(),
                                                      nodes_)])
-            # a node's rows together; in an order of their values (the hash) where
-            # their weights are not whole, so that their sums come out the same
+            # a node's rows together; in an order of their values (the hash, sent
+            # unless the table is exact) where their weights are not whole, so that
+            # their sums come out the same
             order = np.argsort(node, kind="stable")
-            node, value_, cls, weight, key = node[order], value_[order], cls[order], \
-                weight[order], key[order]
+            node, value_, cls, weight = node[order], value_[order], cls[order], \
+                weight[order]
+            key = key[order] if len(key) == len(order) else None
             starts = np.flatnonzero(np.r_[True, node[1:] != node[:-1]])
             node = node.astype(np.int64)
             out = {name: [] for name in ("node", "gain", "ratio", "mid", "val", "rows",
@@ -401,7 +423,7 @@ class _Raiser:
                 c in done or nodes[c, c45.ATTR] < 0 for c in self._children(i))]
             if not wave:
                 return self.nodes, self.thresholds, self.dists
-            largest = {i: self._largest(i) for i in wave}
+            largest = {i: c45.largest_branch(self.dists, nodes, i, k) for i in wave}
             passed = self._through({i: c for i, c in largest.items()
                                     if nodes[c, c45.ATTR] >= 0})
             for i in wave:
@@ -413,10 +435,7 @@ class _Raiser:
                 if as_leaf - (as_tree + 0.1) < 1e-6 and as_leaf - (branch + 0.1) < 1e-6:
                     c45._make_leaf(nodes, self.dists, i, k)
                 elif branch - (as_tree + 0.1) < 1e-6:
-                    for field in (c45.ATTR, c45.KIND, c45.VALUE, c45.BAGS, c45.CHILD,
-                                  c45.DIST):
-                        nodes[i, field] = nodes[c, field]
-                    self.thresholds[i] = self.thresholds[c]
+                    c45.take_split(nodes, self.thresholds, i, c)
                     for s, d in passed[i][1].items():
                         at = i if s == c else s
                         self.dists[nodes[at, c45.DIST]:nodes[at, c45.DIST] + d.size] = \
@@ -444,15 +463,6 @@ class _Raiser:
 
     def _inner(self):
         return [j for j in self._below(0) if self.nodes[j, c45.ATTR] >= 0]
-
-    def _largest(self, i):
-        """The branch of largest weight (the last of those within 1e-6)."""
-        per_bag = c45._dist(self.dists, self.nodes, i, self.k).sum(axis=1)
-        largest, best = 0, 0.0
-        for b in range(len(per_bag)):
-            if best - per_bag[b] < 1e-6:
-                best, largest = per_bag[b], b
-        return self.nodes[i, c45.CHILD] + largest
 
     def _through(self, asks):
         """{node i: (estimated errors of i's rows passed down subtree c, {each node
@@ -541,8 +551,6 @@ class _Raiser:
         out = {}
         for q in frames.run_pass(g.frame.blocks, part):
             for i, s, stat in q["sums"]:
-                mine = out.setdefault((i, s), {})
                 for key, v in stat.items():
-                    v = np.array(v)
-                    mine[key] = v if key not in mine else mine[key] + v
+                    levels.added(out, (i, s), key, np.array(v))
         return out

@@ -993,6 +993,26 @@ def _descend(X, y, nodes, thresholds, dists, i, idx, w, k, cf, z, write):
 
 
 @njit(cache=True)
+def largest_branch(dists, nodes, i, k):
+    """The child on node ``i``'s branch of largest weight (the last of those within
+    1e-6 of it): the one subtree raising would put in ``i``'s place."""
+    per_bag = _dist(dists, nodes, i, k).sum(axis=1)
+    largest, best = 0, 0.0
+    for b in range(nodes[i, BAGS]):
+        if best - per_bag[b] < 1e-6:
+            best, largest = per_bag[b], b
+    return nodes[i, CHILD] + largest
+
+
+@njit(cache=True)
+def take_split(nodes, thresholds, i, c):
+    """Node ``i`` takes node ``c``'s split and children (subtree raising)."""
+    for field in (ATTR, KIND, VALUE, BAGS, CHILD, DIST):
+        nodes[i, field] = nodes[c, field]
+    thresholds[i] = thresholds[c]
+
+
+@njit(cache=True)
 def prune(X, y, nodes, thresholds, dists, idx0, w0, k, cf, z, raising):
     """Prune bottom-up with the pessimistic error estimate: replace a subtree by a
     leaf, or by its largest branch (subtree raising), where that is no worse.
@@ -1036,12 +1056,7 @@ def prune(X, y, nodes, thresholds, dists, idx0, w0, k, cf, z, raising):
                     s_w.append(empty_w)
             continue
         dist = _dist(dists, nodes, i, k)
-        per_bag = dist.sum(axis=1)
-        largest, best = 0, 0.0
-        for b in range(nb):
-            if best - per_bag[b] < 1e-6:
-                best, largest = per_bag[b], b
-        c = nodes[i, CHILD] + largest
+        c = largest_branch(dists, nodes, i, k)
         branch = 1.7976931348623157e308
         if raising:
             branch = _descend(X, y, nodes, thresholds, dists, c, idx, w, k, cf, z,
@@ -1052,13 +1067,7 @@ def prune(X, y, nodes, thresholds, dists, idx0, w0, k, cf, z, raising):
             _make_leaf(nodes, dists, i, k)
             continue
         if branch - (as_tree + 0.1) < 1e-6:
-            nodes[i, ATTR] = nodes[c, ATTR]
-            nodes[i, KIND] = nodes[c, KIND]
-            nodes[i, VALUE] = nodes[c, VALUE]
-            nodes[i, BAGS] = nodes[c, BAGS]
-            nodes[i, CHILD] = nodes[c, CHILD]
-            nodes[i, DIST] = nodes[c, DIST]
-            thresholds[i] = thresholds[c]
+            take_split(nodes, thresholds, i, c)
             _descend(X, y, nodes, thresholds, dists, i, idx, w, k, cf, z, np.bool_(True))
             s_node.append(i)
             s_state.append(0)

@@ -112,7 +112,7 @@ def through(X, y, cols, nodes, thresholds, rows, ask, at, wt, shares, k, got):
         leaf = a < 0
         cls = y[rows]
         for (i, s), c, w in _groups(ask[leaf], at[leaf], cls[leaf], wt[leaf]):
-            _added(got, (i, s), "leaf", np.bincount(c, w, k))
+            added(got, (i, s), "leaf", np.bincount(c, w, k))
         inner = ~leaf
         rows, ask, at, wt, a, cls = (x[inner] for x in (rows, ask, at, wt, a, cls))
         b = _branches(X[rows, cols[a]], nodes, thresholds, at)
@@ -120,13 +120,13 @@ def through(X, y, cols, nodes, thresholds, rows, ask, at, wt, shares, k, got):
         for (i, s), c, w, bb in _groups(ask[known], at[known], cls[known], wt[known],
                                         b[known]):
             sums = np.bincount(bb * k + c, w, nodes[s, BAGS] * k)
-            _added(got, (i, s), "known", sums.reshape(-1, k))
+            added(got, (i, s), "known", sums.reshape(-1, k))
         next_rows, next_ask = [rows[known]], [ask[known]]
         next_at, next_w = [nodes[at[known], CHILD] + b[known]], [wt[known]]
         for (i, s), c, w, r in _groups(ask[~known], at[~known], cls[~known], wt[~known],
                                        rows[~known]):
-            _added(got, (i, s), "missing", np.bincount(c, w, k))
-            _added(got, (i, s), "known", np.zeros((nodes[s, BAGS], k)))
+            added(got, (i, s), "missing", np.bincount(c, w, k))
+            added(got, (i, s), "known", np.zeros((nodes[s, BAGS], k)))
             if (i, s) in shares:
                 _spread(nodes, s, shares[(i, s)], r, w, next_rows, next_at, next_w,
                         [(next_ask, np.full(len(r), i))])
@@ -151,7 +151,8 @@ def _groups(ask, at, *cols):
         yield (int(i), int(s)), *(c[sel] for c in cols)
 
 
-def _added(got, key, name, v):
+def added(got, key, name, v):
+    """``v`` added into ``got[key][name]``: the sums of one (asked node, node)."""
     stat = got.setdefault(key, {})
     stat[name] = v if name not in stat else stat[name] + v
 
