@@ -142,8 +142,8 @@ class Param:
                 self._fail(fn, v)
             return bool(v)
         if self.type == "model":  # the engine's boundary parsed the value
-            if getattr(v, "learner", None) != self.choices[0]:
-                learner = getattr(v, "learner", None)
+            learner = getattr(v, "learner", None)
+            if learner != self.choices[0]:
                 raise ContractError(f"{fn}: {self.name} must be {self.constraint}, got "
                                     + (f"a {learner} model" if learner else literal(v)[:60]))
             return v

@@ -186,7 +186,7 @@ class TreeCounts:
         self.card = np.asarray(tree.card, np.int64) - 1
         self.cls = int(cls)
         self.fill = [int(f) for f in fill]
-        self.missing = [bool(m) and a != self.cls for a, m in enumerate(missing)]
+        self.missing = [bool(m) for m in missing]  # never the class's
         self.unlabelled = bool(unlabelled)
         self.n = int(tree.table([self.cls]).sum())
         self._cache = {}
