@@ -130,11 +130,12 @@ def mixture():
     return np.array(WEIGHTS), means, sds, probs
 
 
-def draw(n):
+def draw(n, part=()):
     """(component of each row, the numeric attributes (n, 10), the nominal codes
-    (n, 2), the mixed data's missing cells (n, 10))."""
+    (n, 2), the mixed data's missing cells (n, 10)); ``part`` adds to the seed (a
+    large table's place of the draw)."""
     weights, means, sds, probs = mixture()
-    rng = np.random.default_rng([SEED, n])
+    rng = np.random.default_rng([SEED, n, *part])
     z = rng.choice(COMPONENTS, n, p=weights)
     x = means[z] + sds[z] * rng.standard_normal((n, len(NUMERIC)))
     codes = []
@@ -177,8 +178,15 @@ def arff(data, n):
     return path
 
 
+ARFF_ROWS = 10_000_000  # larger tables go straight into DuckDB (no tool reads ARFF)
+DRAW_ROWS = 1_000_000  # and are drawn this many rows at a time
+
+
 def database(data, n):
-    """The DuckDB file holding the ARFF file of ``n`` rows of ``data`` as table points."""
+    """The DuckDB file holding ``n`` rows of ``data`` as table points: its ARFF
+    file read, or for more than ``ARFF_ROWS`` rows (beyond Weka and scikit-learn
+    here) the rows drawn from the same mixture a million at a time, each draw
+    seeded by its place, and written as the ARFF reader would type them."""
     path = data_dir() / f"em_{data}_{n}.duckdb"
     if not path.exists():
         import duckdb
@@ -188,10 +196,33 @@ def database(data, n):
         tmp = Path(str(path) + ".tmp")
         tmp.unlink(missing_ok=True)
         con = duckdb.connect(str(tmp))
-        duckmine.read_arff(con, arff(data, n), "points")
+        if n <= ARFF_ROWS:
+            duckmine.read_arff(con, arff(data, n), "points")
+        else:
+            _drawn_table(con, data, n)
         con.close()
         tmp.rename(path)
     return path
+
+
+def _drawn_table(con, data, n):
+    import pyarrow as pa
+
+    kept = NUMERIC if data == "numeric" else NUMERIC[:len(NUMERIC) - len(NOMINAL)]
+    nominal = {} if data == "numeric" else NOMINAL
+    columns = [f'"{c}" DOUBLE' for c in kept]
+    columns += [f'"{c}" VARCHAR' for c in nominal]
+    con.execute(f"CREATE TABLE points ({', '.join(columns)})")
+    for start in range(0, n, DRAW_ROWS):
+        m = min(DRAW_ROWS, n - start)
+        _, x, codes, missing = draw(m, (n, start))
+        arrays = [pa.array(np.round(x[:, j], 6), mask=missing[:, j] if nominal else None)
+                  for j in range(len(kept))]
+        for j, values in enumerate(nominal.values()):
+            gone = missing[:, len(kept) + j]
+            arrays.append(pa.array(np.array(values, dtype=object)[codes[:, j]], mask=gone))
+        chunk = pa.table(arrays, names=kept + list(nominal))  # noqa: F841 (read by SQL)
+        con.execute("INSERT INTO points SELECT * FROM chunk")
 
 
 # -- SQL ---------------------------------------------------------------------------
@@ -303,11 +334,11 @@ def em_stages(con, k, iterations):
     done = em.iterate(data, init.params, iterations, MIN_SD, EM_SEED, data, init)
     stages[f"EM loop ({done.steps} iterations)"] = time.perf_counter() - start
 
-    W, trace, nomidx = np.zeros((data.n, params.k)), np.empty(1), em.nominal_index(lay)
+    trace, nomidx = np.empty(1), em.nominal_index(lay)
 
     def step():
         status, *_ = em.iterate_kernel(
-            data.X, data.w, W, lay.nominal, lay.nvals, lay.offs, nomidx, *params.arrays(),
+            data.X, data.w, lay.nominal, lay.nvals, lay.offs, nomidx, *params.arrays(),
             0.0, 1, MIN_SD, data.fsd, data.fsd_done, kmeans.CHUNK, True, trace,
             np.zeros(1, np.int64))
         if status != em.OK:

@@ -6,6 +6,7 @@ the table forms) and gathered into one list per group (the aggregate
 
     python -m duckmine.benchmarks.memory [--rows 1000000,10000000]
         [--learners c45,naive_bayes,...] [--forms fed,aggregate,peer]
+        [--data own|em_numeric|em_mixed]
 
 The form ``peer`` is scikit-learn's nearest equivalent where there is one (needs
 the ``bench`` extra), read from the same table with DuckDB's ``fetchnumpy``, the
@@ -16,6 +17,12 @@ Each fit runs in a fresh process on a table kept in a database file (5 DOUBLE, 1
 INTEGER and 1 two-valued VARCHAR column and a two-class target, some NULLs), after
 a fit on a small table has compiled the kernels, so that the figure is the fit's
 own. ``ru_maxrss`` is the high-water mark of the process.
+
+``--data em_numeric`` (or ``em_mixed``) fits k-means and EM instead on the EM
+benchmark's mixture (``benchmarks/em.py``: ten DOUBLE columns; the mixed one has
+8 DOUBLE, 2 VARCHAR and 5% NULLs), with its options (k = 5, its seeds, EM at most
+``EM_ITERATIONS`` iterations), at any size: beyond 10M rows the table is drawn
+straight into DuckDB. It is kept under ``benchmarks/.data/``.
 """
 
 import argparse
@@ -28,6 +35,8 @@ import time
 
 DEFAULT = ("c45", "naive_bayes", "kmeans", "em", "m5p")
 COLUMNS_BYTES = 5 * 8 + 4 + 16 + 16  # DuckDB's own widths: DOUBLE, INTEGER, 2 VARCHAR
+DATA = {"own": COLUMNS_BYTES, "em_numeric": 10 * 8, "em_mixed": 8 * 8 + 2 * 16}
+EM_ITERATIONS = 20
 
 
 def make(path, rows):
@@ -42,12 +51,24 @@ def make(path, rows):
     con.close()
 
 
-def fit_sql(name, table, form):
+def fit_sql(name, table, form, data="own"):
     """The fit of ``name`` on ``table`` (a name or a query in parentheses) in one
-    of the two forms, with the options of ``determinism.fit_sql``."""
+    of the two forms, with the options of ``determinism.fit_sql`` (or, on the EM
+    benchmark's data, of ``em``)."""
     from duckmine.algorithms import contract
+    from duckmine.benchmarks import em
     from duckmine.benchmarks.determinism import fit_sql as sql
 
+    if data != "own":  # options as SQL literals, given by name to either form
+        opts = {"k": em.COMPONENTS, "seed": em.KMEANS_SEED, "init": "'k-means++'"} \
+            if name == "kmeans" else {"k": em.COMPONENTS, "seed": em.EM_SEED,
+                                      "max_iterations": EM_ITERATIONS}
+        if form == "aggregate":
+            named = ", ".join(f"{k} := {v}" for k, v in opts.items())
+            return f"SELECT {name}_fit(t, {named}).id FROM {table} t"
+        given = ", ".join(f"'{k}': {v}" for k, v in opts.items())
+        source = table.replace("'", "''")
+        return f"SELECT model.id FROM fit('{name}', '{source}', NULL, options := {{{given}}})"
     if form == "aggregate":
         return sql(name).replace(" FROM t t", f" FROM {table} t").replace(
             "FROM (SELECT * EXCLUDE (y) FROM t) t",
@@ -104,7 +125,7 @@ def peer(path, name):
     return before, time.perf_counter() - start
 
 
-def child(path, name, form):
+def child(path, name, form, data="own"):
     """In the fresh process: warm up on 2,000 rows, then fit the whole table."""
     if form == "peer":
         before, seconds = peer(path, name)
@@ -115,10 +136,11 @@ def child(path, name, form):
 
     con = duckmine.connect(path, read_only=True)
     con.execute("SET enable_progress_bar = false")
-    con.execute(fit_sql(name, "(SELECT * FROM t LIMIT 2000)", form)).fetchall()
+    table = "t" if data == "own" else "points"
+    con.execute(fit_sql(name, f"(SELECT * FROM {table} LIMIT 2000)", form, data)).fetchall()
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     start = time.perf_counter()
-    con.execute(fit_sql(name, "t", form)).fetchall()
+    con.execute(fit_sql(name, table, form, data)).fetchall()
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     print(before, peak, seconds)
@@ -129,24 +151,30 @@ def main(argv=None):
     parser.add_argument("--rows", default="1000000,10000000")
     parser.add_argument("--learners", default=",".join(DEFAULT))
     parser.add_argument("--forms", default="fed,aggregate")
-    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--data", default="own", choices=sorted(DATA))
+    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         return child(*args.child)
-    print(f"columns read: about {COLUMNS_BYTES} bytes a row in DuckDB")
+    width = DATA[args.data]
+    print(f"columns read: about {width} bytes a row in DuckDB")
     print(f"{'rows':>12} {'learner':12} {'form':9} {'seconds':>8} {'peak MiB':>9} "
           f"{'bytes/row':>10} {'x columns':>9}")
     with tempfile.TemporaryDirectory() as tmp:
         for rows in map(int, args.rows.split(",")):
-            path = os.path.join(tmp, f"t{rows}.duckdb")
-            make(path, rows)
+            if args.data == "own":
+                path = os.path.join(tmp, f"t{rows}.duckdb")
+                make(path, rows)
+            else:
+                from duckmine.benchmarks import em
+                path = str(em.database(args.data.split("_")[1], rows))
             for name in args.learners.split(","):
                 for form in args.forms.split(","):
-                    if form == "peer" and name not in PEERS:
+                    if form == "peer" and (name not in PEERS or args.data != "own"):
                         continue
                     out = subprocess.run(
                         [sys.executable, "-m", "duckmine.benchmarks.memory", "--child",
-                         path, name, form], capture_output=True, text=True)
+                         path, name, form, args.data], capture_output=True, text=True)
                     if out.returncode != 0:
                         last = (out.stderr.strip().splitlines() or ["?"])[-1]
                         print(f"{rows:>12,} {name:12} {form:9} failed: {last[:100]}",
@@ -156,7 +184,7 @@ def main(argv=None):
                     per_row = (peak - before) / rows
                     print(f"{rows:>12,} {name:12} {form:9} {seconds:8.1f} "
                           f"{peak / 2**20:9,.0f} {per_row:10,.0f} "
-                          f"{per_row / COLUMNS_BYTES:9.1f}", flush=True)
+                          f"{per_row / width:9.1f}", flush=True)
 
 
 if __name__ == "__main__":

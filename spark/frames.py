@@ -381,7 +381,7 @@ class Frame:
         w = np.concatenate([w for _, w in parts]) if parts else np.empty(0)
         numeric_first = sorted(range(p), key=lambda j: self.kinds[j] == NOMINAL)
         order = canonical_order([X[:, j] for j in numeric_first] + [w])
-        X, w = np.ascontiguousarray(X[order]), w[order]
+        X, w = np.asfortranarray(X[order]), w[order]  # as clustering kernels read rows
         return _filled(X, fill), w
 
     def encoder(self):
@@ -410,14 +410,16 @@ class Frame:
 
 def matrices(batches, p, fill=None):
     """The (X, w) of each block of a ``Frame.blocks`` pass: read-only views of the
-    block, or, where ``fill`` is given, writable copies (as the kernels take them)
-    with the missing values filled in."""
+    block, or, where ``fill`` is given, writable copies an attribute at a time (as
+    the clustering kernels take rows: ``kmeans.rows_of``) with the missing values
+    filled in."""
     for b in batches:
         xs, ws = b.column("x"), b.column("w")
         for i in range(b.num_rows):
             X = np.frombuffer(xs[i].as_buffer(), np.float64).reshape(-1, p)
             w = np.frombuffer(ws[i].as_buffer(), np.float64)
-            yield (X, w) if fill is None else (_filled(X.copy(), fill), w.copy())
+            yield (X, w) if fill is None else (_filled(np.array(X, order="F"), fill),
+                                               w.copy())
 
 
 def labelled(X, w, t):

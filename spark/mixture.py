@@ -1,6 +1,6 @@
 """EM over a Spark DataFrame too large for one machine: each iteration is one Spark
-job whose partitions run the E step on their rows (``em._e_chunk``) and add up the
-M step's weighted sums with those memberships (``em._m_chunk``); the driver adds
+job whose partitions run the E step on their rows and add up the M step's weighted
+sums with those memberships, in one pass (``em._em_chunk``); the driver adds
 the partitions' sums, tests convergence and re-estimates the model, as
 ``em.iterate_kernel`` does on one machine.
 
@@ -148,15 +148,13 @@ def _sums(mats, total, layout, nomidx, params):
             np.zeros((1, p, K)), np.zeros((1, p, K))]
     for X, w in mats:
         n = len(X)
-        W = np.empty((n, K))
         ll_c, sw_c, bad_c = np.zeros(1), np.zeros(1), np.zeros(1, np.bool_)
-        core._e_chunk(X, w, nominal, offs, mean, denom, logsd, logp, logprior, W,
-                      np.empty(0), True, np.int64(0), np.int64(n), ll_c, sw_c, bad_c)
+        here = [np.zeros_like(s) for s in sums]
+        core._em_chunk(X, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior,
+                       np.int64(0), np.int64(n), ll_c, sw_c, bad_c, *here)
         ll += ll_c[0]
         sw += sw_c[0]
         bad |= bool(bad_c[0])
-        here = [np.zeros_like(s) for s in sums]
-        core._m_chunk(X, w, W, nominal, offs, nomidx, np.int64(0), np.int64(n), *here)
         for s, h in zip(sums, here):
             s += h
     out = total({"ll": ll, "sw": sw, "bad": bad, "sums": [s.ravel().tolist() for s in sums]})
@@ -175,6 +173,6 @@ def _m_step(sums, params, nominal, nvals, offs, nomidx, fsd, min_sd):
         tot[nomidx[j], :] += float(nvals[j])
         cnt[offs[j]:offs[j] + nvals[j], :] += 1.0
     status = core.estimate(pri, cnt, tot, S, SS, nominal, nvals, offs, nomidx,
-                           *params.arrays(), min_sd, np.empty((0, len(nominal))),
+                           *params.arrays(), min_sd, np.empty((len(nominal), 0)).T,
                            np.asarray(fsd, np.float64), np.ones(len(nominal), np.bool_))
     return status == core.OK

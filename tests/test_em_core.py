@@ -207,6 +207,99 @@ def test_results_do_not_depend_on_threads():
     assert all(len(set(results)) == 1 for results in out.values())
 
 
+def _matrix_dataset(M, nominal=()):
+    """A Dataset whose columns are the rows of ``M`` (p, n), as the data layer
+    makes them: views of one matrix."""
+    attributes = [Attribute(f"a{j}", NOMINAL, ("u", "v", "w")) if j in nominal
+                  else Attribute(f"a{j}", NUMERIC) for j in range(M.shape[0])]
+    return Dataset(attributes, list(M), np.ones(M.shape[1]))
+
+
+@pytest.mark.parametrize("missing", [False, True])
+def test_fits_read_the_columns_in_place_and_leave_them(missing):
+    """The clustered rows are the transpose of the Dataset's columns, no copy
+    (only filled cells need one), and a fit leaves them as they were, though the
+    random seeding reorders rows in place while it runs."""
+    from duckmine.algorithms.clusters.model import _prepare
+
+    rng = np.random.default_rng(3)
+    M = np.vstack([rng.normal(0, 1, 500), rng.normal(5, 2, 500),
+                   rng.integers(0, 3, 500).astype(np.float64)])
+    if missing:
+        M[0, ::7] = np.nan
+    kept = M.copy()
+    data = _matrix_dataset(M, nominal=(2,))
+    d = _prepare(data, ())
+    assert d.X.flags.f_contiguous and np.shares_memory(d.X, M) != missing
+    for fit in (lambda: fit_kmeans(data, 3, init="random"), lambda: fit_kmeans(data, 3),
+                lambda: fit_em(data, 3, max_iterations=5), lambda: fit_em(data, -1)):
+        fit()
+        assert np.array_equal(M, kept, equal_nan=True)
+
+
+def test_rows_reordered_in_place_are_the_copy_and_put_back():
+    rng = np.random.default_rng(4)
+    X = kmeans.rows_of(rng.normal(0, 1, (400, 3)))
+    kept = X.copy()
+    lay = kmeans.Layout.of([Attribute(f"a{j}", NUMERIC) for j in range(3)])
+    runs = [kmeans.run(X, np.ones(400), lay, 4, seed, "random", in_place=place)
+            for seed in (1, 2) for place in (False, True)]
+    for a, b in zip(runs[::2], runs[1::2]):
+        assert (a.sse, a.centroids.tobytes(), a.assign.tobytes()) == \
+            (b.sse, b.centroids.tobytes(), b.assign.tobytes())
+    assert np.array_equal(X, kept)
+    order = np.arange(400)
+    order[[5, 399]] = order[[399, 5]]
+    with pytest.raises(RuntimeError):
+        with kmeans.reordered(X, order, True) as Y:
+            assert np.array_equal(Y, kept[order])
+            raise RuntimeError("stopped")
+    assert np.array_equal(X, kept)
+
+
+@pytest.mark.parametrize("name", ["soybean", "diabetes", "labor"])
+def test_one_pass_step_is_an_e_step_then_its_m_sums(name):
+    """The EM loop's pass (E step and M sums at once) gives the log-likelihood and
+    the sums of an E step that keeps every row's memberships followed by the M
+    sums over them, bit for bit, over several chunks."""
+    data = load(name)
+    from duckmine.algorithms.clusters.model import _prepare
+
+    d = _prepare(data, ())
+    lay = d.layout
+    rows = em.Rows(d.X, d.w, lay)
+    params = em.initialise(rows, 4, em.fresh_random(100), 1e-6).params
+    nomidx = em.nominal_index(lay)
+    chunk = 64
+    status, ll, *sums = em._em_step(rows.X, rows.w, lay.nominal, lay.nvals, lay.offs,
+                                    nomidx, *params.arrays(), chunk, True)
+    W = np.zeros((rows.n, params.k))
+    status_e, ll_e = em.e_step(rows.X, rows.w, lay.nominal, lay.nvals, lay.offs,
+                               *params.arrays(), W, np.empty(0), True, chunk, True)
+    assert (status, ll) == (status_e, ll_e) == (em.OK, ll)
+    p, K = rows.X.shape[1], params.k
+    want = em.m_sums(rows.n, p, K, lay.V, lay.nominal, lay.nvals, lay.offs, nomidx, chunk)
+    for ch in range((rows.n + chunk - 1) // chunk):  # the M sums, row by row
+        for i in range(ch * chunk, min(rows.n, ch * chunk + chunk)):
+            for c in range(K):
+                want[0][ch, c] += rows.w[i] * W[i, c]
+            for j in range(p):
+                x = rows.X[i, j]
+                if lay.nominal[j]:
+                    for c in range(K):
+                        want[1][ch, lay.offs[j] + int(x), c] += rows.w[i] * W[i, c]
+                        want[2][ch, nomidx[j], c] += rows.w[i] * W[i, c]
+                else:
+                    for c in range(K):
+                        want[3][ch, j, c] += x * rows.w[i] * W[i, c]
+                        want[4][ch, j, c] += (x * x) * rows.w[i] * W[i, c]
+    for ch in range(1, len(want[0])):
+        for a in want:
+            a[0] += a[ch]
+    for got, expected in zip(sums, want):
+        assert got.tobytes() == expected[0].tobytes()
+
+
 def test_block_distances_are_those_of_one_row_at_a_time():
     """The distances of 32 rows side by side (Lloyd passes, scoring, k-means++) are,
     bit for bit, each row's own as the reference computes them: the scaled

@@ -310,9 +310,9 @@ class Rows:
                 weights = reader.finish()[1]
             else:  # read straight into its row
                 attributes.append(reader.finish(matrix[len(attributes)])[0])
+            _give_back()  # this column's chunks, before the next row of the matrix fills
         if weights is None:
             weights = np.ones(self.n)
-        _give_back()  # the chunks read are gone
         if self.numbers:
             numbers, self.numbers = _concatenate(self.numbers, np.int64), []
             order = np.argsort(numbers, kind="stable")  # linear when in order

@@ -17,6 +17,7 @@ LEARNERS = (
                    low=0, low_open=True),
             EXCLUDE),
         fit="model:fit", model="model:EMModel",
+        memory=35,  # bytes a cell, measured at 10M rows (benchmarks/memory.py --data)
         capabilities=("predict", "predict_proba", "log_likelihood", "model_text"),
         relation=(("cluster", "INTEGER"), ("prior", "DOUBLE"), ("attribute", "VARCHAR"),
                   ("value", "VARCHAR"), ("mean", "DOUBLE"), ("std_dev", "DOUBLE"),
@@ -33,6 +34,7 @@ LEARNERS = (
             whole("max_iterations", 500, "most Lloyd iterations (SimpleKMeans -I)", low=1),
             EXCLUDE),
         fit="model:fit_k", model="model:KMeansModel",
+        memory=35,  # bytes a cell, measured at 10M rows (benchmarks/memory.py --data)
         capabilities=("predict", "predict_proba", "model_text"),
         relation=(("cluster", "INTEGER"), ("size", "BIGINT"), ("attribute", "VARCHAR"),
                   ("value", "DOUBLE"), ("label", "VARCHAR"), ("sse", "DOUBLE"))),

@@ -25,7 +25,9 @@ value counts as the training mean or mode, in training and in prediction):
   log-likelihood, trying 1, 2, ... until the mean over the folds stops rising.
 
 E and M steps are numba kernels parallel over fixed chunks of ``kmeans.CHUNK``
-rows: per-chunk partial sums, added in chunk order (the first chunk starting from
+rows, one pass over the rows for both: each row's memberships go straight into
+the M step's sums, so that no (rows x clusters) array of them is held. Per-chunk
+partial sums, added in chunk order (the first chunk starting from
 the sum's initial value), so that results do not depend on the thread count and
 a table of at most one chunk is summed exactly as the reference sums it. The
 chunks may also run one after another (``par``), with the same sums: so the folds
@@ -130,10 +132,42 @@ def _exp(x):
     return math.exp(x)
 
 
+@njit(cache=True, inline="always")
+def _e_row(X, i, nominal, offs, mean, denom, logsd, logp, logprior, mixed, a, e):
+    """Row ``i``'s log-density (returned) and its memberships' numerators into
+    ``e``, with their sum (returned): a membership is ``e[c] / s``."""
+    K = logprior.shape[0]
+    p = X.shape[1]
+    for c in range(K):
+        acc = 0.0
+        if mixed:
+            for j in range(p):
+                x = X[i, j]
+                if nominal[j]:
+                    acc += logp[c, offs[j] + int(x)]
+                else:
+                    d = x - mean[c, j]
+                    acc += -(d * d / denom[c, j]) - NORM_CONST - logsd[c, j]
+        else:  # all numeric: the same sum without the test
+            for j in range(p):
+                d = X[i, j] - mean[c, j]
+                acc += -(d * d / denom[c, j]) - NORM_CONST - logsd[c, j]
+        a[c] = acc + logprior[c]
+    m = a[0]
+    for c in range(1, K):
+        if a[c] > m:
+            m = a[c]
+    s = 0.0
+    for c in range(K):
+        e[c] = _exp(a[c] - m)
+        s += e[c]
+    return m + _log(s), s
+
+
 @njit(cache=True)
 def _e_chunk(X, w, nominal, offs, mean, denom, logsd, logp, logprior, W, ld, update,
              ch, chunk, ll_c, sw_c, bad_c):
-    n, p = X.shape
+    n = X.shape[0]
     K = logprior.shape[0]
     a = np.empty(K)
     e = np.empty(K)
@@ -142,30 +176,7 @@ def _e_chunk(X, w, nominal, offs, mean, denom, logsd, logp, logprior, W, ld, upd
     bad = False
     mixed = nominal.any()
     for i in range(ch * chunk, min(n, ch * chunk + chunk)):
-        for c in range(K):
-            acc = 0.0
-            if mixed:
-                for j in range(p):
-                    x = X[i, j]
-                    if nominal[j]:
-                        acc += logp[c, offs[j] + int(x)]
-                    else:
-                        d = x - mean[c, j]
-                        acc += -(d * d / denom[c, j]) - NORM_CONST - logsd[c, j]
-            else:  # all numeric: the same sum without the test
-                for j in range(p):
-                    d = X[i, j] - mean[c, j]
-                    acc += -(d * d / denom[c, j]) - NORM_CONST - logsd[c, j]
-            a[c] = acc + logprior[c]
-        m = a[0]
-        for c in range(1, K):
-            if a[c] > m:
-                m = a[c]
-        s = 0.0
-        for c in range(K):
-            e[c] = _exp(a[c] - m)
-            s += e[c]
-        lg = m + _log(s)
+        lg, s = _e_row(X, i, nominal, offs, mean, denom, logsd, logp, logprior, mixed, a, e)
         ll += w[i] * lg
         sw += w[i]
         if ld.shape[0] > 0:
@@ -191,6 +202,20 @@ def _e_par(X, w, nominal, offs, mean, denom, logsd, logp, logprior, W, ld, updat
                  np.int64(ch), chunk, ll_c, sw_c, bad_c)
 
 
+@njit(cache=True, inline="always")
+def _totals(ll_c, sw_c, bad_c):
+    """The chunks' log-likelihood and weight sums added in chunk order, and whether
+    any chunk failed."""
+    ll = 0.0
+    sw = 0.0
+    bad = False
+    for ch in range(len(ll_c)):
+        ll += ll_c[ch]
+        sw += sw_c[ch]
+        bad = bad or bad_c[ch]
+    return ll, sw, bad
+
+
 def _e_step(X, w, nominal, nvals, offs, priors, mean, sd, counts, total, W, ld, update,
             chunk, par):
     """(status, weighted mean log-density of the rows). With ``update`` the rows'
@@ -203,9 +228,7 @@ def _e_step(X, w, nominal, nvals, offs, priors, mean, sd, counts, total, W, ld, 
     logprior, denom, logsd, logp = _tables(priors, sd, counts, total, nominal, nvals, offs)
     n = X.shape[0]
     nch = (n + chunk - 1) // chunk
-    ll_c = np.zeros(nch)
-    sw_c = np.zeros(nch)
-    bad_c = np.zeros(nch, np.bool_)
+    ll_c, sw_c, bad_c = np.zeros(nch), np.zeros(nch), np.zeros(nch, np.bool_)
     if nch > 1 and par:
         _e_par(X, w, nominal, offs, mean, denom, logsd, logp, logprior, W, ld, update,
                chunk, ll_c, sw_c, bad_c)
@@ -213,64 +236,84 @@ def _e_step(X, w, nominal, nvals, offs, priors, mean, sd, counts, total, W, ld, 
         for ch in range(nch):
             _e_chunk(X, w, nominal, offs, mean, denom, logsd, logp, logprior, W, ld,
                      update, np.int64(ch), chunk, ll_c, sw_c, bad_c)
-    ll = 0.0
-    sw = 0.0
-    bad = False
-    for ch in range(nch):
-        ll += ll_c[ch]
-        sw += sw_c[ch]
-        bad = bad or bad_c[ch]
+    ll, sw, bad = _totals(ll_c, sw_c, bad_c)
     if update and bad:
         return NOT_NORMALISABLE, 0.0
     return OK, ll / sw
 
 
 e_step = njit(cache=True)(_e_step)  # from Python
-# the same for kernels: e_step holds parallel code (see jit.PRANGE_ONLY)
-_e_step_linked = njit(cache=False)(_e_step)
 
 
 # ------------------------------------------------------------------ M step
 
+@njit(cache=True, inline="always")
+def _m_row(X, i, wi, r, nominal, offs, nomidx, ch, pri, cnt, tot, S, SS):
+    """Row ``i`` (weight ``wi``, memberships ``r``) added to chunk ``ch``'s M sums."""
+    K = r.shape[0]
+    for c in range(K):
+        pri[ch, c] += wi * r[c]
+    for j in range(X.shape[1]):
+        x = X[i, j]
+        if nominal[j]:
+            v = offs[j] + int(x)
+            t = nomidx[j]
+            for c in range(K):
+                wc = wi * r[c]
+                cnt[ch, v, c] += wc
+                tot[ch, t, c] += wc
+        else:
+            xw = x * wi
+            xxw = (x * x) * wi
+            for c in range(K):
+                S[ch, j, c] += xw * r[c]
+                SS[ch, j, c] += xxw * r[c]
+
+
 @njit(cache=True)
-def _m_chunk(X, w, W, nominal, offs, nomidx, ch, chunk, pri, cnt, tot, S, SS):
-    n, p = X.shape
-    K = W.shape[1]
+def _em_chunk(X, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior, ch, chunk,
+              ll_c, sw_c, bad_c, pri, cnt, tot, S, SS):
+    """The E step (``_e_row``) and the M sums (``_m_row``) of chunk ``ch`` in one
+    pass: each row's memberships go straight into the sums, and no (rows x
+    clusters) array of them is kept. The sums are wasted where the step ends the
+    loop."""
+    n = X.shape[0]
+    K = logprior.shape[0]
+    a = np.empty(K)
+    e = np.empty(K)
+    r = np.empty(K)
+    ll = 0.0
+    sw = 0.0
+    bad = False
+    mixed = nominal.any()
     for i in range(ch * chunk, min(n, ch * chunk + chunk)):
-        wi = w[i]
+        lg, s = _e_row(X, i, nominal, offs, mean, denom, logsd, logp, logprior, mixed, a, e)
+        ll += w[i] * lg
+        sw += w[i]
+        if np.isnan(s) or s == 0:
+            bad = True  # the step fails: no M step follows
+            continue
         for c in range(K):
-            pri[ch, c] += wi * W[i, c]
-        for j in range(p):
-            x = X[i, j]
-            if nominal[j]:
-                v = offs[j] + int(x)
-                t = nomidx[j]
-                for c in range(K):
-                    wc = wi * W[i, c]
-                    cnt[ch, v, c] += wc
-                    tot[ch, t, c] += wc
-            else:
-                xw = x * wi
-                xxw = (x * x) * wi
-                for c in range(K):
-                    S[ch, j, c] += xw * W[i, c]
-                    SS[ch, j, c] += xxw * W[i, c]
+            r[c] = e[c] / s
+        _m_row(X, i, w[i], r, nominal, offs, nomidx, ch, pri, cnt, tot, S, SS)
+    ll_c[ch] = ll
+    sw_c[ch] = sw
+    bad_c[ch] = bad
 
 
 @njit(cache=False, parallel=True)  # called from kernels (see jit.PRANGE_ONLY)
-def _m_par(X, w, W, nominal, offs, nomidx, chunk, pri, cnt, tot, S, SS):
-    for ch in prange(pri.shape[0]):
-        _m_chunk(X, w, W, nominal, offs, nomidx, np.int64(ch), chunk, pri, cnt, tot, S, SS)
+def _em_par(X, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior, chunk,
+            ll_c, sw_c, bad_c, pri, cnt, tot, S, SS):
+    for ch in prange(len(ll_c)):
+        _em_chunk(X, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior,
+                  np.int64(ch), chunk, ll_c, sw_c, bad_c, pri, cnt, tot, S, SS)
 
 
-@njit(cache=False)  # holds parallel code and is called from kernels (jit.PRANGE_ONLY)
-def m_step(X, w, W, nominal, nvals, offs, nomidx, priors, mean, sd, counts, total,
-           min_sd, fsd, fsd_done, chunk, par):
-    """Re-estimate the model (in place) from the memberships ``W``; the status.
-    ``par`` as for ``_e_step``."""
-    n, p = X.shape
-    K = W.shape[1]
-    V = counts.shape[1]
+@njit(cache=True)
+def m_sums(n, p, K, V, nominal, nvals, offs, nomidx, chunk):
+    """Each chunk's M sums, zero but for the Laplace start in the first: the
+    cluster weights, nominal value weights and their totals, and the numeric
+    attributes' weighted sums and sums of squares."""
     pn = 0
     for j in range(p):
         if nominal[j]:
@@ -281,30 +324,54 @@ def m_step(X, w, W, nominal, nvals, offs, nomidx, priors, mean, sd, counts, tota
     tot = np.zeros((nch, max(pn, 1), K))
     S = np.zeros((nch, p, K))
     SS = np.zeros((nch, p, K))
-    for c in range(K):  # the Laplace start, in the first chunk
+    for c in range(K):
         for j in range(p):
             if nominal[j]:
                 tot[0, nomidx[j], c] = float(nvals[j])
                 for v in range(offs[j], offs[j] + nvals[j]):
                     cnt[0, v, c] = 1.0
+    return pri, cnt, tot, S, SS
+
+
+@njit(cache=True)
+def _added(pri, cnt, tot, S, SS):
+    """The chunks' sums added into the first, in chunk order."""
+    for ch in range(1, pri.shape[0]):
+        pri[0] += pri[ch]
+        cnt[0] += cnt[ch]
+        tot[0] += tot[ch]
+        S[0] += S[ch]
+        SS[0] += SS[ch]
+
+
+@njit(cache=False)  # holds parallel code and is called from kernels (jit.PRANGE_ONLY)
+def _em_step(X, w, nominal, nvals, offs, nomidx, priors, mean, sd, counts, total, chunk,
+             par):
+    """An E step under the current model and its M sums, in one pass over the rows
+    (``_em_chunk``): (status, weighted mean log-density, the summed M sums: pri,
+    cnt, tot, S, SS). ``par`` as for ``_e_step``."""
+    n, p = X.shape
+    K = priors.shape[0]
+    pri, cnt, tot, S, SS = m_sums(n, p, K, counts.shape[1], nominal, nvals, offs, nomidx,
+                                  chunk)
+    for c in range(K):
+        if not priors[c] > 0:
+            return CLUSTER_EMPTY, 0.0, pri[0], cnt[0], tot[0], S[0], SS[0]
+    logprior, denom, logsd, logp = _tables(priors, sd, counts, total, nominal, nvals, offs)
+    nch = pri.shape[0]
+    ll_c, sw_c, bad_c = np.zeros(nch), np.zeros(nch), np.zeros(nch, np.bool_)
     if nch > 1 and par:
-        _m_par(X, w, W, nominal, offs, nomidx, chunk, pri, cnt, tot, S, SS)
+        _em_par(X, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior, chunk,
+                ll_c, sw_c, bad_c, pri, cnt, tot, S, SS)
     else:
         for ch in range(nch):
-            _m_chunk(X, w, W, nominal, offs, nomidx, np.int64(ch), chunk, pri, cnt, tot,
-                     S, SS)
-    for ch in range(1, nch):
-        for c in range(K):
-            pri[0, c] += pri[ch, c]
-            for v in range(V):
-                cnt[0, v, c] += cnt[ch, v, c]
-            for t in range(pn):
-                tot[0, t, c] += tot[ch, t, c]
-            for j in range(p):
-                S[0, j, c] += S[ch, j, c]
-                SS[0, j, c] += SS[ch, j, c]
-    return estimate(pri[0], cnt[0], tot[0], S[0], SS[0], nominal, nvals, offs, nomidx,
-                    priors, mean, sd, counts, total, min_sd, X, fsd, fsd_done)
+            _em_chunk(X, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior,
+                      np.int64(ch), chunk, ll_c, sw_c, bad_c, pri, cnt, tot, S, SS)
+    ll, sw, bad = _totals(ll_c, sw_c, bad_c)
+    _added(pri, cnt, tot, S, SS)
+    if bad:
+        return NOT_NORMALISABLE, 0.0, pri[0], cnt[0], tot[0], S[0], SS[0]
+    return OK, ll / sw, pri[0], cnt[0], tot[0], S[0], SS[0]
 
 
 @njit(cache=True)
@@ -354,7 +421,7 @@ def estimate(pri, cnt, tot, S, SS, nominal, nvals, offs, nomidx, priors, mean, s
 
 
 @njit(cache=True)
-def iterate_kernel(X, w, W, nominal, nvals, offs, nomidx, priors, mean, sd, counts, total,
+def iterate_kernel(X, w, nominal, nvals, offs, nomidx, priors, mean, sd, counts, total,
                    llk, max_iter, min_sd, fsd, fsd_done, chunk, par, trace, count):
     """The EM loop from the current model (updated in place); ``count[0]`` counts
     the iterations (progress).
@@ -367,12 +434,12 @@ def iterate_kernel(X, w, W, nominal, nvals, offs, nomidx, priors, mean, sd, coun
     p_sd = sd.copy()
     p_cnt = counts.copy()
     p_tot = total.copy()
-    none = np.empty(0)
     steps = 0
     for i in range(max_iter):
         old = llk
-        status, new = _e_step_linked(X, w, nominal, nvals, offs, priors, mean, sd, counts,
-                                     total, W, none, np.bool_(True), chunk, par)
+        status, new, pri, cnt, tot, S, SS = _em_step(X, w, nominal, nvals, offs, nomidx,
+                                                     priors, mean, sd, counts, total,
+                                                     chunk, par)
         if status != OK:
             return status, llk, steps, False
         llk = new
@@ -393,8 +460,8 @@ def iterate_kernel(X, w, W, nominal, nvals, offs, nomidx, priors, mean, sd, coun
         p_sd[:] = sd
         p_cnt[:] = counts
         p_tot[:] = total
-        status = m_step(X, w, W, nominal, nvals, offs, nomidx, priors, mean, sd, counts,
-                        total, min_sd, fsd, fsd_done, chunk, par)
+        status = estimate(pri, cnt, tot, S, SS, nominal, nvals, offs, nomidx, priors, mean,
+                          sd, counts, total, min_sd, X, fsd, fsd_done)
         if status != OK:
             return status, llk, steps, False
     return OK, llk, steps, False
@@ -423,7 +490,7 @@ class Rows:
     standard deviations over all its rows."""
 
     def __init__(self, X, w, layout, ranges=None):
-        self.X = np.ascontiguousarray(X)
+        self.X = kmeans.rows_of(X)
         self.w = np.ascontiguousarray(w, dtype=np.float64)
         self.layout = layout
         p = self.X.shape[1]
@@ -447,7 +514,7 @@ class Rows:
         return self.fsd[j]
 
     def select(self, idx):
-        return Rows(self.X[idx], self.w[idx], self.layout)
+        return Rows(kmeans.taken(self.X, idx), self.w[idx], self.layout)
 
 
 def fresh_random(seed):
@@ -465,11 +532,11 @@ class Init:
     chosen: int
 
 
-def initialise(rows, k, rr, min_sd, chunk=kmeans.CHUNK, par=True):
+def initialise(rows, k, rr, min_sd, chunk=kmeans.CHUNK, par=True, in_place=False):
     """The model the EM loop starts from: the best of ten k-means runs, each with
-    its chunks on numba's threads when ``par`` is set. (Two runs at a time, one to
-    a thread, took as long on an idle machine and held two permuted copies of the
-    rows.)"""
+    its chunks on numba's threads when ``par`` is set; ``in_place``: as for
+    ``kmeans.run``. (Two runs at a time, one to a thread, took as long on an idle
+    machine and held two permuted copies of the rows.)"""
     lay = rows.layout
     lo, width = rows.ranges()
     best, best_sse, chosen = None, MAX_VALUE, 0
@@ -478,7 +545,7 @@ def initialise(rows, k, rr, min_sd, chunk=kmeans.CHUNK, par=True):
         progress.report(f"EM: k-means starts for {k} clusters", r, 10)
         seed = rr.next_int()
         run = kmeans.run(rows.X, rows.w, lay, k, seed, "random", 500, lo, width, chunk,
-                         par=par)
+                         par=par, in_place=in_place)
         seeds.append(seed)
         sses.append(run.sse)
         if run.sse < best_sse or best is None and r == 9:
@@ -534,20 +601,20 @@ class Trained:
 
 
 def iterate(rows, params, max_iter, min_sd, seed, full, init=None, chunk=kmeans.CHUNK,
-            par=True):
+            par=True, in_place=False):
     """Run the EM loop on ``rows``; on a failure restart from a new initialisation
     on ``full`` (all the training rows, as the reference does). ``par``: on numba's
-    threads."""
+    threads; ``in_place``: a restart's k-means runs reorder ``full`` in place (see
+    ``kmeans.run``)."""
     lay = rows.layout
     nomidx = nominal_index(lay)
     llk = 0.0
     restarts = total_restarts = 0
     trace = []
     while True:
-        W = np.zeros((rows.n, params.k))
         buf = np.empty(max_iter)
         status, llk, steps, reverted = iterate_kernel(
-            rows.X, rows.w, W, lay.nominal, lay.nvals, lay.offs, nomidx, *params.arrays(),
+            rows.X, rows.w, lay.nominal, lay.nvals, lay.offs, nomidx, *params.arrays(),
             llk, max_iter, min_sd, rows.fsd, rows.fsd_done, chunk, bool(par), buf,
             progress.counter(f"EM: iterations with {params.k} clusters", max_iter))
         trace.extend(buf[:steps].tolist())
@@ -558,7 +625,7 @@ def iterate(rows, params, max_iter, min_sd, seed, full, init=None, chunk=kmeans.
         total_restarts += 1
         progress.report("EM: restarts", total_restarts)
         rr, k, restarts = restart(seed, restarts, params.k, status)
-        init = initialise(full, k, rr, min_sd, chunk, par)
+        init = initialise(full, k, rr, min_sd, chunk, par, in_place)
         params = init.params
 
 
@@ -593,7 +660,7 @@ def densities(X, layout, params, chunk=kmeans.CHUNK):
     n = X.shape[0]
     W = np.empty((n, params.k))
     ld = np.empty(n)
-    e_step(np.ascontiguousarray(X), np.ones(n), layout.nominal, layout.nvals, layout.offs,
+    e_step(kmeans.rows_of(X), np.ones(n), layout.nominal, layout.nvals, layout.offs,
            *params.arrays(), W, ld, True, chunk, True)
     return W, ld
 
@@ -621,7 +688,7 @@ def choose_k(rows, max_iter, seed, min_sd, chunk=kmeans.CHUNK):
 
         def fold(f, k=k, order=order, trains=trains, done=done):
             tr = rows.select(trains[f])
-            init = initialise(tr, k, fresh_random(seed), min_sd, chunk, par)
+            init = initialise(tr, k, fresh_random(seed), min_sd, chunk, par, True)
             fitted = iterate(tr, init.params, max_iter, min_sd, seed, rows, chunk=chunk,
                              par=par)
             ll = log_likelihood(rows.select(test_cv(order, folds, f)), fitted.params,
@@ -663,6 +730,7 @@ def fit(rows, k=-1, max_iter=100, seed=100, min_sd=1e-6, chunk=kmeans.CHUNK):
         else:
             k = 1
     rr = fresh_random(seed)
-    init = initialise(rows, k, rr, min_sd, chunk)
-    trained = iterate(rows, init.params, max_iter, min_sd, seed, rows, init, chunk)
+    init = initialise(rows, k, rr, min_sd, chunk, in_place=True)
+    trained = iterate(rows, init.params, max_iter, min_sd, seed, rows, init, chunk,
+                      in_place=True)
     return Fit(trained.params.k, trained, cv)

@@ -2,7 +2,10 @@
 k-means++ seeding.
 
 The data arrive as one (n, p) float64 matrix: numeric values, or nominal codes,
-with NaN for missing. Every step of the reference is kept, in its order:
+with NaN for missing. It is kept an attribute at a time in memory (Fortran
+order, ``rows_of``): the transpose of a Dataset's matrix of columns, which the
+kernels then read without a copy of the table, and whose blocks of rows they
+read in order. Every step of the reference is kept, in its order:
 
 * missing values are replaced by the weighted mean / mode of the training rows
   (``filters.ReplaceMissing``, done by the caller);
@@ -32,6 +35,7 @@ at most one chunk is summed exactly as the reference sums it.
 """
 
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -77,13 +81,34 @@ def _first_max_i(a, lo, hi):
     return idx
 
 
+def rows_of(X):
+    """``X`` (n, p) as the kernels take rows: an attribute at a time in memory and
+    writable, as the transpose of a Dataset's matrix of columns is; a copy only
+    where it is not."""
+    return X if X.flags.f_contiguous and X.flags.writeable else np.array(X, order="F")
+
+
+def taken(X, idx):
+    """Rows ``idx`` of ``X``, in that order, as ``rows_of`` gives them: a column at
+    a time."""
+    out = np.empty((X.shape[1], len(idx)))
+    for j in range(X.shape[1]):
+        np.take(X[:, j], idx, out=out[j])
+    return out.T
+
+
+def centre_rows(X, idx):
+    """Rows ``idx`` of ``X`` as centres: a C-ordered copy, the centres' own type."""
+    return np.ascontiguousarray(X[idx])
+
+
 @njit(cache=True)
-def place(M, w, fill, nominal, nvals, X):
-    """The matrix ``X`` (n, p) of the columns ``M`` (p, n), missing cells ``fill``ed,
-    in one pass over the rows, which also gives every filled column's (min, width)
-    (as ``ranges``) and its Instances.meanOrMode: the weighted mean (0 without
-    weight), or the mode of the weight counts truncated to integers at each step.
-    Returns (min, width, mean or mode, missing cells), each per column."""
+def described(M, w, fill, nominal, nvals):
+    """In one pass over the columns ``M`` (p, n), missing cells read as ``fill``:
+    every filled column's (min, width) (as ``ranges``) and its
+    Instances.meanOrMode: the weighted mean (0 without weight), or the mode of the
+    weight counts truncated to integers at each step. Returns (min, width, mean
+    or mode, missing cells), each per column."""
     p, n = M.shape
     a = np.full(p, np.inf)
     b = np.full(p, -np.inf)
@@ -91,13 +116,12 @@ def place(M, w, fill, nominal, nvals, X):
     sw = np.zeros(p)
     missing = np.zeros(p, np.int64)
     counts = np.zeros((p, max(1, nvals.max() if p else 1)), np.int64)
-    for i in range(n):
-        for t in range(p):
+    for t in range(p):
+        for i in range(n):
             x = M[t, i]
             if np.isnan(x):
                 missing[t] += 1
                 x = fill[t]
-            X[i, t] = x
             if x < a[t]:
                 a[t] = x
             if x > b[t]:
@@ -251,7 +275,7 @@ def nearest_many(X, nominal, ends, lo, width, fill, C, c_ends):
     than one per model and chunk, when rows are scored by per-group models."""
     out = np.empty(X.shape[0], np.int64)
     p = X.shape[1]
-    xb = np.empty((BLOCK, p))  # a block of rows, missing cells filled
+    xb = np.empty((p, BLOCK)).T  # a block of rows, missing cells filled (rows_of)
     zb = np.empty((p, BLOCK))
     for t in range(len(ends) - 1):
         Z = _scaled(C[c_ends[t]:c_ends[t + 1]], nominal, lo[t], width[t])
@@ -339,26 +363,28 @@ def _seed_random(X, state, k):
 
 def seed_random(X, k, seed):
     """(row order, initial centres) of the reference's seeding with ``Random(seed)``."""
+    X = rows_of(X)
     state = np.uint64(JavaRandom(seed).seed)
     order, chosen, _ = _seed_random(X, state, k)
-    return order, X[chosen].copy()
+    return order, centre_rows(X, chosen)
 
 
 def seed_plus_plus(X, w, nominal, lo, width, k, seed, chunk=CHUNK):
-    """k-means++ centres (rows of ``X``); fewer than ``k`` when the rows run out
-    of distinct values."""
+    """(None: the rows keep their order, k-means++ centres: rows of ``X``, fewer
+    than ``k`` when the rows run out of distinct values)."""
+    X = rows_of(X)
     rng = np.random.default_rng(seed)
     n = X.shape[0]
     first = int(rng.integers(n))
     rows = [first]
     d2 = np.full(n, np.inf)
     while len(rows) < k:
-        _update_d2(X, nominal, lo, width, X[rows[-1]:rows[-1] + 1], d2, chunk)
+        _update_d2(X, nominal, lo, width, centre_rows(X, rows[-1:]), d2, chunk)
         i = _draw(d2, w, rng.random())  # a draw the last, failed step does not use
         if i < 0:
             break
         rows.append(min(i, n - 1))
-    return np.arange(n), X[rows].copy()
+    return None, centre_rows(X, rows)
 
 
 @njit(cache=True)
@@ -540,6 +566,27 @@ def lloyd(X, w, nominal, nvals, offs, V, lo, width, C, max_iter, chunk, par, hal
     return (C, assign, it, total, sqerr[keep], cnt[keep], std, nom[keep])
 
 
+@contextmanager
+def reordered(X, order, in_place):
+    """``X`` with its rows in ``order`` (None: as they are). The reference's seeding
+    moves only the rows it picks, into the last places, so ``in_place`` swaps just
+    those rows of ``X`` and puts them back on leaving, where a copy would double
+    the rows held."""
+    if order is None:
+        yield X
+        return
+    if not in_place:
+        yield taken(X, order)
+        return
+    moved = np.flatnonzero(order != np.arange(len(order)))
+    kept = X[moved]
+    X[moved] = X[order[moved]]
+    try:
+        yield X
+    finally:
+        X[moved] = kept
+
+
 @dataclass
 class KMeansRun:
     centroids: np.ndarray  # (K, p)
@@ -554,9 +601,12 @@ class KMeansRun:
 
 
 def run(X, w, layout, k, seed, init="random", max_iter=500, lo=None, width=None,
-        chunk=CHUNK, par=True):
+        chunk=CHUNK, par=True, in_place=False):
     """k-means on the missing-free matrix ``X`` (rows in the order given); ``par``:
-    a pass's chunks on numba's threads (see ``lloyd``)."""
+    a pass's chunks on numba's threads (see ``lloyd``); ``in_place``: the rows the
+    seeding moves are swapped in ``X`` itself (``reordered``), which no other
+    thread may read meanwhile."""
+    X = rows_of(X)
     if lo is None:
         lo, width = ranges(X)
     if init == "random":
@@ -566,15 +616,14 @@ def run(X, w, layout, k, seed, init="random", max_iter=500, lo=None, width=None,
     else:
         raise ValueError(f"init must be one of {', '.join(INITS)}, not {init!r}")
     seeded = len(C)
-    permuted = not np.array_equal(order, np.arange(len(order)))
-    Xp, wp = (np.ascontiguousarray(X[order]), w[order]) if permuted else (X, w)
     halt = stop.flag()
     count = progress.counter(f"k-means: iterations with {len(C)} clusters", max_iter)
-    C, assign, it, sse, errs, sizes, std, nom = lloyd(
-        Xp, wp, layout.nominal, layout.nvals, layout.offs, layout.V, lo, width, C,
-        max_iter, chunk, bool(par), halt, count)
+    with reordered(X, order, in_place) as Xp:
+        C, assign, it, sse, errs, sizes, std, nom = lloyd(
+            Xp, w if order is None else w[order], layout.nominal, layout.nvals,
+            layout.offs, layout.V, lo, width, C, max_iter, chunk, bool(par), halt, count)
     stop.check(halt)
-    if permuted:
+    if order is not None:
         back = np.empty_like(assign)
         back[order] = assign
         assign = back

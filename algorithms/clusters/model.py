@@ -108,7 +108,7 @@ class _Clustering:
         p = len(self.attributes)
         if len(columns) != p:
             raise ValueError(f"expected {p} columns, got {len(columns)}")
-        X = np.empty((n, p))
+        X = np.empty((p, n)).T  # the kernels' rows (kmeans.rows_of)
         for j, col in enumerate(columns):
             X[:, j] = col
         return self.missing.fill_in(X)
@@ -328,7 +328,7 @@ class KMeansModel(_Clustering):
         first = models[0]
         ends = np.zeros(len(models) + 1, np.int64)
         np.cumsum(counts, out=ends[1:])
-        X = np.empty((ends[-1], len(first.attributes)))
+        X = np.empty((len(first.attributes), ends[-1])).T  # kmeans.rows_of
         for j, col in enumerate(columns):
             X[:, j] = col
         sizes = [m.num_clusters for m in models]
@@ -478,9 +478,10 @@ class _Prepared:
 
 
 def _prepare(data, exclude):
-    """The clustered attributes of ``data`` as one matrix, missing cells filled with
-    the training mean or mode, made in one pass over the rows (``kmeans.place``),
-    which also gives every column's range and mean or mode."""
+    """The clustered attributes of ``data`` as one matrix of rows, the transpose of
+    the Dataset's columns (copied only where cells are missing, to fill them with
+    the training mean or mode), and every column's range and mean or mode
+    (``kmeans.described``, one pass)."""
     if isinstance(exclude, str):
         exclude = (exclude,)
     names = [a.name for a in data.attributes]
@@ -501,11 +502,15 @@ def _prepare(data, exclude):
     lay = Layout.of(attributes)
     M = stacked([np.asarray(data.columns[j], np.float64) for j in keep], data.n)
     fill = np.nan_to_num(fill_values(M.T, w, lay.nominal, lay.nvals))  # no values: 0
-    X = np.empty((data.n, len(keep)))
-    lo, width, centre, missing = kmeans.place(M, w, fill, lay.nominal, lay.nvals, X)
+    lo, width, centre, missing = kmeans.described(M, w, fill, lay.nominal, lay.nvals)
     for a, m in zip(attributes, missing):
         if m == data.n:
             raise ValueError(f"attribute {a.name!r} has only missing values")
+    if missing.any():  # the filled columns: a copy, the Dataset's are left as they are
+        M = M.copy()
+        for t in np.flatnonzero(missing):
+            M[t][np.isnan(M[t])] = fill[t]
+    X = M.T  # the kernels' rows (kmeans.rows_of): no copy of the columns
     return _Prepared(attributes, lay, ReplaceMissing(attributes, fill), X, w, lo, width,
                      centre)
 
@@ -556,7 +561,8 @@ def _kmeans(data, o):
         raise ValueError(f"seed must be at least 0 with init='k-means++', got {seed}")
     d = _prepare(data, o["exclude"])
     _check_k(k, d.X)
-    run = kmeans.run(d.X, d.w, d.layout, k, seed, init, o["max_iterations"], d.lo, d.width)
+    run = kmeans.run(d.X, d.w, d.layout, k, seed, init, o["max_iterations"], d.lo, d.width,
+                     in_place=True)
     options = {"k": k, "seed": seed, "init": init, "max_iterations": o["max_iterations"]}
     return KMeansModel(d.attributes, d.fill, options, data.n, d.lo, d.width, d.centre,
                        run.centroids, run.sizes, run.sse, run.squared_errors,
