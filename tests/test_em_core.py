@@ -249,12 +249,15 @@ def test_rows_reordered_in_place_are_the_copy_and_put_back():
             (b.sse, b.centroids.tobytes(), b.assign.tobytes())
     assert np.array_equal(X, kept)
     order = np.arange(400)
-    order[[5, 399]] = order[[399, 5]]
+    order[[5, 399, 7]] = order[[399, 7, 5]]
+    w = np.arange(400.0)
+    moved = kmeans.moved_places(order)
+    assert moved.tolist() == [5, 7, 399]
     with pytest.raises(RuntimeError):
-        with kmeans.reordered(X, order, True) as Y:
-            assert np.array_equal(Y, kept[order])
+        with kmeans.reordered(X, w, moved, order, True) as (Y, v):
+            assert np.array_equal(Y, kept[order]) and np.array_equal(v, order)
             raise RuntimeError("stopped")
-    assert np.array_equal(X, kept)
+    assert np.array_equal(X, kept) and np.array_equal(w, np.arange(400.0))
 
 
 @pytest.mark.parametrize("name", ["soybean", "diabetes", "labor"])

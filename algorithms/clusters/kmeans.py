@@ -35,7 +35,7 @@ at most one chunk is summed exactly as the reference sums it.
 """
 
 import math
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -566,25 +566,40 @@ def lloyd(X, w, nominal, nvals, offs, V, lo, width, C, max_iter, chunk, par, hal
     return (C, assign, it, total, sqerr[keep], cnt[keep], std, nom[keep])
 
 
+@njit(cache=True)
+def moved_places(order):
+    """The places where ``order`` is not the identity."""
+    n = 0
+    for i in range(len(order)):
+        n += order[i] != i
+    out = np.empty(n, np.int64)
+    n = 0
+    for i in range(len(order)):
+        if order[i] != i:
+            out[n] = i
+            n += 1
+    return out
+
+
 @contextmanager
-def reordered(X, order, in_place):
-    """``X`` with its rows in ``order`` (None: as they are). The reference's seeding
-    moves only the rows it picks, into the last places, so ``in_place`` swaps just
-    those rows of ``X`` and puts them back on leaving, where a copy would double
-    the rows held."""
-    if order is None:
-        yield X
-        return
+def reordered(X, w, moved, order, in_place):
+    """``X`` and ``w`` with their rows in ``order``, which differs from the identity
+    at the places ``moved`` only. The reference's seeding moves only the rows it
+    picks, into the last places, so ``in_place`` swaps just those rows of ``X``
+    and ``w`` and puts them back on leaving, where copies in the new order would
+    double the rows held."""
     if not in_place:
-        yield taken(X, order)
+        yield taken(X, order), w[order]
         return
-    moved = np.flatnonzero(order != np.arange(len(order)))
-    kept = X[moved]
-    X[moved] = X[order[moved]]
+    if not w.flags.writeable:
+        w = w.copy()
+    source = order[moved]
+    kept, kept_w = X[moved], w[moved]
+    X[moved], w[moved] = X[source], w[source]
     try:
-        yield X
+        yield X, w
     finally:
-        X[moved] = kept
+        X[moved], w[moved] = kept, kept_w
 
 
 @dataclass
@@ -604,8 +619,8 @@ def run(X, w, layout, k, seed, init="random", max_iter=500, lo=None, width=None,
         chunk=CHUNK, par=True, in_place=False):
     """k-means on the missing-free matrix ``X`` (rows in the order given); ``par``:
     a pass's chunks on numba's threads (see ``lloyd``); ``in_place``: the rows the
-    seeding moves are swapped in ``X`` itself (``reordered``), which no other
-    thread may read meanwhile."""
+    seeding moves are swapped in ``X`` and ``w`` themselves (``reordered``), which
+    no other thread may read meanwhile."""
     X = rows_of(X)
     if lo is None:
         lo, width = ranges(X)
@@ -618,13 +633,13 @@ def run(X, w, layout, k, seed, init="random", max_iter=500, lo=None, width=None,
     seeded = len(C)
     halt = stop.flag()
     count = progress.counter(f"k-means: iterations with {len(C)} clusters", max_iter)
-    with reordered(X, order, in_place) as Xp:
+    moved = None if order is None else moved_places(order)
+    with nullcontext((X, w)) if order is None else \
+            reordered(X, w, moved, order, in_place) as (Xp, wp):
         C, assign, it, sse, errs, sizes, std, nom = lloyd(
-            Xp, w if order is None else w[order], layout.nominal, layout.nvals,
-            layout.offs, layout.V, lo, width, C, max_iter, chunk, bool(par), halt, count)
+            Xp, wp, layout.nominal, layout.nvals, layout.offs, layout.V, lo, width, C,
+            max_iter, chunk, bool(par), halt, count)
     stop.check(halt)
-    if order is not None:
-        back = np.empty_like(assign)
-        back[order] = assign
-        assign = back
+    if order is not None:  # each row's cluster back in its own place
+        assign[order[moved]] = assign[moved]
     return KMeansRun(C, assign, int(it), float(sse), errs, sizes, std, nom, seeded)
