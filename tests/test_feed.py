@@ -4,6 +4,8 @@ that fails while its rows arrive leaves the connection usable and its rows dropp
 
 import duckdb
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import duckmine
 from duckmine.udfs import feed
@@ -127,3 +129,27 @@ def test_each_loaded_connection_has_its_own_key():
     assert a.sql("SELECT getvariable('duckmine_connection')").fetchall()[0][0] == keys[0]
     for c in (cursor, a, b):
         c.close()
+
+
+@given(st.data())
+@settings(max_examples=200, deadline=None)
+def test_chunks_put_in_relation_order_as_sorting_their_numbers_would(data):
+    """A chunk whose numbers run on by one is kept as (first, count): the order
+    made from those is the stable sort of every row's number, whatever order the
+    chunks came in and however a chunk's own numbers lie."""
+    import numpy as np
+    import pyarrow as pa
+
+    from duckmine.udfs.table import _numbering, _relation_order
+
+    n = data.draw(st.integers(1, 60))
+    cuts = sorted(data.draw(st.sets(st.integers(1, max(n - 1, 1)), max_size=6)))
+    chunks = [c for c in np.split(np.arange(n), [c for c in cuts if c < n]) if len(c)]
+    chunks = data.draw(st.permutations(chunks))
+    if data.draw(st.booleans()):  # one chunk's numbers out of order
+        i = data.draw(st.integers(0, len(chunks) - 1))
+        chunks[i] = np.array(data.draw(st.permutations(chunks[i].tolist())), np.int64)
+    everything = np.concatenate(chunks)
+    want = np.argsort(everything, kind="stable")
+    got = _relation_order([_numbering(pa.array(c)) for c in chunks])
+    assert np.array_equal(np.arange(n) if got is None else got, want)

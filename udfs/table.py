@@ -207,6 +207,33 @@ def _int32(indices):
 BATCH_BYTES = 8 << 20
 
 
+def _numbering(numbers):
+    """A fed chunk's row numbers as kept: (first, count) where they run on by one,
+    as a scan's chunk's do, else a copy of them (a view would keep DuckDB's whole
+    chunk, every column, alive)."""
+    n = np.asarray(numbers.to_numpy(zero_copy_only=False), np.int64)
+    if len(n) and n[-1] - n[0] == len(n) - 1 and (len(n) < 2 or (np.diff(n) == 1).all()):
+        return int(n[0]), len(n)
+    return n.copy()
+
+
+def _relation_order(numbering):
+    """The order that puts fed chunks' rows in their relation's order (None: they
+    came in it), from each chunk's ``_numbering``. Runs cost nothing a row unless
+    they came out of order."""
+    if all(isinstance(c, tuple) for c in numbering):
+        starts = np.array([c[0] for c in numbering], np.int64)
+        if (starts[1:] > starts[:-1]).all():
+            return None
+        at = np.concatenate(([0], np.cumsum([c[1] for c in numbering])))
+        return _concatenate([np.arange(at[b], at[b + 1]) for b in
+                             np.argsort(starts, kind="stable")], np.int64)
+    numbers = _concatenate([np.arange(c[0], c[0] + c[1]) if isinstance(c, tuple) else c
+                            for c in numbering], np.int64)
+    order = np.argsort(numbers, kind="stable")  # linear when in order
+    return None if (order[1:] > order[:-1]).all() else order
+
+
 def _concatenate(chunks, dtype):
     if len(chunks) == 1:
         return chunks[0]
@@ -271,8 +298,7 @@ class Rows:
             self._read(arrays)
             return
         self.pending.append(arrays)
-        # a copy: a view would keep DuckDB's whole chunk (every column) alive
-        self.numbers.append(np.array(numbers.to_numpy(zero_copy_only=False), np.int64))
+        self.numbers.append(_numbering(numbers))
         self.pending_bytes += rows.nbytes
         if self.pending_bytes >= BATCH_BYTES:
             self._flush()
@@ -314,10 +340,7 @@ class Rows:
         if weights is None:
             weights = np.ones(self.n)
         if self.numbers:
-            numbers, self.numbers = _concatenate(self.numbers, np.int64), []
-            order = np.argsort(numbers, kind="stable")  # linear when in order
-            if (order[1:] > order[:-1]).all():
-                order = None
+            order, self.numbers = _relation_order(self.numbers), []
         elif ordered:
             keys = sorted(range(len(attributes)), key=lambda i: attributes[i].nominal)
             order = canonical_order([matrix[i] for i in keys] + [weights])
