@@ -546,6 +546,7 @@ def initialise(rows, k, rr, min_sd, chunk=kmeans.CHUNK, par=True, in_place=False
         seed = rr.next_int()
         run = kmeans.run(rows.X, rows.w, lay, k, seed, "random", 500, lo, width, chunk,
                          par=par, in_place=in_place)
+        run.assign = None  # a row's cluster: not needed, and a run is kept while the next runs
         seeds.append(seed)
         sses.append(run.sse)
         if run.sse < best_sse or best is None and r == 9:
