@@ -33,6 +33,7 @@ STATUS_OK = 0
 STATUS_LIMIT = 1
 STATUS_STOPPED = 2
 ITEM_MASK = np.int64(0xFFFFFFFF)
+SHARES = 8  # shares of the items to mine per thread
 
 
 @njit(cache=True)
@@ -428,12 +429,14 @@ def fp_growth(offsets, codes, rank, n_items, min_count, max_len, limit, threads=
         if not big or len(frequent) < 2:
             parts = [mine(*tree, frequent, n_items, min_count, max_len, limit, halt)]
         else:
-            # the work of an item grows with its number of nodes
+            # the work of an item grows with its number of nodes; shares of about
+            # equal work, more than threads, are taken by whichever thread is free
+            # (an estimate evens out over several), and come back in their order
             nodes = np.bincount((tree[0] & 0xFFFFFFFF).astype(np.int64),
                                 minlength=n_items)
             parts = list(pool.map(
                 lambda share: mine(*tree, share, n_items, min_count, max_len, limit, halt),
-                _deal(nodes, frequent, threads)))
+                _deal(nodes, frequent, SHARES * threads)))
     stop.check(halt)
     starts = np.cumsum([0] + [len(p[0]) for p in parts])
     # renumber each part's parents after the parts before it
