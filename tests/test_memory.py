@@ -90,3 +90,22 @@ def test_rows_fed_from_a_scan_are_allowed_what_a_groups_list_would_take(big):
     big.execute(f"SET VARIABLE duckmine_memory_limit = '{(fed + grouped) / 2:.0f}'")
     fails(big, "SELECT c45_fit(t, 'y') FROM t t", "c45: this fit would take about")
     assert big.execute("SELECT count(*) FROM c45('t', 'y')").fetchone()[0] >= 1
+
+
+@pytest.mark.parametrize("learner", ["kmeans", "em"])
+def test_a_clustering_that_must_fill_missing_cells_counts_the_copy(learner):
+    """k-means and EM read the columns in place, but a table with missing cells needs
+    a filled copy (8 bytes a cell more): a limit the same table without them fits
+    under refuses it, by name, before the copy is made."""
+    con = duckmine.connect()
+    con.execute("CREATE TABLE whole AS SELECT random() AS a, random() AS b FROM range(100000)")
+    con.execute("CREATE TABLE holes AS SELECT a, CASE WHEN b < 0.1 THEN NULL ELSE b END AS b "
+                "FROM whole")
+    con.execute("SET VARIABLE duckmine_memory_limit = '6MB'")
+    sql = "SELECT model.id FROM fit('{0}', '{1}', NULL, options := {{'k': 2}})"
+    assert con.execute(sql.format(learner, "whole")).fetchall()
+    fails(con, sql.format(learner, "holes"), f"{learner}: this fit would take about",
+          "(100,000 rows x 2 columns), more than the limit of 5.7 MiB", "USING SAMPLE")
+    con.execute("SET VARIABLE duckmine_memory_limit = '1GB'")
+    assert con.execute(sql.format(learner, "holes")).fetchall()
+    con.close()

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import contract
+from .. import contract, memory
 from ..dataset import Attribute, stacked
 from ..filters import ReplaceMissing, fill_values
 from ..javafmt import double_to_string, java_double
@@ -477,11 +477,16 @@ class _Prepared:
     centre: np.ndarray  # per attribute, the filled column's mean or mode
 
 
-def _prepare(data, exclude):
+FILLED = 8  # bytes a cell the filled copy of a table with missing cells takes more
+
+
+def _prepare(data, exclude, name=None, limit=None):
     """The clustered attributes of ``data`` as one matrix of rows, the transpose of
     the Dataset's columns (copied only where cells are missing, to fill them with
     the training mean or mode), and every column's range and mean or mode
-    (``kmeans.described``, one pass)."""
+    (``kmeans.described``, one pass). The copy is refused when, on top of what the
+    learner ``name`` declares for rows fed from a scan, it would take the fit over
+    ``limit`` (a size: the session's memory limit; None: no check)."""
     if isinstance(exclude, str):
         exclude = (exclude,)
     names = [a.name for a in data.attributes]
@@ -507,6 +512,9 @@ def _prepare(data, exclude):
         if m == data.n:
             raise ValueError(f"attribute {a.name!r} has only missing values")
     if missing.any():  # the filled columns: a copy, the Dataset's are left as they are
+        if name is not None:
+            per_cell = memory.fed(contract.learners()[name].memory) + FILLED
+            memory.check(name, per_cell, data.n, len(keep), limit)
         M = M.copy()
         for t in np.flatnonzero(missing):
             M[t][np.isnan(M[t])] = fill[t]
@@ -527,12 +535,12 @@ def fit_em(data, k=-1, max_iterations=100, seed=100, min_stddev=1e-6, exclude=()
                                min_stddev=min_stddev, exclude=exclude))
 
 
-def _em(data, o):
+def _em(data, o, limit=None):
     k = o["k"]
     if k == 0:
         raise ValueError("k must be a positive number of clusters, or -1 to choose it by "
                          "cross-validation, got 0")
-    d = _prepare(data, o["exclude"])
+    d = _prepare(data, o["exclude"], "em", limit)
     if k > 0:
         _check_k(k, d.X)
     try:
@@ -555,11 +563,11 @@ def fit_kmeans(data, k, seed=10, init="k-means++", max_iterations=500, exclude=(
                                    max_iterations=max_iterations, exclude=exclude))
 
 
-def _kmeans(data, o):
+def _kmeans(data, o, limit=None):
     k, seed, init = o["k"], o["seed"], o["init"]
     if init == "k-means++" and seed < 0:
         raise ValueError(f"seed must be at least 0 with init='k-means++', got {seed}")
-    d = _prepare(data, o["exclude"])
+    d = _prepare(data, o["exclude"], "kmeans", limit)
     _check_k(k, d.X)
     run = kmeans.run(d.X, d.w, d.layout, k, seed, init, o["max_iterations"], d.lo, d.width,
                      in_place=True)
@@ -574,9 +582,9 @@ __all__ = ["EMModel", "KMeansModel", "fit_em", "fit_kmeans"]
 
 def fit(data, target, options, settings):
     """The contract's fit for em: options already checked by its declaration."""
-    return _em(data, options)
+    return _em(data, options, settings.get("memory_limit"))
 
 
 def fit_k(data, target, options, settings):
     """The contract's fit for kmeans."""
-    return _kmeans(data, options)
+    return _kmeans(data, options, settings.get("memory_limit"))
