@@ -275,7 +275,7 @@ class _Grower:
             order = np.argsort(node, kind="stable")
             node, value_, cls, weight = node[order], value_[order], cls[order], \
                 weight[order]
-            key = key[order] if len(key) == len(order) else None
+            key = None if exact else key[order]
             starts = np.flatnonzero(np.r_[True, node[1:] != node[:-1]])
             node = node.astype(np.int64)
             out = {name: [] for name in ("node", "gain", "ratio", "mid", "val", "rows",

@@ -254,7 +254,7 @@ def test_rows_reordered_in_place_are_the_copy_and_put_back():
     moved = kmeans.moved_places(order)
     assert moved.tolist() == [5, 7, 399]
     with pytest.raises(RuntimeError):
-        with kmeans.reordered(X, w, moved, order, True) as (Y, v):
+        with kmeans.reordered(X, w, (moved, order[moved]), True) as (Y, v):
             assert np.array_equal(Y, kept[order]) and np.array_equal(v, order)
             raise RuntimeError("stopped")
     assert np.array_equal(X, kept) and np.array_equal(w, np.arange(400.0))

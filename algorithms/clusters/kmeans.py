@@ -35,7 +35,7 @@ at most one chunk is summed exactly as the reference sums it.
 """
 
 import math
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -362,16 +362,20 @@ def _seed_random(X, state, k):
 
 
 def seed_random(X, k, seed):
-    """(row order, initial centres) of the reference's seeding with ``Random(seed)``."""
+    """(the rows' moves, initial centres) of the reference's seeding with
+    ``Random(seed)``; the moves (see ``reordered``) are the places its swaps left
+    another row in, and the row now at each: only a few, so no order of every row
+    is kept."""
     X = rows_of(X)
     state = np.uint64(JavaRandom(seed).seed)
     order, chosen, _ = _seed_random(X, state, k)
-    return order, centre_rows(X, chosen)
+    places = moved_places(order)
+    return (places, order[places]), centre_rows(X, chosen)
 
 
 def seed_plus_plus(X, w, nominal, lo, width, k, seed, chunk=CHUNK):
-    """(None: the rows keep their order, k-means++ centres: rows of ``X``, fewer
-    than ``k`` when the rows run out of distinct values)."""
+    """(None: no row moves, k-means++ centres: rows of ``X``, fewer than ``k`` when
+    the rows run out of distinct values)."""
     X = rows_of(X)
     rng = np.random.default_rng(seed)
     n = X.shape[0]
@@ -582,24 +586,25 @@ def moved_places(order):
 
 
 @contextmanager
-def reordered(X, w, moved, order, in_place):
-    """``X`` and ``w`` with their rows in ``order``, which differs from the identity
-    at the places ``moved`` only. The reference's seeding moves only the rows it
-    picks, into the last places, so ``in_place`` swaps just those rows of ``X``
-    and ``w`` and puts them back on leaving, where copies in the new order would
-    double the rows held."""
-    if not in_place:
-        yield taken(X, order), w[order]
+def reordered(X, w, moves, in_place):
+    """``X`` and ``w`` with the rows ``moves`` gives (places, and the row each
+    place takes; None: none moves). The reference's seeding moves only the rows it
+    picks, into the last places, so just those rows are swapped: in ``X`` and
+    ``w`` themselves with ``in_place``, put back on leaving, else in copies."""
+    if moves is None:
+        yield X, w
         return
-    if not w.flags.writeable:
+    if not in_place:
+        X = np.array(X, order="F")
+    if not in_place or not w.flags.writeable:
         w = w.copy()
-    source = order[moved]
-    kept, kept_w = X[moved], w[moved]
-    X[moved], w[moved] = X[source], w[source]
+    places, source = moves
+    kept, kept_w = X[places], w[places]
+    X[places], w[places] = X[source], w[source]
     try:
         yield X, w
     finally:
-        X[moved], w[moved] = kept, kept_w
+        X[places], w[places] = kept, kept_w
 
 
 @dataclass
@@ -625,21 +630,19 @@ def run(X, w, layout, k, seed, init="random", max_iter=500, lo=None, width=None,
     if lo is None:
         lo, width = ranges(X)
     if init == "random":
-        order, C = seed_random(X, k, seed)
+        moves, C = seed_random(X, k, seed)
     elif init == "k-means++":
-        order, C = seed_plus_plus(X, w, layout.nominal, lo, width, k, seed, chunk)
+        moves, C = seed_plus_plus(X, w, layout.nominal, lo, width, k, seed, chunk)
     else:
         raise ValueError(f"init must be one of {', '.join(INITS)}, not {init!r}")
     seeded = len(C)
     halt = stop.flag()
     count = progress.counter(f"k-means: iterations with {len(C)} clusters", max_iter)
-    moved = None if order is None else moved_places(order)
-    with nullcontext((X, w)) if order is None else \
-            reordered(X, w, moved, order, in_place) as (Xp, wp):
+    with reordered(X, w, moves, in_place) as (Xp, wp):
         C, assign, it, sse, errs, sizes, std, nom = lloyd(
             Xp, wp, layout.nominal, layout.nvals, layout.offs, layout.V, lo, width, C,
             max_iter, chunk, bool(par), halt, count)
     stop.check(halt)
-    if order is not None:  # each row's cluster back in its own place
-        assign[order[moved]] = assign[moved]
+    if moves is not None:  # each row's cluster back in its own place
+        assign[moves[1]] = assign[moves[0]]
     return KMeansRun(C, assign, int(it), float(sse), errs, sizes, std, nom, seeded)
