@@ -1,6 +1,6 @@
 """EM over a Spark DataFrame too large for one machine: each iteration is one Spark
 job whose partitions run the E step on their rows and add up the M step's weighted
-sums with those memberships, in one pass (``em._em_chunk``); the driver adds
+sums with those memberships, in one pass (``em._e_chunk``); the driver adds
 the partitions' sums, tests convergence and re-estimates the model, as
 ``em.iterate_kernel`` does on one machine.
 
@@ -150,8 +150,9 @@ def _sums(mats, total, layout, nomidx, params):
         n = len(X)
         ll_c, sw_c, bad_c = np.zeros(1), np.zeros(1), np.zeros(1, np.bool_)
         here = [np.zeros_like(s) for s in sums]
-        core._em_chunk(X, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior,
-                       np.int64(0), np.int64(n), ll_c, sw_c, bad_c, *here)
+        core._e_chunk(X, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior,
+                      np.empty((0, K)), np.empty(0), tuple(here), np.int64(0), np.int64(n),
+                      ll_c, sw_c, bad_c)
         ll += ll_c[0]
         sw += sw_c[0]
         bad |= bool(bad_c[0])

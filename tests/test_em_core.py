@@ -274,11 +274,17 @@ def test_one_pass_step_is_an_e_step_then_its_m_sums(name):
     params = em.initialise(rows, 4, em.fresh_random(100), 1e-6).params
     nomidx = em.nominal_index(lay)
     chunk = 64
-    status, ll, *sums = em._em_step(rows.X, rows.w, lay.nominal, lay.nvals, lay.offs,
-                                    nomidx, *params.arrays(), chunk, True)
+    summed = em.m_sums(rows.n, rows.X.shape[1], params.k, lay.V, lay.nominal, lay.nvals,
+                       lay.offs, nomidx, chunk)
+    status, ll = em.e_step(rows.X, rows.w, lay.nominal, lay.nvals, lay.offs, nomidx,
+                           *params.arrays(), np.zeros((0, params.k)), np.empty(0), summed,
+                           chunk, True)
+    em._added(*summed)
+    sums = [a[0] for a in summed]
     W = np.zeros((rows.n, params.k))
-    status_e, ll_e = em.e_step(rows.X, rows.w, lay.nominal, lay.nvals, lay.offs,
-                               *params.arrays(), W, np.empty(0), True, chunk, True)
+    status_e, ll_e = em.e_step(rows.X, rows.w, lay.nominal, lay.nvals, lay.offs, nomidx,
+                               *params.arrays(), W, np.empty(0),
+                               em.no_sums(rows.X.shape[1], params.k), chunk, True)
     assert (status, ll) == (status_e, ll_e) == (em.OK, ll)
     p, K = rows.X.shape[1], params.k
     want = em.m_sums(rows.n, p, K, lay.V, lay.nominal, lay.nvals, lay.offs, nomidx, chunk)

@@ -164,89 +164,6 @@ def _e_row(X, i, nominal, offs, mean, denom, logsd, logp, logprior, mixed, a, e)
     return m + _log(s), s
 
 
-@njit(cache=True)
-def _e_chunk(X, w, nominal, offs, mean, denom, logsd, logp, logprior, W, ld, update,
-             ch, chunk, ll_c, sw_c, bad_c):
-    n = X.shape[0]
-    K = logprior.shape[0]
-    a = np.empty(K)
-    e = np.empty(K)
-    ll = 0.0
-    sw = 0.0
-    bad = False
-    mixed = nominal.any()
-    for i in range(ch * chunk, min(n, ch * chunk + chunk)):
-        lg, s = _e_row(X, i, nominal, offs, mean, denom, logsd, logp, logprior, mixed, a, e)
-        ll += w[i] * lg
-        sw += w[i]
-        if ld.shape[0] > 0:
-            ld[i] = lg
-        if update:
-            if np.isnan(s) or s == 0:
-                bad = True
-                for c in range(K):
-                    W[i, c] = np.nan
-            else:
-                for c in range(K):
-                    W[i, c] = e[c] / s
-    ll_c[ch] = ll
-    sw_c[ch] = sw
-    bad_c[ch] = bad
-
-
-@njit(cache=False, parallel=True)  # called from kernels (see jit.PRANGE_ONLY)
-def _e_par(X, w, nominal, offs, mean, denom, logsd, logp, logprior, W, ld, update,
-           chunk, ll_c, sw_c, bad_c):
-    for ch in prange(len(ll_c)):
-        _e_chunk(X, w, nominal, offs, mean, denom, logsd, logp, logprior, W, ld, update,
-                 np.int64(ch), chunk, ll_c, sw_c, bad_c)
-
-
-@njit(cache=True, inline="always")
-def _totals(ll_c, sw_c, bad_c):
-    """The chunks' log-likelihood and weight sums added in chunk order, and whether
-    any chunk failed."""
-    ll = 0.0
-    sw = 0.0
-    bad = False
-    for ch in range(len(ll_c)):
-        ll += ll_c[ch]
-        sw += sw_c[ch]
-        bad = bad or bad_c[ch]
-    return ll, sw, bad
-
-
-def _e_step(X, w, nominal, nvals, offs, priors, mean, sd, counts, total, W, ld, update,
-            chunk, par):
-    """(status, weighted mean log-density of the rows). With ``update`` the rows'
-    membership probabilities go to ``W``; with a non-empty ``ld`` the per-row log
-    densities go there. The chunks run on numba's threads when ``par`` is set, else
-    one after another (the same sums)."""
-    for c in range(priors.shape[0]):
-        if not priors[c] > 0:
-            return CLUSTER_EMPTY, 0.0
-    logprior, denom, logsd, logp = _tables(priors, sd, counts, total, nominal, nvals, offs)
-    n = X.shape[0]
-    nch = (n + chunk - 1) // chunk
-    ll_c, sw_c, bad_c = np.zeros(nch), np.zeros(nch), np.zeros(nch, np.bool_)
-    if nch > 1 and par:
-        _e_par(X, w, nominal, offs, mean, denom, logsd, logp, logprior, W, ld, update,
-               chunk, ll_c, sw_c, bad_c)
-    else:
-        for ch in range(nch):
-            _e_chunk(X, w, nominal, offs, mean, denom, logsd, logp, logprior, W, ld,
-                     update, np.int64(ch), chunk, ll_c, sw_c, bad_c)
-    ll, sw, bad = _totals(ll_c, sw_c, bad_c)
-    if update and bad:
-        return NOT_NORMALISABLE, 0.0
-    return OK, ll / sw
-
-
-e_step = njit(cache=True)(_e_step)  # from Python
-
-
-# ------------------------------------------------------------------ M step
-
 @njit(cache=True, inline="always")
 def _m_row(X, i, wi, r, nominal, offs, nomidx, ch, pri, cnt, tot, S, SS):
     """Row ``i`` (weight ``wi``, memberships ``r``) added to chunk ``ch``'s M sums."""
@@ -271,14 +188,17 @@ def _m_row(X, i, wi, r, nominal, offs, nomidx, ch, pri, cnt, tot, S, SS):
 
 
 @njit(cache=True)
-def _em_chunk(X, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior, ch, chunk,
-              ll_c, sw_c, bad_c, pri, cnt, tot, S, SS):
-    """The E step (``_e_row``) and the M sums (``_m_row``) of chunk ``ch`` in one
-    pass: each row's memberships go straight into the sums, and no (rows x
-    clusters) array of them is kept. The sums are wasted where the step ends the
-    loop."""
+def _e_chunk(X, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior, W, ld, sums,
+             ch, chunk, ll_c, sw_c, bad_c):
+    """The E step over chunk ``ch``: each row's log-density into ``ld`` and its
+    memberships into ``W``, where they have rows, and into the M sums ``sums``
+    (``m_sums``), where they have chunks, as they are found, so that the EM loop
+    keeps no (rows x clusters) array of them; the chunk's log-likelihood, weight
+    and whether a row had no memberships (``W``'s row then NaN)."""
     n = X.shape[0]
     K = logprior.shape[0]
+    pri, cnt, tot, S, SS = sums
+    summed = pri.shape[0] > 0
     a = np.empty(K)
     e = np.empty(K)
     r = np.empty(K)
@@ -290,23 +210,84 @@ def _em_chunk(X, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior, c
         lg, s = _e_row(X, i, nominal, offs, mean, denom, logsd, logp, logprior, mixed, a, e)
         ll += w[i] * lg
         sw += w[i]
+        if ld.shape[0] > 0:
+            ld[i] = lg
         if np.isnan(s) or s == 0:
-            bad = True  # the step fails: no M step follows
+            bad = True  # the step fails where its memberships are used
+            if W.shape[0] > 0:
+                W[i, :] = np.nan
             continue
         for c in range(K):
             r[c] = e[c] / s
-        _m_row(X, i, w[i], r, nominal, offs, nomidx, ch, pri, cnt, tot, S, SS)
+        if W.shape[0] > 0:
+            W[i, :] = r
+        if summed:
+            _m_row(X, i, w[i], r, nominal, offs, nomidx, ch, pri, cnt, tot, S, SS)
     ll_c[ch] = ll
     sw_c[ch] = sw
     bad_c[ch] = bad
 
 
 @njit(cache=False, parallel=True)  # called from kernels (see jit.PRANGE_ONLY)
-def _em_par(X, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior, chunk,
-            ll_c, sw_c, bad_c, pri, cnt, tot, S, SS):
+def _e_par(X, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior, W, ld, sums,
+           chunk, ll_c, sw_c, bad_c):
     for ch in prange(len(ll_c)):
-        _em_chunk(X, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior,
-                  np.int64(ch), chunk, ll_c, sw_c, bad_c, pri, cnt, tot, S, SS)
+        _e_chunk(X, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior, W, ld,
+                 sums, np.int64(ch), chunk, ll_c, sw_c, bad_c)
+
+
+@njit(cache=True, inline="always")
+def _totals(ll_c, sw_c, bad_c):
+    """The chunks' log-likelihood and weight sums added in chunk order, and whether
+    any chunk failed."""
+    ll = 0.0
+    sw = 0.0
+    bad = False
+    for ch in range(len(ll_c)):
+        ll += ll_c[ch]
+        sw += sw_c[ch]
+        bad = bad or bad_c[ch]
+    return ll, sw, bad
+
+
+def _e_step(X, w, nominal, nvals, offs, nomidx, priors, mean, sd, counts, total, W, ld,
+            sums, chunk, par):
+    """(status, weighted mean log-density of the rows). The rows' memberships go to
+    ``W`` and into the M sums ``sums`` where those have room (``_e_chunk``), and a
+    row without memberships then fails the step; with a non-empty ``ld`` the
+    per-row log densities go there. The chunks run on numba's threads when ``par``
+    is set, else one after another (the same sums)."""
+    for c in range(priors.shape[0]):
+        if not priors[c] > 0:
+            return CLUSTER_EMPTY, 0.0
+    logprior, denom, logsd, logp = _tables(priors, sd, counts, total, nominal, nvals, offs)
+    n = X.shape[0]
+    nch = (n + chunk - 1) // chunk
+    ll_c, sw_c, bad_c = np.zeros(nch), np.zeros(nch), np.zeros(nch, np.bool_)
+    if nch > 1 and par:
+        _e_par(X, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior, W, ld, sums,
+               chunk, ll_c, sw_c, bad_c)
+    else:
+        for ch in range(nch):
+            _e_chunk(X, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior, W,
+                     ld, sums, np.int64(ch), chunk, ll_c, sw_c, bad_c)
+    ll, sw, bad = _totals(ll_c, sw_c, bad_c)
+    if bad and (W.shape[0] > 0 or sums[0].shape[0] > 0):
+        return NOT_NORMALISABLE, 0.0
+    return OK, ll / sw
+
+
+e_step = njit(cache=True)(_e_step)  # from Python
+# the same for kernels: e_step holds parallel code (see jit.PRANGE_ONLY)
+_e_step_linked = njit(cache=False)(_e_step)
+
+
+# ------------------------------------------------------------------ M step
+
+def no_sums(p, K):
+    """M sums of no chunk: an E step that adds none (``_e_chunk``)."""
+    return (np.zeros((0, K)), np.zeros((0, 0, K)), np.zeros((0, 0, K)), np.zeros((0, p, K)),
+            np.zeros((0, p, K)))
 
 
 @njit(cache=True)
@@ -342,36 +323,6 @@ def _added(pri, cnt, tot, S, SS):
         tot[0] += tot[ch]
         S[0] += S[ch]
         SS[0] += SS[ch]
-
-
-@njit(cache=False)  # holds parallel code and is called from kernels (jit.PRANGE_ONLY)
-def _em_step(X, w, nominal, nvals, offs, nomidx, priors, mean, sd, counts, total, chunk,
-             par):
-    """An E step under the current model and its M sums, in one pass over the rows
-    (``_em_chunk``): (status, weighted mean log-density, the summed M sums: pri,
-    cnt, tot, S, SS). ``par`` as for ``_e_step``."""
-    n, p = X.shape
-    K = priors.shape[0]
-    pri, cnt, tot, S, SS = m_sums(n, p, K, counts.shape[1], nominal, nvals, offs, nomidx,
-                                  chunk)
-    for c in range(K):
-        if not priors[c] > 0:
-            return CLUSTER_EMPTY, 0.0, pri[0], cnt[0], tot[0], S[0], SS[0]
-    logprior, denom, logsd, logp = _tables(priors, sd, counts, total, nominal, nvals, offs)
-    nch = pri.shape[0]
-    ll_c, sw_c, bad_c = np.zeros(nch), np.zeros(nch), np.zeros(nch, np.bool_)
-    if nch > 1 and par:
-        _em_par(X, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior, chunk,
-                ll_c, sw_c, bad_c, pri, cnt, tot, S, SS)
-    else:
-        for ch in range(nch):
-            _em_chunk(X, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior,
-                      np.int64(ch), chunk, ll_c, sw_c, bad_c, pri, cnt, tot, S, SS)
-    ll, sw, bad = _totals(ll_c, sw_c, bad_c)
-    _added(pri, cnt, tot, S, SS)
-    if bad:
-        return NOT_NORMALISABLE, 0.0, pri[0], cnt[0], tot[0], S[0], SS[0]
-    return OK, ll / sw, pri[0], cnt[0], tot[0], S[0], SS[0]
 
 
 @njit(cache=True)
@@ -434,12 +385,15 @@ def iterate_kernel(X, w, nominal, nvals, offs, nomidx, priors, mean, sd, counts,
     p_sd = sd.copy()
     p_cnt = counts.copy()
     p_tot = total.copy()
+    no_rows, none = np.empty((0, priors.shape[0])), np.empty(0)
     steps = 0
     for i in range(max_iter):
         old = llk
-        status, new, pri, cnt, tot, S, SS = _em_step(X, w, nominal, nvals, offs, nomidx,
-                                                     priors, mean, sd, counts, total,
-                                                     chunk, par)
+        pri, cnt, tot, S, SS = m_sums(X.shape[0], X.shape[1], priors.shape[0],
+                                      counts.shape[1], nominal, nvals, offs, nomidx, chunk)
+        status, new = _e_step_linked(X, w, nominal, nvals, offs, nomidx, priors, mean, sd,
+                                     counts, total, no_rows, none, (pri, cnt, tot, S, SS),
+                                     chunk, par)
         if status != OK:
             return status, llk, steps, False
         llk = new
@@ -460,8 +414,9 @@ def iterate_kernel(X, w, nominal, nvals, offs, nomidx, priors, mean, sd, counts,
         p_sd[:] = sd
         p_cnt[:] = counts
         p_tot[:] = total
-        status = estimate(pri, cnt, tot, S, SS, nominal, nvals, offs, nomidx, priors, mean,
-                          sd, counts, total, min_sd, X, fsd, fsd_done)
+        _added(pri, cnt, tot, S, SS)  # the M step, from the E step's sums
+        status = estimate(pri[0], cnt[0], tot[0], S[0], SS[0], nominal, nvals, offs, nomidx,
+                          priors, mean, sd, counts, total, min_sd, X, fsd, fsd_done)
         if status != OK:
             return status, llk, steps, False
     return OK, llk, steps, False
@@ -649,8 +604,9 @@ def restart(seed, restarts, k, status):
 def log_likelihood(rows, params, chunk=kmeans.CHUNK, par=True):
     """Weighted mean log-density of ``rows`` under ``params`` (E without update)."""
     lay = rows.layout
-    status, ll = e_step(rows.X, rows.w, lay.nominal, lay.nvals, lay.offs, *params.arrays(),
-                        np.zeros((0, params.k)), np.empty(0), False, chunk, bool(par))
+    status, ll = e_step(rows.X, rows.w, lay.nominal, lay.nvals, lay.offs, nominal_index(lay),
+                        *params.arrays(), np.zeros((0, params.k)), np.empty(0),
+                        no_sums(rows.X.shape[1], params.k), chunk, bool(par))
     if status != OK:
         raise StepFailed(FAILURES[status])
     return ll
@@ -662,7 +618,8 @@ def densities(X, layout, params, chunk=kmeans.CHUNK):
     W = np.empty((n, params.k))
     ld = np.empty(n)
     e_step(kmeans.rows_of(X), np.ones(n), layout.nominal, layout.nvals, layout.offs,
-           *params.arrays(), W, ld, True, chunk, True)
+           nominal_index(layout), *params.arrays(), W, ld, no_sums(X.shape[1], params.k),
+           chunk, True)
     return W, ld
 
 
