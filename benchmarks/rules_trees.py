@@ -2,7 +2,7 @@
 Python peer, on Agrawal data (function 2, 5% label noise).
 
     python -m duckmine.benchmarks.rules_trees [--sizes 200000,1000000] [--repeat 3]
-        [--tools duckmine weka peer] [--timeout 1800]
+        [--tools duckmine weka peer] [--learners rep_tree,cart,...] [--timeout 1800]
 
 Needs Java with ``/usr/share/java/weka.jar``, scikit-learn and wittgenstein (the
 ``bench`` extra).
@@ -79,14 +79,14 @@ def database(n):
     return arff_database(arff(n), "agrawal")
 
 
-def child_duckmine(n, repeat):
+def child_duckmine(n, repeat, learners):
     import duckmine
 
     con = duckmine.connect(str(database(n)), read_only=True)
     con.execute("SET enable_progress_bar = false")
     con.execute("CREATE TEMP VIEW warm AS SELECT * FROM agrawal LIMIT 2000")
     out = {}
-    for learner in LEARNERS:
+    for learner in learners:
         sql = f"SELECT model FROM fit('{learner}', '{{source}}', '{TARGET}')"
         con.execute(f"CREATE OR REPLACE TEMP TABLE fitted AS {sql.format(source='warm')}")
         con.execute(SCORE).fetchall()
@@ -114,12 +114,12 @@ def child_duckmine(n, repeat):
     return out
 
 
-def child_weka(n, repeat, timeout):
+def child_weka(n, repeat, timeout, learners):
     deadline = time.perf_counter() + timeout
     path = str(arff(n))
     out = {}
-    for learner, weka in LEARNERS.items():
-        def fit(weka=weka):
+    for learner in learners:
+        def fit(weka=LEARNERS[learner]):
             done = java([weka, "-t", path, "-no-cv"], deadline)
             if done is None:
                 raise TimeoutError
@@ -139,7 +139,7 @@ def child_weka(n, repeat, timeout):
     return out
 
 
-def child_peer(n, repeat, timeout):
+def child_peer(n, repeat, timeout, learners):
     import duckdb
     import numpy as np
     import wittgenstein
@@ -173,6 +173,8 @@ def child_peer(n, repeat, timeout):
     }
     out = {}
     for learner, run in fits.items():
+        if learner not in learners:
+            continue
         if time.perf_counter() > deadline:
             break
 
@@ -189,26 +191,35 @@ def child_peer(n, repeat, timeout):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="200000,1000000")
-    tool_options(parser, TOOLS, 1800, 4, weka=False)
+    parser.add_argument("--learners", default=",".join(LEARNERS),
+                        help="comma-separated, of " + ", ".join(LEARNERS))
+    tool_options(parser, TOOLS, 1800, 5, weka=False)
     args = parser.parse_args()
     if args.child:
-        tool, n, repeat, timeout = args.child
+        tool, n, repeat, timeout, learners = args.child
         n, repeat, timeout = int(n), int(repeat), float(timeout)
-        result = {"duckmine": lambda: child_duckmine(n, repeat),
-                  "weka": lambda: child_weka(n, repeat, timeout),
-                  "peer": lambda: child_peer(n, repeat, timeout)}[tool]()
+        learners = learners.split(",")
+        result = {"duckmine": lambda: child_duckmine(n, repeat, learners),
+                  "weka": lambda: child_weka(n, repeat, timeout, learners),
+                  "peer": lambda: child_peer(n, repeat, timeout, learners)}[tool]()
         print(json.dumps(result))
         return
+    learners = args.learners.split(",")
+    unknown = sorted(set(learners) - set(LEARNERS))
+    if unknown:
+        parser.error(f"--learners: unknown {', '.join(unknown)}; choose among "
+                     + ", ".join(LEARNERS))
     for n in (int(s) for s in args.sizes.split(",")):
         database(n)
         results = {tool: run_child("duckmine.benchmarks.rules_trees",
-                                   [tool, n, args.repeat, args.timeout], args.timeout + 60)
+                                   [tool, n, args.repeat, args.timeout, ",".join(learners)],
+                                   args.timeout + 60)
                    for tool in args.tools}
         print(f"\n{n:,} rows")
         print(f"{'learner':<12}{'duckmine s':>11}{'MB':>7}{'score s':>9}{'weka s':>9}"
               f"{'weka MB':>9}{'peer s':>10}{'peer MB':>8}{'vs weka':>9}{'vs peer':>8}"
               "  same model  accuracy")
-        for learner in LEARNERS:
+        for learner in learners:
             m = (results.get("duckmine") or {}).get(learner)
             w = (results.get("weka") or {}).get(learner)
             s = (results.get("peer") or {}).get(learner)

@@ -205,3 +205,43 @@ def test_rep_tree_moving_its_rows_leaves_the_model_as_it_is(db, monkeypatch, tar
     always = db.execute(sql).fetchone()[0]
     assert always == never
     assert len(never.splitlines()) > 100  # a tree of some depth
+
+
+@pytest.mark.parametrize("target", ["y", "a"])
+def test_rep_tree_grown_as_subtrees_side_by_side_is_the_one_tree(db, monkeypatch, target):
+    """REPTree grows the nodes of at least SUBTREE_CELLS cells first, then the
+    subtrees under them on two threads, each in its own columns of the rows, and
+    joins them. With many subtrees (rows moved to smaller parts at every chance,
+    rows copied for missing values) or a few, the model and its held-out figures
+    are those of one depth-first growth, for a nominal and a numeric target,
+    pruned and not."""
+    from duckmine.algorithms.trees import reptree
+
+    db.execute("SELECT setseed(0.25)")
+    db.execute("""CREATE OR REPLACE TEMP TABLE t AS SELECT
+                  round(random() * 100, 1) AS a,
+                  CASE WHEN random() < 0.1 THEN NULL ELSE round(random() * 50, 1) END AS b,
+                  CASE WHEN random() < 0.1 THEN NULL
+                       ELSE ['p', 'q', 'r', 's'][1 + floor(random() * 4)::INTEGER] END AS c,
+                  CASE WHEN random() < 0.4 THEN 'x' ELSE 'z' END AS y
+                  FROM range(6000)""")
+    joined, subtrees = reptree._joined, []
+
+    def counted(tree, below, at):
+        subtrees.append(len(below))
+        return joined(tree, below, at)
+
+    monkeypatch.setattr(reptree, "_joined", counted)
+    models = []
+    for cells in (reptree.NO_CELLS, 300, 4_000):
+        monkeypatch.setattr(reptree, "SUBTREE_CELLS", cells)
+        monkeypatch.setattr(reptree, "COMPACT_COLUMNS", 0 if cells == 300 else 4096)
+        models.append(db.execute(
+            f"""SELECT model_text(m), m::VARCHAR, model_text(u) FROM (
+                SELECT rep_tree_fit(t, '{target}') AS m,
+                       rep_tree_fit(t, '{target}', pruned := false) AS u FROM t t)""").fetchone())
+    assert models[1] == models[0] and models[2] == models[0]
+    assert len(models[0][2].splitlines()) > 100  # a tree of some depth
+    # one subtree (the root's) when no node is that wide, over a hundred at 300
+    # cells, a few at 4,000 (pruned and not)
+    assert subtrees[:2] == [1, 1] and min(subtrees[2:4]) > 100 and min(subtrees[4:]) > 1

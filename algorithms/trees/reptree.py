@@ -25,16 +25,19 @@ Sums run in the reference's order (rows in each attribute's sorted order, from
 the first row on), so every figure comes out to the same double; only where every
 sum is of whole numbers, exact in any order, may equal values come in another.
 
-The whole growth is one kernel (``_grow``). A node holds, for every attribute, its
-rows in that attribute's order with their values, targets and weights beside them,
-so that scoring reads memory in order; a split deals them, in place, to its
-children's columns, side by side on two threads for large nodes, and a child that
-will be a leaf gets none. While the class weights are whole
-numbers, a sweep keeps counts and looks ``x log x`` up in a table of the same
-doubles.
+The growth is one kernel (``_grow``). A node holds, for every attribute, its rows
+in that attribute's order with their values, targets and weights beside them, so
+that scoring reads memory in order; a split deals them, in place, to its
+children's columns, and a child that will be a leaf gets none. The kernel first
+grows the wide nodes, each scored and dealt on two threads, and hands back the
+narrower nodes under them; each of those is then the root of a subtree grown by
+the same kernel on one thread, two side by side, in its own columns of the rows.
+While the class weights are whole numbers, a sweep keeps counts and looks
+``x log x`` up in a table of the same doubles.
 """
 
 import math
+import queue
 
 import numpy as np
 from numba.typed import List
@@ -402,7 +405,11 @@ def _score_impl(val, yv, w, lo, hi, nominal, n_values, k, table, gains, cuts, di
 # threads pay off only on large nodes; not cached, as _grow calls it (see jit)
 _score_parallel = njit(cache=False, parallel=PRANGE_ONLY)(_score_impl)
 _score_serial = njit(cache=True)(_score_impl)
-PARALLEL_CELLS = 200_000  # attributes times rows of a node
+# a node of at least this many cells (attributes times rows) is scored and dealt on
+# two threads; a narrower one is the root of a subtree grown by one thread, beside
+# others (see grow). NO_CELLS: more than any node has
+SUBTREE_CELLS = 200_000
+NO_CELLS = 2**62
 
 
 def _deal_impl(rid, val, yv, w, lo, hi, props, counts, keep, head, start, rest, branch_of,
@@ -487,23 +494,25 @@ COMPACT_COLUMNS = 4096  # a part narrower than this is left as it is until freed
 
 
 @njit(cache=True)
-def _compact(parts_r, parts_v, parts_y, parts_w, live, part, stack):
-    """The columns of ``part`` that nodes on the ``stack`` hold, moved to a new part
-    of their size; ``part`` is left holding none."""
+def _compact(parts_r, parts_v, parts_y, parts_w, live, part, stack, deferred):
+    """The columns of ``part`` that nodes on the ``stack`` or ``deferred`` hold (rows
+    [part, lo, hi, ...]), moved to a new part of their size; ``part`` is left
+    holding none."""
     p, n = parts_r[part].shape[0], live[part]
     nr, nv = np.empty((p, n), np.int32), np.empty((p, n))
     ny, nw = np.empty((p, n)), np.empty((p, n))
     at = 0
-    for t in range(stack.shape[0]):
-        if stack[t, 0] != part:
-            continue
-        lo, hi = stack[t, 1], stack[t, 2]
-        nr[:, at:at + hi - lo] = parts_r[part][:, lo:hi]
-        nv[:, at:at + hi - lo] = parts_v[part][:, lo:hi]
-        ny[:, at:at + hi - lo] = parts_y[part][:, lo:hi]
-        nw[:, at:at + hi - lo] = parts_w[part][:, lo:hi]
-        stack[t, 0], stack[t, 1], stack[t, 2] = len(parts_r), at, at + hi - lo
-        at += hi - lo
+    for held in (stack, deferred):
+        for t in range(held.shape[0]):
+            if held[t, 0] != part:
+                continue
+            lo, hi = held[t, 1], held[t, 2]
+            nr[:, at:at + hi - lo] = parts_r[part][:, lo:hi]
+            nv[:, at:at + hi - lo] = parts_v[part][:, lo:hi]
+            ny[:, at:at + hi - lo] = parts_y[part][:, lo:hi]
+            nw[:, at:at + hi - lo] = parts_w[part][:, lo:hi]
+            held[t, 0], held[t, 1], held[t, 2] = len(parts_r), at, at + hi - lo
+            at += hi - lo
     parts_r.append(nr)
     parts_v.append(nv)
     parts_y.append(ny)
@@ -567,16 +576,25 @@ def _more(a, n):
 
 
 @njit(cache=True)
-def _grow(parts_r, parts_v, parts_y, parts_w, n_rows, nominal, n_values, k, width,
-          min_leaf, min_var, max_depth, root_probs, root_w, table, compact, halt, count):
-    """The tree grown depth first from the presorted rows (``_presort``: the
-    typed lists' only arrays, which the growth frees), until ``halt[0]`` is set;
-    ``count[0]`` counts the nodes. Returns the arrays of ``Grown`` (attributes as
-    rows of the arrays). A node's rows are columns of the presorted arrays, and its
-    children's are dealt in place of them, so the growth holds the rows once; only
-    rows copied to several branches (a missing value) need arrays of their own.
-    A part of at least ``compact`` columns is moved to a smaller one once less than
-    half of it is waiting on the stack."""
+def _grow(parts_r, parts_v, parts_y, parts_w, lo0, hi0, depth0, held0, branch_of, nominal,
+          n_values, k, width, min_leaf, min_var, max_depth, root_probs, root_w, table,
+          compact, wide_cells, defer, halt, count):
+    """The tree grown depth first from the node of columns ``lo0:hi0`` of the
+    typed lists' first arrays (``_presort``'s, which the growth frees once its
+    ``held0`` columns are done with), at depth ``depth0``, until ``halt[0]`` is
+    set; ``count[0]`` counts the nodes; ``branch_of``: a scratch cell per row.
+
+    Returns the arrays of ``Grown`` (attributes as rows of the arrays), then the
+    nodes left to grow: with ``defer``, a node narrower than ``wide_cells`` (its
+    rows times the attributes) is not grown but handed back, as a row of [part, lo,
+    hi, depth, node] and one of [weight, class weights or mean], its rows kept.
+    A node at least that wide is scored and dealt on two threads.
+
+    A node's rows are columns of the presorted arrays, and its children's are
+    dealt in place of them, so the growth holds the rows once; only rows copied to
+    several branches (a missing value) need arrays of their own. A part of at least
+    ``compact`` columns is moved to a smaller one once less than half of it is
+    waiting on the stack or handed back."""
     p = parts_r[0].shape[0]
     pw = k if k > 0 else 1
     cap = 64
@@ -595,10 +613,9 @@ def _grow(parts_r, parts_v, parts_y, parts_w, n_rows, nominal, n_values, k, widt
     # to a new part. ``live``: each part's columns that nodes on the stack hold; a
     # part is freed at none, and moved to one of that size when it is less than
     # half full, so that the parts never hold more than twice the rows waiting
-    live = List([parts_v[0].shape[1]])
+    live = List([held0])
     empty_r = np.empty((0, 0), np.int32)
     empty_f = np.empty((0, 0))
-    branch_of = np.empty(n_rows, np.int32)
     # where a split's branches after the first wait, a row per worker, grown as needed
     scratch_r = np.empty((2, 0), np.int32)
     scratch_v, scratch_y, scratch_w = np.empty((2, 0)), np.empty((2, 0)), np.empty((2, 0))
@@ -606,26 +623,35 @@ def _grow(parts_r, parts_v, parts_y, parts_w, n_rows, nominal, n_values, k, widt
     # as arrays, grown as needed: [part, lo, hi, depth, node] and [weight, dist...]
     s_int = np.zeros((64, 5), np.int64)
     s_float = np.zeros((64, 1 + pw))
-    s_int[0, 2] = parts_v[0].shape[1]
+    s_int[0, 1], s_int[0, 2], s_int[0, 3] = lo0, hi0, depth0
     s_float[0, 0] = root_w
     s_float[0, 1:] = root_probs
     top = 1
+    d_int = np.zeros((16, 5), np.int64)  # the nodes handed back, as the stack's rows
+    d_float = np.zeros((16, 1 + pw))
+    n_deferred = 0
     gains = np.zeros(p)
     cuts = np.zeros(p)
     dists = np.zeros((p, width, pw))
     sprops = np.zeros((p, width))
     sweights = np.zeros((p, width))
     while top > 0 and not halted(halt):
-        count[0] += 1
         top -= 1
         part, lo, hi, depth, node = s_int[top]
+        wide = p * (hi - lo) >= wide_cells
+        if defer and part >= 0 and hi > lo and not wide:  # its rows stay live
+            d_int, d_float = _more(d_int, n_deferred + 1), _more(d_float, n_deferred + 1)
+            d_int[n_deferred] = s_int[top]
+            d_float[n_deferred] = s_float[top]
+            n_deferred += 1
+            continue
+        count[0] += 1  # (from two threads, a count may be lost: it only reports)
         total_w, nprobs = s_float[top, 0], s_float[top, 1:].copy()
         # no part: a child known to be a leaf, whose rows its parent did not keep
         rid = parts_r[max(part, 0)]
         val = parts_v[max(part, 0)]
         yv = parts_y[max(part, 0)]
         wts = parts_w[max(part, 0)]
-        wide = p * (hi - lo) >= PARALLEL_CELLS
         best = -1
         if hi > lo:
             prior = _sse(yv[0, lo:hi], wts[0, lo:hi]) if k == 0 else 0.0
@@ -742,7 +768,8 @@ def _grow(parts_r, parts_v, parts_y, parts_w, n_rows, nominal, n_values, k, widt
             live[part] -= hi - lo
             held = parts_v[part].shape[1]
             if live[part] > 0 and 2 * live[part] < held and held >= compact:
-                _compact(parts_r, parts_v, parts_y, parts_w, live, part, s_int[:top])
+                _compact(parts_r, parts_v, parts_y, parts_w, live, part, s_int[:top],
+                         d_int[:n_deferred])
             if live[part] == 0:
                 parts_r[part] = empty_r
                 parts_v[part] = empty_f
@@ -750,14 +777,19 @@ def _grow(parts_r, parts_v, parts_y, parts_w, n_rows, nominal, n_values, k, widt
                 parts_w[part] = empty_f
     return (attr[:n_nodes], cut[:n_nodes], first[:n_nodes], kids[:n_nodes],
             parent[:n_nodes], props[:n_nodes], probs[:n_nodes], has[:n_nodes],
-            dist[:n_nodes])
+            dist[:n_nodes], d_int[:n_deferred], d_float[:n_deferred])
 
 
 def grow(columns, nominal, n_values, y, w, rows, target, k, min_leaf, min_variance,
          max_depth):
     """The tree grown on ``rows`` (positions, in order) of the attribute ``columns``
     (the target's column among them, never split on); ``y``: class codes (k > 0) or
-    numbers (k = 0)."""
+    numbers (k = 0).
+
+    The nodes at least ``SUBTREE_CELLS`` wide are grown first, each scored and
+    dealt on two threads; the subtrees under them are then grown side by side, the
+    largest first, each by one thread on rows of its own. Every subtree is grown
+    as it would be in the one depth-first growth, so the tree is the same."""
     attrs = np.array([a for a in range(len(columns)) if a != target], np.int64)
     yf = frozen(np.asarray(y, np.float64))
     nom = np.array([bool(nominal[a]) for a in attrs])
@@ -774,15 +806,74 @@ def grow(columns, nominal, n_values, y, w, rows, target, k, min_leaf, min_varian
         probs = np.array([s / total_w])
     table = xlogx_table(min(len(rows), TABLE_ROWS)) if classed else np.empty(0)
     halt = stop.flag()
+    count = progress.counter("REPTree: nodes grown")
     parts = _listed(*presort(stacked([columns[a] for a in attrs], len(yf)), nom,
                              np.asarray(rows, np.int64), yf, frozen(w), classed))
-    out = _grow(*parts, len(yf), nom, nvals, k, width, float(min_leaf), float(min_var),
-                int(max_depth), probs, float(total_w), table, COMPACT_COLUMNS, halt,
-                progress.counter("REPTree: nodes grown"))
+    n = len(rows)
+    scratch = queue.SimpleQueue()  # a row's branch, one array per thread at work
+    scratch.put(np.empty(len(yf), np.int32))
+    settings = (nom, nvals, k, width, float(min_leaf), float(min_var), int(max_depth))
+
+    def grown(lists, lo, hi, depth, held, weight, dist, wide_cells, defer):
+        branch_of = scratch.get() if not scratch.empty() else np.empty(len(yf), np.int32)
+        try:
+            return _grow(*lists, lo, hi, depth, held, branch_of, *settings, dist,
+                         float(weight), table, COMPACT_COLUMNS, wide_cells, defer, halt,
+                         count)
+        finally:
+            scratch.put(branch_of)
+
+    top = grown(parts, 0, n, 0, n, total_w, probs, SUBTREE_CELLS, True)
     stop.check(halt)
-    attr = out[0]
+    tree, (places, stats) = top[:9], top[9:]
+
+    def subtree(i):
+        part, lo, hi, depth, _ = places[i]
+        return grown(_part(*parts, part), lo, hi, depth, held_width(*parts, part),
+                     stats[i, 0], stats[i, 1:].copy(), NO_CELLS, False)[:9]
+
+    sizes = places[:, 2] - places[:, 1]
+    largest = sorted(range(len(places)), key=lambda i: -sizes[i])
+    below = dict(zip(largest, stop.each(subtree, largest, threads=2)))
+    stop.check(halt)
+    attr, *out = _joined(tree, [below[i] for i in range(len(places))], places[:, 4])
     attr[attr >= 0] = attrs[attr[attr >= 0]]
-    return Grown(*out)
+    return Grown(attr, *out)
+
+
+def _joined(tree, subtrees, at):
+    """The node arrays of ``tree`` with each of ``subtrees`` grown from its node
+    ``at[i]``: a subtree's root fills that node, and its other nodes follow the
+    tree's, numbered on in order (a node's children stay consecutive, after it)."""
+    tree = [np.asarray(a) for a in tree]
+    pieces = [[a] for a in tree]
+    base = len(tree[0])
+    for g, sub in zip(at, subtrees):
+        m = len(sub[0])
+        place = np.concatenate(([g], np.arange(base, base + m - 1)))
+        attr, cut, first, kids, parent, *rest = sub
+        first = np.where(kids > 0, place[np.maximum(first, 0)], -1)
+        parent = np.where(parent >= 0, place[np.maximum(parent, 0)], tree[4][g])
+        row = (attr, cut, first, kids, parent, *rest)
+        for j, a in enumerate(row):
+            tree[j][g] = a[0]
+            pieces[j].append(a[1:])
+        base += m - 1
+    return [np.concatenate(p) for p in pieces]
+
+
+@njit(cache=True)
+def _part(parts_r, parts_v, parts_y, parts_w, part):
+    """Typed lists holding the one part ``part`` of the growth's (the arrays
+    themselves, not copies), for a subtree's growth."""
+    return (List([parts_r[part]]), List([parts_v[part]]), List([parts_y[part]]),
+            List([parts_w[part]]))
+
+
+@njit(cache=True)
+def held_width(parts_r, parts_v, parts_y, parts_w, part):
+    """The columns of part ``part``."""
+    return parts_v[part].shape[1]
 
 
 def presort(X, nominal, rows, y, w, classed):
