@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
+from numba.typed import List
 
 from .. import linear, stop
 from ..filters import NominalToBinary, Pipeline, ReplaceMissing
@@ -35,8 +36,9 @@ from ..jit import frozen, njit, prange
 SMOOTHING = 15.0
 SMALL = 1e-10   # the reference's tolerance once its split search has run
 
-# node columns of the int table
-ATTR, LEFT, RIGHT, PARENT, COUNT, ROWS, LEAF = range(7)
+# node columns of the int table: ROWS is where the node's rows start in its depth's
+# array of rows, DEPTH that depth
+ATTR, LEFT, RIGHT, PARENT, COUNT, ROWS, LEAF, DEPTH = range(8)
 
 
 @dataclass(frozen=True)
@@ -223,7 +225,8 @@ def _partition(x, seg, tmp, attr, value):
 def _level(x, y, perm, vals, ys, tmp, rows, offsets, frontier, lo_of, count, attr, value,
            left, min_leaf, min_sd, halt):
     """Search and partition the nodes of one depth; each owns a slice of ``perm``
-    (and of the buffers), so they run in parallel."""
+    (and of the buffers), so they run in parallel. Each node's rows, in the order
+    its search leaves them, go to ``rows`` (the depth's) from ``offsets[i]``."""
     for i in prange(len(frontier)):
         u = frontier[i]
         lo = lo_of[u]
@@ -241,48 +244,56 @@ def _level(x, y, perm, vals, ys, tmp, rows, offsets, frontier, lo_of, count, att
 def grow(x, y, order, min_leaf, global_sd, halt):
     """Grow a tree on the rows ``order`` (in that order) of ``x`` (attribute-major).
 
-    Returns the node table (columns ATTR .. LEAF; ATTR -1 at a leaf), the split
-    values, and every node's rows in the order its model sums them (``rows`` from
-    ``ROWS``, ``COUNT`` long). Children are numbered after their parent. The nodes
-    of one depth own disjoint slices of the row permutation, so they are searched
-    in parallel. Once ``halt[0]`` is set the tree is left unfinished."""
+    Returns the node table (columns ATTR .. DEPTH; ATTR -1 at a leaf), the split
+    values, and every node's rows in the order its model sums them: a 32-bit array
+    per depth (a typed list), the node's from ``ROWS``, ``COUNT`` long. A tree of
+    depth d holds about d times the rows; fitting frees each depth's once done
+    with. Children are numbered after their parent. The nodes of one depth own
+    disjoint slices of the row permutation, so they are searched in parallel. Once
+    ``halt[0]`` is set the tree is left unfinished."""
     n = len(order)
-    cap = n + 1
-    nodes = np.full((cap, 7), -1, np.int64)
+    cap = 64  # grown as needed: a tree has far fewer nodes than rows
+    nodes = np.full((cap, 8), -1, np.int64)
     split = np.zeros(cap)
-    # every node's rows, one level after another: 32-bit, grown by half at a time
-    # (a tree of depth d holds about d times the rows)
-    rows = np.empty(max(16, 4 * n), np.int32)
-    used = 0
+    levels = List()
     perm = order.copy()
     vals = np.empty(max(n, 1))
     ys = np.empty(max(n, 1))
     tmp = np.empty(max(n, 1), np.int64)
     lo_of = np.zeros(cap, np.int64)
     nodes[0, COUNT] = n
+    nodes[0, DEPTH] = 0
     frontier = np.zeros(1, np.int64)
     n_nodes = 1
     min_sd = global_sd * 0.05
     while len(frontier) > 0 and not halted(halt):
         f = len(frontier)
         offsets = np.empty(f + 1, np.int64)
-        offsets[0] = used
+        offsets[0] = 0
         for i in range(f):
             offsets[i + 1] = offsets[i] + nodes[frontier[i], COUNT]
-        if offsets[f] > len(rows):
-            grown = np.empty(max(len(rows) + len(rows) // 2, offsets[f]), np.int32)
-            grown[:used] = rows[:used]
-            rows = grown
+        rows = np.empty(offsets[f], np.int32)
+        levels.append(rows)
         attr = np.empty(f, np.int64)
         value = np.empty(f)
         left = np.zeros(f, np.int64)
         _level(x, y, perm, vals, ys, tmp, rows, offsets, frontier, lo_of, nodes[:, COUNT],
                attr, value, left, min_leaf, min_sd, halt)
-        used = offsets[f]
         n_split = 0
         for i in range(f):
             if attr[i] >= 0:
                 n_split += 1
+        if n_nodes + 2 * n_split > len(nodes):
+            cap = max(n_nodes + 2 * n_split, 2 * len(nodes))
+            more = np.full((cap, 8), -1, np.int64)
+            more[:n_nodes] = nodes[:n_nodes]
+            nodes = more
+            more_split = np.zeros(cap)
+            more_split[:n_nodes] = split[:n_nodes]
+            split = more_split
+            more_lo = np.zeros(cap, np.int64)
+            more_lo[:n_nodes] = lo_of[:n_nodes]
+            lo_of = more_lo
         nxt = np.empty(2 * n_split, np.int64)
         k = 0
         for i in range(f):
@@ -299,6 +310,7 @@ def grow(x, y, order, min_leaf, global_sd, halt):
                                   (n_nodes + 1, lo_of[u] + left[i], m - left[i])):
                 nodes[c, COUNT] = cnt
                 nodes[c, PARENT] = u
+                nodes[c, DEPTH] = nodes[u, DEPTH] + 1
                 lo_of[c] = start
             nodes[u, LEFT] = n_nodes
             nodes[u, RIGHT] = n_nodes + 1
@@ -307,7 +319,7 @@ def grow(x, y, order, min_leaf, global_sd, halt):
             k += 2
             n_nodes += 2
         frontier = nxt
-    return nodes[:n_nodes].copy(), split[:n_nodes].copy(), rows[:used]
+    return nodes[:n_nodes].copy(), split[:n_nodes].copy(), levels
 
 
 @njit(cache=True)
@@ -339,6 +351,18 @@ def _rmse(pred, y, w):
 
 
 @njit(cache=True, error_model="numpy")
+def _rmse_at(pred, at, y, w):
+    """``_rmse`` of ``pred[at]``, read in place."""
+    s = 0.0
+    sw = 0.0
+    for i in range(len(y)):
+        d = pred[at[i]] - y[i]
+        s += w[i] * (d * d)
+        sw += w[i]
+    return math.sqrt(s / sw)
+
+
+@njit(cache=True, error_model="numpy")
 def _factor(n, v):
     if n <= v:
         return 10.0
@@ -346,13 +370,13 @@ def _factor(n, v):
 
 
 @njit(cache=True, error_model="numpy")
-def _fit_one(x, y, w, nodes, rows, tested, global_sd, prune, constant, u, coef, intercept,
-             rms, params, leaf, pred):
+def _fit_one(x, y, w, nodes, levels, tested, global_sd, prune, constant, u, coef,
+             intercept, rms, params, leaf, pred):
     """Fit node ``u``'s model and, when pruning, decide whether it replaces the
     subtree (whose rows' predictions ``pred`` holds). The node's rows are gathered
     once into a contiguous block, in the order the sums run."""
     m = nodes[u, COUNT]
-    node_rows = rows[nodes[u, ROWS]:nodes[u, ROWS] + m]
+    node_rows = levels[nodes[u, DEPTH]][nodes[u, ROWS]:nodes[u, ROWS] + m]
     cols = np.nonzero(tested[u])[0] if not (leaf[u] or constant) else np.zeros(0, np.int64)
     k = len(cols)
     xb = np.empty((m, k))
@@ -386,10 +410,7 @@ def _fit_one(x, y, w, nodes, rows, tested, global_sd, prune, constant, u, coef, 
         rms[u] = rms_model
         return
     else:
-        held = np.empty(m)
-        for i in range(m):
-            held[i] = pred[node_rows[i]]
-        rms_sub = _rmse(held, yb, wb)
+        rms_sub = _rmse_at(pred, node_rows, yb, wb)
         sub_params = params[nodes[u, LEFT]] + params[nodes[u, RIGHT]] + 1
         adj_model = rms_model * _factor(m, nz + 1)
         adj_sub = rms_sub * _factor(m, sub_params)
@@ -406,13 +427,15 @@ def _fit_one(x, y, w, nodes, rows, tested, global_sd, prune, constant, u, coef, 
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def fit_models(x, y, w, nodes, rows, tested, global_sd, prune, constant, halt):
+def fit_models(x, y, w, nodes, levels, tested, global_sd, prune, constant, halt):
     """Linear models of every node, bottom-up, pruning when ``prune``.
 
     Returns (coefficients, intercepts, rms, leaf flags after pruning). A node that
     never split gets the constant mean; ``constant`` gives every node one. The
     nodes of one depth hold disjoint rows, so they are fitted in parallel, deepest
-    first. Once ``halt[0]`` is set the models are left unfinished."""
+    first; each depth's rows (``levels``, from ``grow``) but the root's are freed
+    once fitted, so that the root's gathered block does not come on top of them.
+    Once ``halt[0]`` is set the models are left unfinished."""
     n_nodes, p = len(nodes), x.shape[0]
     coef = np.zeros((n_nodes, p))
     intercept = np.zeros(n_nodes)
@@ -420,9 +443,7 @@ def fit_models(x, y, w, nodes, rows, tested, global_sd, prune, constant, halt):
     params = np.zeros(n_nodes, np.int64)
     leaf = nodes[:, LEAF] == 1
     pred = np.zeros(len(y))  # each row's prediction by the subtree holding it
-    depth = np.zeros(n_nodes, np.int64)
-    for u in range(1, n_nodes):
-        depth[u] = depth[nodes[u, PARENT]] + 1
+    depth = nodes[:, DEPTH].copy()
     by_depth = np.argsort(depth, kind="mergesort")
     bounds = np.searchsorted(depth[by_depth], np.arange(depth.max() + 2))
     for d in range(depth.max(), -1, -1):
@@ -430,8 +451,10 @@ def fit_models(x, y, w, nodes, rows, tested, global_sd, prune, constant, halt):
         if halted(halt):
             break
         for i in prange(len(level)):
-            _fit_one(x, y, w, nodes, rows, tested, global_sd, prune, constant, level[i],
+            _fit_one(x, y, w, nodes, levels, tested, global_sd, prune, constant, level[i],
                      coef, intercept, rms, params, leaf, pred)
+        if d > 0:
+            levels[d] = np.empty(0, np.int32)
     return coef, intercept, rms, leaf
 
 
@@ -477,20 +500,17 @@ def _reachable(nodes, leaf, u):
 @dataclass
 class Built:
     """A grown, fitted tree: node table, split values, final leaves, models (leaf
-    models smoothed when asked), each node's rms and rows, and the target's
-    standard deviation over the rows it was grown on."""
+    models smoothed when asked), each node's rms, the root's rows in the order its
+    model summed them, and the target's standard deviation over the rows it was
+    grown on."""
     nodes: np.ndarray
     split: np.ndarray
     leaf: np.ndarray
     coef: np.ndarray
     intercept: np.ndarray
     rms: np.ndarray
-    rows: np.ndarray
+    root_rows: np.ndarray
     global_sd: float
-
-    def node_rows(self, u):
-        start = self.nodes[u, ROWS]
-        return self.rows[start:start + self.nodes[u, COUNT]]
 
     def preorder(self):
         """Reachable nodes, parents first, left subtrees before right ones."""
@@ -508,15 +528,22 @@ def build_tree(x, y, w, order, options):
     y = frozen(y)
     global_sd = std_dev(y, order)
     halt = stop.flag()
-    nodes, split, rows = grow(x, y, order, float(options.min_leaf), global_sd, halt)
+    nodes, split, levels = grow(x, y, order, float(options.min_leaf), global_sd, halt)
     stop.check(halt)
     tested = tested_below(nodes, x.shape[0])
-    coef, intercept, rms, leaf = fit_models(x, y, w, nodes, rows, tested, global_sd,
+    coef, intercept, rms, leaf = fit_models(x, y, w, nodes, levels, tested, global_sd,
                                             options.pruned, options.regression_tree, halt)
     stop.check(halt)
     if options.smoothed:
         coef, intercept = smooth(nodes, leaf, coef, intercept, SMOOTHING)
-    return Built(nodes, split, leaf, coef, intercept, rms, rows, global_sd)
+    return Built(nodes, split, leaf, coef, intercept, rms, _root(levels), global_sd)
+
+
+@njit(cache=True)
+def _root(levels):
+    """The root's rows (read in a kernel: Python's reading of a typed list compiles
+    in every process)."""
+    return levels[0]
 
 
 def shuffled(n):

@@ -436,7 +436,7 @@ def fit_m5_rules(data, target, options):
                                bool(built.nodes[par, LEFT] == cur)])
             cur = par
         conditions.reverse()
-        order = built.node_rows(0)
+        order = built.root_rows
         covered = np.ones(len(order), np.bool_)
         for a, v, is_left in conditions:
             covered &= (x[a, order] <= v) == is_left
