@@ -11,6 +11,7 @@ the limit is refused with the estimate, the limit and the ways out, instead of
 running the machine out of memory.
 """
 
+import functools
 import math
 import re
 
@@ -89,3 +90,24 @@ def check(fn, per_cell, rows, columns, limit, so_far=False, advice=ADVICE,
         raise ValueError(
             f"{fn}: this fit would take {size} of memory ({counted}), more than the "
             f"limit of {size_text(bytes_)}; {advice}")
+
+
+@functools.cache
+def _malloc_trim():
+    """glibc's ``malloc_trim``, where there is one (looked up on first use)."""
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError, TypeError):  # not glibc; Windows takes no None
+        return None
+
+
+def give_back():
+    """Hand the memory of freed arrays back to the system. The allocator keeps
+    what is freed in pieces below its threshold for later arrays of those sizes;
+    a fit whose next arrays are larger would hold both, and its peak would be
+    their sum."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)

@@ -15,13 +15,12 @@ Column kinds follow the Arrow type:
 NULL and NaN are missing; an infinite value is an error.
 """
 
-import functools
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..algorithms import stop
+from ..algorithms import memory, stop
 from ..algorithms.dataset import (
     NOMINAL,
     NUMERIC,
@@ -165,26 +164,6 @@ class _Codes:
         known = codes >= 0
         out[known] = codes[known] if rank is None else rank[codes[known]]
         return Attribute(self.name, NOMINAL, values), out
-
-
-@functools.cache
-def _malloc_trim():
-    """glibc's ``malloc_trim``, where there is one (looked up on first use)."""
-    import ctypes
-
-    try:
-        return ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError, TypeError):  # not glibc; Windows takes no None
-        return None
-
-
-def _give_back():
-    """Hand the memory of freed chunks back to the system: the allocator keeps
-    memory freed in small pieces for arrays of the same sizes, which the fit that
-    follows does not make, so it would stay in the process through the fit."""
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
 
 
 def _read_only(row):
@@ -336,7 +315,7 @@ class Rows:
                 weights = reader.finish()[1]
             else:  # read straight into its row
                 attributes.append(reader.finish(matrix[len(attributes)])[0])
-            _give_back()  # this column's chunks, before the next row of the matrix fills
+            memory.give_back()  # this column's chunks, before the next row fills
         if weights is None:
             weights = np.ones(self.n)
         if self.numbers:

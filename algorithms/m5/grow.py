@@ -27,7 +27,7 @@ from functools import partial
 import numpy as np
 from numba.typed import List
 
-from .. import linear, stop
+from .. import linear, memory, stop
 from ..filters import NominalToBinary, Pipeline, ReplaceMissing
 from ..halt import halted
 from ..javautil import JavaRandom, _qsort, randomize
@@ -427,15 +427,27 @@ def _fit_one(x, y, w, nodes, levels, tested, global_sd, prune, constant, u, coef
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
+def _fit_depth(x, y, w, nodes, levels, tested, global_sd, prune, constant, level, d, coef,
+               intercept, rms, params, leaf, pred):
+    """Fit the nodes ``level`` of depth ``d`` in parallel (they hold disjoint rows),
+    then free that depth's rows unless it is the root's."""
+    for i in prange(len(level)):
+        _fit_one(x, y, w, nodes, levels, tested, global_sd, prune, constant, level[i],
+                 coef, intercept, rms, params, leaf, pred)
+    if d > 0:
+        levels[d] = np.empty(0, np.int32)
+
+
 def fit_models(x, y, w, nodes, levels, tested, global_sd, prune, constant, halt):
     """Linear models of every node, bottom-up, pruning when ``prune``.
 
     Returns (coefficients, intercepts, rms, leaf flags after pruning). A node that
     never split gets the constant mean; ``constant`` gives every node one. The
-    nodes of one depth hold disjoint rows, so they are fitted in parallel, deepest
-    first; each depth's rows (``levels``, from ``grow``) but the root's are freed
-    once fitted, so that the root's gathered block does not come on top of them.
-    Once ``halt[0]`` is set the models are left unfinished."""
+    depths are fitted deepest first. Each depth's rows (``levels``, from ``grow``)
+    but the root's are freed once fitted, and given back to the system before the
+    two shallowest depths, whose nodes gather blocks as large as the table: so
+    those blocks do not come on top of every depth's rows. Once ``halt[0]`` is set
+    the models are left unfinished."""
     n_nodes, p = len(nodes), x.shape[0]
     coef = np.zeros((n_nodes, p))
     intercept = np.zeros(n_nodes)
@@ -443,18 +455,17 @@ def fit_models(x, y, w, nodes, levels, tested, global_sd, prune, constant, halt)
     params = np.zeros(n_nodes, np.int64)
     leaf = nodes[:, LEAF] == 1
     pred = np.zeros(len(y))  # each row's prediction by the subtree holding it
-    depth = nodes[:, DEPTH].copy()
-    by_depth = np.argsort(depth, kind="mergesort")
+    depth = nodes[:, DEPTH]
+    by_depth = np.argsort(depth, kind="stable")
     bounds = np.searchsorted(depth[by_depth], np.arange(depth.max() + 2))
-    for d in range(depth.max(), -1, -1):
-        level = by_depth[bounds[d]:bounds[d + 1]]
-        if halted(halt):
+    for d in range(int(depth.max()), -1, -1):
+        if halt[0]:
             break
-        for i in prange(len(level)):
-            _fit_one(x, y, w, nodes, levels, tested, global_sd, prune, constant, level[i],
-                     coef, intercept, rms, params, leaf, pred)
-        if d > 0:
-            levels[d] = np.empty(0, np.int32)
+        if d <= 1:
+            memory.give_back()
+        _fit_depth(x, y, w, nodes, levels, tested, global_sd, prune, constant,
+                   by_depth[bounds[d]:bounds[d + 1]], d, coef, intercept, rms, params, leaf,
+                   pred)
     return coef, intercept, rms, leaf
 
 
