@@ -285,15 +285,8 @@ def grow(x, y, order, min_leaf, global_sd, halt):
                 n_split += 1
         if n_nodes + 2 * n_split > len(nodes):
             cap = max(n_nodes + 2 * n_split, 2 * len(nodes))
-            more = np.full((cap, 8), -1, np.int64)
-            more[:n_nodes] = nodes[:n_nodes]
-            nodes = more
-            more_split = np.zeros(cap)
-            more_split[:n_nodes] = split[:n_nodes]
-            split = more_split
-            more_lo = np.zeros(cap, np.int64)
-            more_lo[:n_nodes] = lo_of[:n_nodes]
-            lo_of = more_lo
+            nodes, split, lo_of = _room(nodes, cap, -1), _room(split, cap, 0), \
+                _room(lo_of, cap, 0)
         nxt = np.empty(2 * n_split, np.int64)
         k = 0
         for i in range(f):
@@ -320,6 +313,14 @@ def grow(x, y, order, min_leaf, global_sd, halt):
             n_nodes += 2
         frontier = nxt
     return nodes[:n_nodes].copy(), split[:n_nodes].copy(), levels
+
+
+@njit(cache=True)
+def _room(a, cap, fill):
+    """``a`` with room for ``cap`` rows, the new ones ``fill``."""
+    out = np.full((cap,) + a.shape[1:], fill, a.dtype)
+    out[:len(a)] = a
+    return out
 
 
 @njit(cache=True)
@@ -459,7 +460,7 @@ def fit_models(x, y, w, nodes, levels, tested, global_sd, prune, constant, halt)
     by_depth = np.argsort(depth, kind="stable")
     bounds = np.searchsorted(depth[by_depth], np.arange(depth.max() + 2))
     for d in range(int(depth.max()), -1, -1):
-        if halt[0]:
+        if halted(halt):
             break
         if d <= 1:
             memory.give_back()

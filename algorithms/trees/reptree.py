@@ -815,7 +815,10 @@ def grow(columns, nominal, n_values, y, w, rows, target, k, min_leaf, min_varian
     settings = (nom, nvals, k, width, float(min_leaf), float(min_var), int(max_depth))
 
     def grown(lists, lo, hi, depth, held, weight, dist, wide_cells, defer):
-        branch_of = scratch.get() if not scratch.empty() else np.empty(len(yf), np.int32)
+        try:
+            branch_of = scratch.get_nowait()
+        except queue.Empty:
+            branch_of = np.empty(len(yf), np.int32)
         try:
             return _grow(*lists, lo, hi, depth, held, branch_of, *settings, dist,
                          float(weight), table, COMPACT_COLUMNS, wide_cells, defer, halt,
@@ -829,8 +832,9 @@ def grow(columns, nominal, n_values, y, w, rows, target, k, min_leaf, min_varian
 
     def subtree(i):
         part, lo, hi, depth, _ = places[i]
-        return grown(_part(*parts, part), lo, hi, depth, held_width(*parts, part),
-                     stats[i, 0], stats[i, 1:].copy(), NO_CELLS, False)[:9]
+        *lists, held = _part(*parts, part)
+        return grown(lists, lo, hi, depth, held, stats[i, 0], stats[i, 1:].copy(), NO_CELLS,
+                     False)[:9]
 
     sizes = places[:, 2] - places[:, 1]
     largest = sorted(range(len(places)), key=lambda i: -sizes[i])
@@ -865,15 +869,9 @@ def _joined(tree, subtrees, at):
 @njit(cache=True)
 def _part(parts_r, parts_v, parts_y, parts_w, part):
     """Typed lists holding the one part ``part`` of the growth's (the arrays
-    themselves, not copies), for a subtree's growth."""
+    themselves, not copies), for a subtree's growth, and that part's columns."""
     return (List([parts_r[part]]), List([parts_v[part]]), List([parts_y[part]]),
-            List([parts_w[part]]))
-
-
-@njit(cache=True)
-def held_width(parts_r, parts_v, parts_y, parts_w, part):
-    """The columns of part ``part``."""
-    return parts_v[part].shape[1]
+            List([parts_w[part]]), parts_v[part].shape[1])
 
 
 def presort(X, nominal, rows, y, w, classed):
