@@ -49,6 +49,9 @@ class Dataset:
     attributes: list  # of Attribute
     columns: list  # one float64 array per attribute, NaN = missing
     weights: np.ndarray = field(default=None)
+    # nothing reads the columns after the one fit they are handed to (the rows read
+    # for that fit), so the fit may let them go (``release``) once it has its own form
+    spare: bool = False
 
     def __post_init__(self):
         if self.weights is None:
@@ -72,9 +75,17 @@ class Dataset:
         others = [take(c) for i, c in enumerate(self.columns) if i != target]
         return keep, others, take(y), take(self.weights)
 
-    def select(self, rows):
+    def select(self, rows, spare=False):
         """The instances at ``rows`` (indices or a mask), as a new Dataset."""
-        return Dataset(self.attributes, [c[rows] for c in self.columns], self.weights[rows])
+        return Dataset(self.attributes, [c[rows] for c in self.columns], self.weights[rows],
+                       spare)
+
+    def release(self):
+        """Let the columns go when they are ``spare``: a fit that has coded them into
+        a form of its own then builds without the table beside it. Whether it did."""
+        if self.spare:
+            self.columns = []
+        return self.spare
 
 
 def canonical_order(keys):

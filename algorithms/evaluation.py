@@ -399,7 +399,7 @@ def evaluate(decl, fn, data, target, options, folds=10, seed=1, settings=None):
     check_folds(folds, data.n, "rows", fn)  # as the reference: rows missing the class count
 
     def fit(train):
-        return decl.fit_at(fn, data.select(train), t, options, settings)
+        return decl.fit_at(fn, data.select(train, spare=True), t, options, settings)
 
     if data.attributes[t].nominal:  # a classifier, or a predictor of a nominal target
         def predict(model, test):
@@ -433,7 +433,7 @@ def _cluster_cv(decl, fn, data, target, options, folds, seed, settings):
     for f in range(folds):
         train = train_cv(order, folds, f, rng)
         test = test_cv(order, folds, f)
-        model = decl.fit_at(fn, data.select(train), None, options, settings)
+        model = decl.fit_at(fn, data.select(train, spare=True), None, options, settings)
         for v in model.log_density(_scoring_columns(data, model, test), len(test)).tolist():
             total += v
     return {"log_likelihood": total / n, "instances": float(n)}

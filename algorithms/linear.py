@@ -102,15 +102,14 @@ def _regress(sel, mean, sd, ymean, ss, sb, coef):
 
 
 @njit(cache=True, error_model="numpy")
-def _sse(x, y, sel, coef, intercept):
+def _sse(x, cols, lo, y, sel, coef, intercept):
     """Unweighted sum of squared errors over the rows, in order."""
     total = 0.0
-    k = x.shape[1]
-    for r in range(x.shape[0]):
+    for r in range(len(y)):
         p = 0.0
-        for c in range(k):
+        for c in range(len(cols)):
             if sel[c]:
-                p += coef[c] * x[r, c]
+                p += coef[c] * x[cols[c], lo + r]
         p += intercept
         total += (p - y[r]) * (p - y[r])
     return total
@@ -137,15 +136,17 @@ def _weighted_moments(v, w):
 
 
 @njit(cache=True, error_model="numpy")
-def fit(x, y, w, coef):
-    """Fit ``y`` on the columns of ``x`` (rows by columns, rows in the order the
-    sums run) with weights ``w``. Writes the coefficient of each column into
-    ``coef`` (0 for a dropped one) and returns the intercept."""
-    n, k = x.shape
+def fit(x, cols, lo, y, w, coef):
+    """Fit ``y`` on the attributes ``cols`` of ``x`` (attribute-major: a row per
+    attribute, whose columns from ``lo`` are the rows in the order the sums run)
+    with weights ``w``. Writes the coefficient of each attribute, in the order of
+    ``cols``, into ``coef`` (0 for a dropped one) and returns the intercept. The
+    block is read where it lies, so the table itself can be one."""
+    n, k = len(y), len(cols)
     mean = np.empty(k)
     sd = np.empty(k)
     for c in range(k):
-        mean[c], sd[c] = _weighted_moments(np.ascontiguousarray(x[:, c]), w)
+        mean[c], sd[c] = _weighted_moments(x[cols[c], lo:lo + n], w)
     ymean, ysd = _weighted_moments(y, w)
     sel = np.empty(k, np.bool_)
     for c in range(k):
@@ -157,7 +158,7 @@ def fit(x, y, w, coef):
     for r in range(n):
         sw = math.sqrt(w[r])
         for c in range(k):
-            a[c] = (x[r, c] - mean[c]) / sd[c] * sw if sel[c] else 0.0
+            a[c] = (x[cols[c], lo + r] - mean[c]) / sd[c] * sw if sel[c] else 0.0
         b = y[r] * sw
         for c1 in range(k):
             if sel[c1]:
@@ -186,7 +187,7 @@ def fit(x, y, w, coef):
     for c in range(k):
         if sel[c]:
             kk += 1
-    full = _sse(x, y, sel, coef, intercept)
+    full = _sse(x, cols, lo, y, sel, coef, intercept)
     akaike = (n - kk) + 2.0 * kk
     cur_k = kk
     trial = np.empty(k)
@@ -206,7 +207,7 @@ def fit(x, y, w, coef):
         if drop >= 0:
             sel[drop] = False
             icpt = _regress(sel, mean, sd, ymean, ss, sb, trial)
-            cur = _sse(x, y, sel, trial, icpt) / full * (n - kk) + 2.0 * cur_k
+            cur = _sse(x, cols, lo, y, sel, trial, icpt) / full * (n - kk) + 2.0 * cur_k
             if cur < akaike:
                 improved = True
                 akaike = cur

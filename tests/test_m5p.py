@@ -73,6 +73,39 @@ def test_model_text_is_wekas(db, run):
     assert got == expected
 
 
+@pytest.mark.parametrize("run", [r for r in RUNS if r.split("__")[-2].startswith("cpu")])
+def test_wide_nodes_then_subtrees_give_wekas_model(db, run, monkeypatch):
+    """The path a large table takes: the nodes of more than an eighth of the rows
+    grown a depth at a time, subtrees under them, and the wide nodes' models fitted
+    on the coded matrix arranged in place (here for every node of over 26 rows)
+    gives Weka's model and predictions. M5 rules read the matrix again for each
+    rule, so theirs also show that it is put back."""
+    from duckmine.algorithms.m5 import grow
+
+    monkeypatch.setattr(grow, "SUBTREE_ROWS", 1)
+    seen = {"subtrees": 0, "arranged": 0}
+    subtree, arrange = grow._subtree, grow._Layout.arrange
+
+    def counted(*args):
+        seen["subtrees"] += 1
+        return subtree(*args)
+
+    def arranged(layout, first):
+        seen["arranged"] += first is not None
+        return arrange(layout, first)
+
+    monkeypatch.setattr(grow, "_subtree", counted)
+    monkeypatch.setattr(grow._Layout, "arrange", arranged)
+    expected = printed_model((GOLDEN / f"{run}.txt").read_text())
+    assert db.sql(f"SELECT model_text(model) FROM {fit(db, run)}").fetchall()[0][0] == \
+        expected
+    name = parse(run)[1]
+    got = [r[0] for r in db.sql(f"SELECT predict_value(m.model, t) FROM {table(name)} t, "
+                                f"{fit(db, run)} m ORDER BY t.rowid").fetchall()]
+    assert got == json.loads((GOLDEN / f"{run}.pred.json").read_text())
+    assert seen["subtrees"] > 2 and seen["arranged"] > 0
+
+
 @pytest.mark.parametrize("run", RUNS)
 def test_predictions_are_wekas_to_the_bit(db, run):
     expected = json.loads((GOLDEN / f"{run}.pred.json").read_text())

@@ -31,7 +31,9 @@ def training(decl, fn, rows, i, weight, settings, only=None):
     relation is refused."""
     if pa.types.is_struct(rows.type):
         fed = rows[i].as_py()
-        return feed.take(fn, fed["job"], fed["rows"]).dataset()
+        data = feed.take(fn, fed["job"], fed["rows"]).dataset()
+        data.spare = True
+        return data
     group = rows[i].values if rows[i].is_valid else None
     if group is None or len(group) == 0:
         raise ValueError(f"{fn}: the table is empty")
@@ -40,7 +42,9 @@ def training(decl, fn, rows, i, weight, settings, only=None):
     if pa.types.is_struct(group.type):
         memory.check(fn, decl.memory, len(group), len(names or group.type),
                      settings["memory_limit"], advice=memory.ADVICE_GROUP)
-    return dataset(group, fn, settings["max_values"], weight, names, ordered=only is None)
+    data = dataset(group, fn, settings["max_values"], weight, names, ordered=only is None)
+    data.spare = True  # read for this fit alone
+    return data
 
 
 @udf("_dm_fit", None, MODEL_SQL, stoppable=True)

@@ -22,7 +22,6 @@ models into each leaf: ``(n·below + 15·parent)/(n + 15)`` going up.
 
 import math
 from dataclasses import dataclass
-from functools import partial
 
 import numpy as np
 from numba.typed import List
@@ -31,14 +30,13 @@ from .. import linear, memory, stop
 from ..filters import NominalToBinary, Pipeline, ReplaceMissing
 from ..halt import halted
 from ..javautil import JavaRandom, _qsort, randomize
-from ..jit import frozen, njit, prange
+from ..jit import frozen, njit
 
 SMOOTHING = 15.0
 SMALL = 1e-10   # the reference's tolerance once its split search has run
 
-# node columns of the int table: ROWS is where the node's rows start in its depth's
-# array of rows, DEPTH that depth
-ATTR, LEFT, RIGHT, PARENT, COUNT, ROWS, LEAF, DEPTH = range(8)
+# node columns of the int table
+ATTR, LEFT, RIGHT, PARENT, COUNT, LEAF, DEPTH = range(7)
 
 
 @dataclass(frozen=True)
@@ -57,8 +55,6 @@ class Filters:
     are constant on the training rows dropped (``keep``). ``apply`` codes any rows
     the same way, as an attribute-major matrix."""
 
-    STEPS = (ReplaceMissing, partial(NominalToBinary, ranked=True))
-
     def __init__(self, attributes, pipeline, keep):
         self.attributes = list(attributes)
         self.pipeline = pipeline
@@ -71,14 +67,23 @@ class Filters:
     @classmethod
     def fit(cls, attributes, columns, y, w):
         """(the filters fitted on ``columns``, one per attribute, with target ``y``
-        and weights ``w``; those columns coded)."""
-        pipeline, coded = Pipeline.fitted(attributes, cls.STEPS, columns, w, y)
-        keep = [c for c, col in enumerate(coded) if _varies(col)]
-        return cls(attributes, pipeline, keep), _rows(coded, keep, len(y))
+        and weights ``w``; those columns coded). Only the nominal columns are
+        filled in to rank their values: the coding fills one column at a time."""
+        replace = ReplaceMissing(attributes).fit(columns, w, y)
+        nominal = replace.apply([c if a.nominal else c[:0]
+                                 for a, c in zip(attributes, columns)])
+        binary = NominalToBinary(attributes, ranked=True).fit(nominal, w, y)
+        del nominal
+        pipeline = Pipeline(attributes, [replace, binary])
+        coded = _coded(pipeline, columns, range(len(binary.columns)), len(y))
+        keep = [c for c in range(len(coded)) if _varies(coded[c])]
+        for r, c in enumerate(keep):  # in place: the constant columns' rows go
+            coded[r] = coded[c]
+        return cls(attributes, pipeline, keep), coded[:len(keep)]
 
     def apply(self, columns, n):
         """The coded attribute-major matrix of raw ``columns`` (one per attribute)."""
-        return _rows(self.pipeline.apply(columns), self.keep, n)
+        return _coded(self.pipeline, columns, self.keep, n)
 
     def to_json(self):
         return {"pipeline": self.pipeline.to_json(), "keep": self.keep}
@@ -92,10 +97,18 @@ def _varies(col):
     return len(col) > 0 and bool((col != col[0]).any())
 
 
-def _rows(coded, keep, n):
-    out = np.empty((len(keep), n))
-    for r, c in enumerate(keep):
-        out[r] = coded[c]
+def _coded(pipeline, columns, outputs, n):
+    """The ``outputs`` (numbers) of the pipeline's columns as the rows of an
+    attribute-major matrix, coded one input column at a time, so that no second
+    copy of the table is made on the way."""
+    binary = pipeline.filters[-1]
+    out = np.empty((len(outputs), n))
+    for j in range(len(columns)):
+        rows = [(r, k) for r, k in enumerate(outputs) if binary.columns[k][0] == j]
+        if rows:
+            coded = pipeline.apply([c if i == j else c[:0] for i, c in enumerate(columns)])
+            for r, k in rows:
+                out[r] = coded[k]
     return out
 
 
@@ -204,115 +217,44 @@ def _search(x, y, seg, vals, ys, min_leaf, min_sd, halt):
 
 
 @njit(cache=True)
-def _partition(x, seg, tmp, attr, value):
-    """Rows going left (``<= value``) first, each side in its order; the left count."""
-    m = len(seg)
+def _halves(x, seg, attr, value):
+    """The rows of ``seg`` going left (``<= value``) and right, each in its order."""
     nl = 0
-    for i in range(m):
-        if x[attr, seg[i]] <= value:
-            tmp[nl] = seg[i]
+    for r in seg:
+        if x[attr, r] <= value:
             nl += 1
-    k = nl
-    for i in range(m):
-        if not x[attr, seg[i]] <= value:
-            tmp[k] = seg[i]
-            k += 1
-    seg[:] = tmp
-    return nl
-
-
-@njit(cache=False, parallel=True, error_model="numpy")  # called from grow (jit)
-def _level(x, y, perm, vals, ys, tmp, rows, offsets, frontier, lo_of, count, attr, value,
-           left, min_leaf, min_sd, halt):
-    """Search and partition the nodes of one depth; each owns a slice of ``perm``
-    (and of the buffers), so they run in parallel. Each node's rows, in the order
-    its search leaves them, go to ``rows`` (the depth's) from ``offsets[i]``."""
-    for i in prange(len(frontier)):
-        u = frontier[i]
-        lo = lo_of[u]
-        hi = lo + count[u]
-        seg = perm[lo:hi]
-        a, v = _search(x, y, seg, vals[lo:hi], ys[lo:hi], min_leaf, min_sd, halt)
-        attr[i] = a
-        value[i] = v
-        rows[offsets[i]:offsets[i + 1]] = seg
-        if a >= 0:
-            left[i] = _partition(x, seg, tmp[lo:hi], a, v)
+    left = np.empty(nl, seg.dtype)
+    right = np.empty(len(seg) - nl, seg.dtype)
+    a = 0
+    b = 0
+    for r in seg:
+        if x[attr, r] <= value:
+            left[a] = r
+            a += 1
+        else:
+            right[b] = r
+            b += 1
+    return left, right
 
 
 @njit(cache=True, error_model="numpy")
-def grow(x, y, order, min_leaf, global_sd, halt):
-    """Grow a tree on the rows ``order`` (in that order) of ``x`` (attribute-major).
+def _split(x, y, seg, min_leaf, min_sd, halt):
+    """Search one node (``seg`` left in its model's order) and deal its rows:
+    (attribute or -1 for a leaf, split value, left rows, right rows)."""
+    m = len(seg)
+    a, v = _search(x, y, seg, np.empty(m), np.empty(m), min_leaf, min_sd, halt)
+    if a < 0:
+        return a, v, seg[:0].copy(), seg[:0].copy()
+    left, right = _halves(x, seg, a, v)
+    return a, v, left, right
 
-    Returns the node table (columns ATTR .. DEPTH; ATTR -1 at a leaf), the split
-    values, and every node's rows in the order its model sums them: a 32-bit array
-    per depth (a typed list), the node's from ``ROWS``, ``COUNT`` long. A tree of
-    depth d holds about d times the rows; fitting frees each depth's once done
-    with. Children are numbered after their parent. The nodes of one depth own
-    disjoint slices of the row permutation, so they are searched in parallel. Once
-    ``halt[0]`` is set the tree is left unfinished."""
-    n = len(order)
-    cap = 64  # grown as needed: a tree has far fewer nodes than rows
-    nodes = np.full((cap, 8), -1, np.int64)
-    split = np.zeros(cap)
-    levels = List()
-    perm = order.copy()
-    vals = np.empty(max(n, 1))
-    ys = np.empty(max(n, 1))
-    tmp = np.empty(max(n, 1), np.int64)
-    lo_of = np.zeros(cap, np.int64)
-    nodes[0, COUNT] = n
-    nodes[0, DEPTH] = 0
-    frontier = np.zeros(1, np.int64)
-    n_nodes = 1
-    min_sd = global_sd * 0.05
-    while len(frontier) > 0 and not halted(halt):
-        f = len(frontier)
-        offsets = np.empty(f + 1, np.int64)
-        offsets[0] = 0
-        for i in range(f):
-            offsets[i + 1] = offsets[i] + nodes[frontier[i], COUNT]
-        rows = np.empty(offsets[f], np.int32)
-        levels.append(rows)
-        attr = np.empty(f, np.int64)
-        value = np.empty(f)
-        left = np.zeros(f, np.int64)
-        _level(x, y, perm, vals, ys, tmp, rows, offsets, frontier, lo_of, nodes[:, COUNT],
-               attr, value, left, min_leaf, min_sd, halt)
-        n_split = 0
-        for i in range(f):
-            if attr[i] >= 0:
-                n_split += 1
-        if n_nodes + 2 * n_split > len(nodes):
-            cap = max(n_nodes + 2 * n_split, 2 * len(nodes))
-            nodes, split, lo_of = _room(nodes, cap, -1), _room(split, cap, 0), \
-                _room(lo_of, cap, 0)
-        nxt = np.empty(2 * n_split, np.int64)
-        k = 0
-        for i in range(f):
-            u = frontier[i]
-            nodes[u, ROWS] = offsets[i]
-            if attr[i] < 0:
-                nodes[u, LEAF] = 1
-                continue
-            nodes[u, LEAF] = 0
-            nodes[u, ATTR] = attr[i]
-            split[u] = value[i]
-            m = nodes[u, COUNT]
-            for c, start, cnt in ((n_nodes, lo_of[u], left[i]),
-                                  (n_nodes + 1, lo_of[u] + left[i], m - left[i])):
-                nodes[c, COUNT] = cnt
-                nodes[c, PARENT] = u
-                nodes[c, DEPTH] = nodes[u, DEPTH] + 1
-                lo_of[c] = start
-            nodes[u, LEFT] = n_nodes
-            nodes[u, RIGHT] = n_nodes + 1
-            nxt[k] = n_nodes
-            nxt[k + 1] = n_nodes + 1
-            k += 2
-            n_nodes += 2
-        frontier = nxt
-    return nodes[:n_nodes].copy(), split[:n_nodes].copy(), levels
+
+@njit(cache=True)
+def _node_arrays(cap, p):
+    """Arrays for ``cap`` nodes of ``p`` attributes: the node table (-1), split
+    values, coefficients, intercepts, rms and parameters (0)."""
+    return (np.full((cap, 7), -1, np.int64), np.zeros(cap), np.zeros((cap, p)),
+            np.zeros(cap), np.zeros(cap), np.zeros(cap, np.int64))
 
 
 @njit(cache=True)
@@ -323,37 +265,11 @@ def _room(a, cap, fill):
     return out
 
 
-@njit(cache=True)
-def tested_below(nodes, p):
-    """Per node, which attributes its (unpruned) subtree tests."""
-    n_nodes = len(nodes)
-    tested = np.zeros((n_nodes, p), np.bool_)
-    for u in range(n_nodes - 1, -1, -1):
-        if nodes[u, LEAF] == 0:
-            tested[u, nodes[u, ATTR]] = True
-            for c in (nodes[u, LEFT], nodes[u, RIGHT]):
-                for j in range(p):
-                    if tested[c, j]:
-                        tested[u, j] = True
-    return tested
-
-
 # ------------------------------------------------------------------ models, pruning
 
 @njit(cache=True, error_model="numpy")
-def _rmse(pred, y, w):
-    s = 0.0
-    sw = 0.0
-    for i in range(len(y)):
-        d = pred[i] - y[i]
-        s += w[i] * (d * d)
-        sw += w[i]
-    return math.sqrt(s / sw)
-
-
-@njit(cache=True, error_model="numpy")
 def _rmse_at(pred, at, y, w):
-    """``_rmse`` of ``pred[at]``, read in place."""
+    """Root mean squared error of ``pred[at]`` against ``y``, weighted by ``w``."""
     s = 0.0
     sw = 0.0
     for i in range(len(y)):
@@ -371,110 +287,372 @@ def _factor(n, v):
 
 
 @njit(cache=True, error_model="numpy")
-def _fit_one(x, y, w, nodes, levels, tested, global_sd, prune, constant, u, coef,
-             intercept, rms, params, leaf, pred):
-    """Fit node ``u``'s model and, when pruning, decide whether it replaces the
-    subtree (whose rows' predictions ``pred`` holds). The node's rows are gathered
-    once into a contiguous block, in the order the sums run."""
-    m = nodes[u, COUNT]
-    node_rows = levels[nodes[u, DEPTH]][nodes[u, ROWS]:nodes[u, ROWS] + m]
-    cols = np.nonzero(tested[u])[0] if not (leaf[u] or constant) else np.zeros(0, np.int64)
+def _model_at(xa, cols, j, sub, intercept):
+    """The model's prediction for column ``j`` of ``xa``: terms in attribute order."""
+    s = 0.0
+    for c in range(len(cols)):
+        if sub[c] != 0.0:
+            s += sub[c] * xa[cols[c], j]
+    return s + intercept
+
+
+@njit(cache=True, error_model="numpy")
+def _fit_node(xa, cols, lo, attrs, y, w, seg, leaf, prune, global_sd, sub_params, pred,
+              coef):
+    """Fit a node's model on its rows ``seg`` (in the order the sums run), whose
+    values of the attributes ``attrs`` are the columns from ``lo`` of ``xa``'s rows
+    ``cols``; when pruning, decide whether it replaces the subtree, whose rows'
+    predictions ``pred`` holds (a final leaf writes its own there). Writes the
+    coefficients into ``coef``; returns (intercept, rms, parameters, leaf)."""
+    m = len(seg)
     k = len(cols)
-    xb = np.empty((m, k))
     yb = np.empty(m)
     wb = np.empty(m)
     for i in range(m):
-        r = node_rows[i]
-        yb[i] = y[r]
-        wb[i] = w[r]
-        for c in range(k):
-            xb[i, c] = x[cols[c], r]
+        yb[i] = y[seg[i]]
+        wb[i] = w[seg[i]]
     sub = np.zeros(k)
-    intercept[u] = linear.fit(xb, yb, wb, sub)
+    intercept = linear.fit(xa, cols, lo, yb, wb, sub)
     nz = 0
     for c in range(k):
-        coef[u, cols[c]] = sub[c]
+        coef[attrs[c]] = sub[c]
         if sub[c] != 0.0:
             nz += 1
-    out = np.empty(m)
-    for i in range(m):  # the model's prediction: terms in attribute order
-        s = 0.0
-        for c in range(k):
-            if sub[c] != 0.0:
-                s += sub[c] * xb[i, c]
-        out[i] = s + intercept[u]
-    rms_model = _rmse(out, yb, wb)
-    if leaf[u]:
-        params[u] = 1
-        rms[u] = rms_model
-    elif not prune:
-        rms[u] = rms_model
-        return
-    else:
-        rms_sub = _rmse_at(pred, node_rows, yb, wb)
-        sub_params = params[nodes[u, LEFT]] + params[nodes[u, RIGHT]] + 1
-        adj_model = rms_model * _factor(m, nz + 1)
-        adj_sub = rms_sub * _factor(m, sub_params)
-        if adj_model <= adj_sub or adj_model < global_sd * 1e-5:
-            leaf[u] = True
-            params[u] = nz + 1
-            rms[u] = rms_model
-        else:
-            params[u] = sub_params
-            rms[u] = rms_sub
-            return
+    s = 0.0
+    sw = 0.0
     for i in range(m):
-        pred[node_rows[i]] = out[i]
+        d = _model_at(xa, cols, lo + i, sub, intercept) - yb[i]
+        s += wb[i] * (d * d)
+        sw += wb[i]
+    rms_model = math.sqrt(s / sw)
+    if not leaf:
+        if not prune:
+            return intercept, rms_model, 0, False
+        rms_sub = _rmse_at(pred, seg, yb, wb)
+        adj_model = rms_model * _factor(m, nz + 1)
+        if not (adj_model <= rms_sub * _factor(m, sub_params) or adj_model < global_sd * 1e-5):
+            return intercept, rms_sub, sub_params, False
+    for i in range(m):
+        pred[seg[i]] = _model_at(xa, cols, lo + i, sub, intercept)
+    return intercept, rms_model, (nz + 1) if not leaf else 1, True
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
-def _fit_depth(x, y, w, nodes, levels, tested, global_sd, prune, constant, level, d, coef,
-               intercept, rms, params, leaf, pred):
-    """Fit the nodes ``level`` of depth ``d`` in parallel (they hold disjoint rows),
-    then free that depth's rows unless it is the root's."""
-    for i in prange(len(level)):
-        _fit_one(x, y, w, nodes, levels, tested, global_sd, prune, constant, level[i],
-                 coef, intercept, rms, params, leaf, pred)
-    if d > 0:
-        levels[d] = np.empty(0, np.int32)
+@njit(cache=True, error_model="numpy")
+def _fit_gathered(x, y, w, seg, tested, leaf, prune, constant, global_sd, sub_params, pred,
+                  coef):
+    """``_fit_node`` on a block of the node's rows gathered from ``x``: the
+    attributes its unpruned subtree tests (none at a leaf or when ``constant``)."""
+    cols = np.nonzero(tested)[0] if not (leaf or constant) else np.zeros(0, np.int64)
+    xb = np.empty((len(cols), len(seg)))
+    for c in range(len(cols)):
+        for i in range(len(seg)):
+            xb[c, i] = x[cols[c], seg[i]]
+    return _fit_node(xb, np.arange(len(cols)), 0, cols, y, w, seg, leaf, prune, global_sd,
+                     sub_params, pred, coef)
 
 
-def fit_models(x, y, w, nodes, levels, tested, global_sd, prune, constant, halt):
-    """Linear models of every node, bottom-up, pruning when ``prune``.
+@njit(cache=True, error_model="numpy")
+def _subtree(x, y, w, rows, min_leaf, min_sd, global_sd, prune, constant, pred, halt):
+    """Grow, fit and prune the subtree on ``rows`` (its root's rows in the order
+    they reach it, left in its model's order) depth first, each node's model
+    fitted once its children's are: only the rows of the nodes on the path are
+    held, and a pruned node's subtree is dropped as soon as it is pruned (a node's
+    descendants are numbered after it, so they are the nodes after its children's
+    first). Returns the node table (local numbers, the root 0), split values,
+    coefficients, intercepts, rms, parameters and the attributes the root's
+    unpruned subtree tests; writes its rows' predictions into ``pred``."""
+    p = x.shape[0]
+    cap = 64
+    nodes, split, coef, intercept, rms, params = _node_arrays(cap, p)
+    tested = np.zeros((cap, p), np.bool_)
+    nodes[0, COUNT] = len(rows)
+    nodes[0, DEPTH] = 0
+    n_nodes = 1
+    m0 = max(len(rows), 1)
+    vals = np.empty(m0)
+    ys = np.empty(m0)
+    segs = List()  # the rows of each node on the stack
+    segs.append(rows)
+    at = np.zeros(64, np.int64)  # the stack: node, and whether its children are done
+    done = np.zeros(64, np.bool_)
+    top = 0
+    while top >= 0 and not halted(halt):
+        u = at[top]
+        seg = segs[top]
+        m = len(seg)
+        if not done[top]:
+            a, v = _search(x, y, seg, vals[:m], ys[:m], min_leaf, min_sd, halt)
+            if a >= 0:
+                if n_nodes + 2 > len(nodes):
+                    cap = 2 * len(nodes)
+                    nodes, split, coef = _room(nodes, cap, -1), _room(split, cap, 0), \
+                        _room(coef, cap, 0)
+                    intercept, rms = _room(intercept, cap, 0), _room(rms, cap, 0)
+                    params, tested = _room(params, cap, 0), _room(tested, cap, False)
+                if top + 2 >= len(at):
+                    at, done = _room(at, 2 * len(at), 0), _room(done, 2 * len(at), False)
+                left, right = _halves(x, seg, a, v)
+                nodes[u, ATTR] = a
+                nodes[u, LEAF] = 0
+                nodes[u, LEFT] = n_nodes
+                nodes[u, RIGHT] = n_nodes + 1
+                split[u] = v
+                tested[u, a] = True
+                done[top] = True
+                for c, part in ((n_nodes + 1, right), (n_nodes, left)):
+                    nodes[c] = -1  # the numbers of a pruned subtree are taken again
+                    coef[c] = 0.0
+                    tested[c] = False
+                    nodes[c, COUNT] = len(part)
+                    nodes[c, PARENT] = u
+                    nodes[c, DEPTH] = nodes[u, DEPTH] + 1
+                    top += 1
+                    at[top] = c
+                    done[top] = False
+                    segs.append(part)
+                n_nodes += 2
+                continue
+            nodes[u, LEAF] = 1
+        leaf = nodes[u, LEAF] == 1
+        sub_params = 0
+        if not leaf:
+            for c in (nodes[u, LEFT], nodes[u, RIGHT]):
+                sub_params += params[c]
+                for j in range(p):
+                    if tested[c, j]:
+                        tested[u, j] = True
+            sub_params += 1
+        intercept[u], rms[u], params[u], final = _fit_gathered(
+            x, y, w, seg, tested[u], leaf, prune, constant, global_sd, sub_params, pred,
+            coef[u])
+        if final and not leaf:  # pruned: its subtree goes
+            n_nodes = nodes[u, LEFT]
+            nodes[u, LEAF] = 1
+            nodes[u, LEFT] = -1
+            nodes[u, RIGHT] = -1
+        segs.pop()
+        top -= 1
+    return (nodes[:n_nodes].copy(), split[:n_nodes].copy(), coef[:n_nodes].copy(),
+            intercept[:n_nodes].copy(), rms[:n_nodes].copy(), params[:n_nodes].copy(),
+            tested[0].copy())
 
-    Returns (coefficients, intercepts, rms, leaf flags after pruning). A node that
-    never split gets the constant mean; ``constant`` gives every node one. The
-    depths are fitted deepest first. Each depth's rows (``levels``, from ``grow``)
-    but the root's are freed once fitted, and given back to the system before the
-    two shallowest depths, whose nodes gather blocks as large as the table: so
-    those blocks do not come on top of every depth's rows. Once ``halt[0]`` is set
-    the models are left unfinished."""
-    n_nodes, p = len(nodes), x.shape[0]
-    coef = np.zeros((n_nodes, p))
-    intercept = np.zeros(n_nodes)
-    rms = np.zeros(n_nodes)
-    params = np.zeros(n_nodes, np.int64)
-    leaf = nodes[:, LEAF] == 1
+
+@njit(cache=True)
+def _arranged(x, idx, tmp):
+    """Each attribute's values moved to the columns ``idx`` gives: x[a, i] becomes
+    x[a, idx[i]]."""
+    for a in range(x.shape[0]):
+        for i in range(len(idx)):
+            tmp[i] = x[a, idx[i]]
+        x[a, :] = tmp
+
+
+@njit(cache=True)
+def _completed(first, n):
+    """The rows ``first`` followed by every other row of ``n``, in order."""
+    out = np.empty(n, np.int32)
+    taken = np.zeros(n, np.bool_)
+    for i in range(len(first)):
+        out[i] = first[i]
+        taken[first[i]] = True
+    k = len(first)
+    for r in range(n):
+        if not taken[r]:
+            out[k] = r
+            k += 1
+    return out
+
+
+@njit(cache=True)
+def _inverse(order):
+    out = np.empty(len(order), np.int32)
+    for i in range(len(order)):
+        out[order[i]] = i
+    return out
+
+
+class _Layout:
+    """Where ``x``'s columns are: the top nodes' blocks are as large as the table,
+    so instead of gathering a copy, ``x`` itself is arranged with each node's rows
+    side by side in the order its sums run, and put back afterwards."""
+
+    def __init__(self, x):
+        self.x = x
+        self.now = None  # the row at each column; None: the rows' own order
+
+    def arrange(self, first):
+        """Arrange ``x`` with the rows ``first`` in its first columns, in that
+        order, the others after them; None puts every row back."""
+        if first is None and self.now is None:
+            return
+        goal = None if first is None else _completed(first, self.x.shape[1])
+        if self.now is None:
+            idx = goal
+        else:
+            idx = _inverse(self.now)  # the column holding each row
+            if goal is not None:
+                idx = idx[goal]
+        _arranged(self.x, idx, np.empty(self.x.shape[1]))
+        self.now = goal
+
+
+def _top(x, y, w, order, min_leaf, min_sd, halt, wide):
+    """Grow the nodes of more than ``wide`` rows a depth at a time, each depth's
+    on two threads. Returns the nodes (a list of [attribute, split, parent, count,
+    depth, left, right]), each top node's rows in its model's order, and the
+    narrower nodes under them: (node, rows in the order they reach it)."""
+    nodes = [[-1, 0.0, -1, len(order), 0, -1, -1]]
+    rows = {}
+    below = []
+    frontier = [(0, order)]
+    while frontier and not halted(halt):
+        wide_ones = [(u, seg) for u, seg in frontier if len(seg) > wide]
+        below += [(u, seg) for u, seg in frontier if len(seg) <= wide]
+        done = stop.each(lambda item: _split(x, y, item[1], min_leaf, min_sd, halt),
+                         wide_ones, threads=2)
+        frontier = []
+        for (u, seg), (a, v, left, right) in zip(wide_ones, done):
+            rows[u] = seg
+            if a < 0:
+                continue
+            nodes[u][0:2] = [int(a), float(v)]
+            nodes[u][5:7] = [len(nodes), len(nodes) + 1]
+            for part in (left, right):
+                frontier.append((len(nodes), part))
+                nodes.append([-1, 0.0, u, len(part), nodes[u][4] + 1, -1, -1])
+    return nodes, rows, below
+
+
+SUBTREE_ROWS = 20_000  # a node of at most this many rows (or an eighth of the tree's)
+#                        is grown, fitted and pruned as a subtree of its own
+
+
+def build_tree(x, y, w, order, options):
+    """Grow, fit (and prune) and smooth a tree on the rows ``order`` of ``x`` (32-bit
+    numbers, left in the order of the root's model: ``Built.root_rows``).
+
+    The nodes wider than an eighth of the rows (the top) are grown first, a depth
+    at a time. Under them, each narrower node is the root of a subtree grown,
+    fitted and pruned depth first (``_subtree``), two subtrees at a time, the
+    largest first. Then the top nodes' models are fitted, deepest first, each
+    depth's nodes on two threads, reading ``x`` arranged so that each node's rows
+    are side by side (``_Layout``) where their blocks would be large. A node's
+    model depends on its own rows alone, so the tree is the one a single pass would
+    build."""
+    y = frozen(y)
+    global_sd = std_dev(y, order)
+    halt = stop.flag()
+    min_leaf, min_sd, prune = float(options.min_leaf), global_sd * 0.05, options.pruned
+    constant = options.regression_tree
+    wide = max(len(order) // 8, SUBTREE_ROWS)
+    top, top_rows, below = _top(x, y, w, order, min_leaf, min_sd, halt, wide)
+    stop.check(halt)
     pred = np.zeros(len(y))  # each row's prediction by the subtree holding it
-    depth = nodes[:, DEPTH]
-    by_depth = np.argsort(depth, kind="stable")
-    bounds = np.searchsorted(depth[by_depth], np.arange(depth.max() + 2))
-    for d in range(int(depth.max()), -1, -1):
-        if halted(halt):
-            break
-        if d <= 1:
-            memory.give_back()
-        _fit_depth(x, y, w, nodes, levels, tested, global_sd, prune, constant,
-                   by_depth[bounds[d]:bounds[d + 1]], d, coef, intercept, rms, params, leaf,
-                   pred)
-    return coef, intercept, rms, leaf
+
+    def subtree(item):
+        return _subtree(x, y, w, item[1], min_leaf, min_sd, global_sd, prune, constant,
+                        pred, halt)
+
+    largest = sorted(range(len(below)), key=lambda i: -len(below[i][1]))
+    grown = dict(zip(largest, stop.each(subtree, [below[i] for i in largest], threads=2)))
+    stop.check(halt)
+    root_rows = top_rows[0] if 0 in top_rows else below[0][1]
+    nodes, split, coef, intercept, rms, params, tested = _joined(
+        top, [(below[i][0], grown[i]) for i in range(len(below))], x.shape[0])
+    del grown
+    memory.give_back()
+    _fit_top(x, y, w, nodes, top_rows, tested, coef, intercept, rms, params, pred,
+             prune, constant, global_sd, halt, len(order))
+    stop.check(halt)
+    leaf = nodes[:, LEAF] == 1
+    if options.smoothed:
+        smooth(nodes, leaf, coef, intercept, SMOOTHING)
+    return Built(nodes, split, leaf, coef, intercept, rms, root_rows, global_sd)
+
+
+def _joined(top, subtrees, p):
+    """The node arrays of the ``top`` nodes and of ``subtrees`` ((node, what
+    ``_subtree`` gave) each): a subtree's root fills its node, its other nodes follow
+    the top's, numbered on in order. Also the attributes tested under each top node
+    and subtree root (a dict by node)."""
+    n_top = len(top)
+    total = n_top + sum(len(s[0]) - 1 for _, s in subtrees)
+    nodes, split, coef, intercept, rms, params = _node_arrays(total, p)
+    for u, (a, v, parent, count, depth, left, right) in enumerate(top):
+        nodes[u, [ATTR, PARENT, COUNT, DEPTH, LEFT, RIGHT]] = a, parent, count, depth, \
+            left, right
+        nodes[u, LEAF] = int(a < 0)
+        split[u] = v
+    tested = {}
+    at = n_top
+    for u, (s_nodes, s_split, s_coef, s_icpt, s_rms, s_params, s_tested) in subtrees:
+        k = len(s_nodes) - 1
+        new = np.concatenate([[u], np.arange(at, at + k)])  # local number -> global
+        s_nodes = s_nodes.copy()
+        for c in (LEFT, RIGHT, PARENT):
+            linked = s_nodes[:, c] >= 0
+            s_nodes[linked, c] = new[s_nodes[linked, c]]
+        s_nodes[0, PARENT] = top[u][2]
+        s_nodes[:, DEPTH] += top[u][4]
+        for dst, src in ((nodes, s_nodes), (split, s_split), (coef, s_coef),
+                         (intercept, s_icpt), (rms, s_rms), (params, s_params)):
+            dst[u] = src[0]
+            dst[at:at + k] = src[1:]
+        tested[u] = s_tested
+        at += k
+    return nodes, split, coef, intercept, rms, params, tested
+
+
+def _fit_top(x, y, w, nodes, top_rows, tested, coef, intercept, rms, params, pred, prune,
+             constant, global_sd, halt, n):
+    """Fit the top nodes' models, deepest first, each depth's on two threads. Where
+    a depth's nodes hold a quarter of the rows or more, ``x`` is arranged so that
+    each node's block is its own columns (and put back at the end)."""
+    layout = _Layout(x)
+    depth = {u: int(nodes[u, DEPTH]) for u in top_rows}
+    try:
+        for d in sorted(set(depth.values()), reverse=True):
+            if halted(halt):
+                break
+            level = [u for u in top_rows if depth[u] == d]
+            for u in level:
+                leaf = nodes[u, LEAF] == 1
+                seen = np.zeros(x.shape[0], np.bool_)
+                if not leaf:
+                    seen[nodes[u, ATTR]] = True
+                    for c in (nodes[u, LEFT], nodes[u, RIGHT]):
+                        seen |= tested[c]
+                tested[u] = seen
+            if sum(len(top_rows[u]) for u in level) * 4 >= n:
+                layout.arrange(np.concatenate([top_rows[u] for u in level]))
+                starts = dict(zip(level, np.cumsum([0] + [len(top_rows[u]) for u in level])))
+            else:
+                layout.arrange(None)  # gathered from the rows' own order
+                starts = None
+
+            def one(u, starts=starts):
+                leaf = bool(nodes[u, LEAF] == 1)
+                sub = 0 if leaf else int(params[nodes[u, LEFT]] + params[nodes[u, RIGHT]] + 1)
+                if starts is None:
+                    return _fit_gathered(x, y, w, top_rows[u], tested[u], leaf, prune,
+                                         constant, global_sd, sub, pred, coef[u])
+                cols = (np.flatnonzero(tested[u]) if not (leaf or constant)
+                        else np.zeros(0, np.int64))
+                return _fit_node(x, cols, int(starts[u]), cols, y, w, top_rows[u], leaf,
+                                 prune, global_sd, sub, pred, coef[u])
+
+            for u, (b, r, k, final) in zip(level, stop.each(one, level, threads=2)):
+                intercept[u], rms[u], params[u] = b, r, k
+                if final:
+                    nodes[u, LEAF] = 1
+    finally:
+        layout.arrange(None)
 
 
 @njit(cache=True, error_model="numpy")
 def smooth(nodes, leaf, coef, intercept, k):
-    """Each final leaf's model with the models on its path folded in."""
-    out_c = coef.copy()
-    out_b = intercept.copy()
+    """Each final leaf's model with the models on its path folded in, in place (a
+    path's other nodes are not leaves, so no leaf reads another's result)."""
     for u in range(len(nodes)):
         if not leaf[u] or not _reachable(nodes, leaf, u):
             continue
@@ -491,9 +669,8 @@ def smooth(nodes, leaf, coef, intercept, k):
                 c[j] += (k * coef[par, j]) / (n + k)
             b += (k * intercept[par]) / (n + k)
             cur = par
-        out_c[u] = c
-        out_b[u] = b
-    return out_c, out_b
+        coef[u] = c
+        intercept[u] = b
 
 
 @njit(cache=True)
@@ -535,29 +712,7 @@ class Built:
         return out
 
 
-def build_tree(x, y, w, order, options):
-    """Grow, fit (and prune) and smooth a tree on the rows ``order`` of ``x``."""
-    y = frozen(y)
-    global_sd = std_dev(y, order)
-    halt = stop.flag()
-    nodes, split, levels = grow(x, y, order, float(options.min_leaf), global_sd, halt)
-    stop.check(halt)
-    tested = tested_below(nodes, x.shape[0])
-    coef, intercept, rms, leaf = fit_models(x, y, w, nodes, levels, tested, global_sd,
-                                            options.pruned, options.regression_tree, halt)
-    stop.check(halt)
-    if options.smoothed:
-        coef, intercept = smooth(nodes, leaf, coef, intercept, SMOOTHING)
-    return Built(nodes, split, leaf, coef, intercept, rms, _root(levels), global_sd)
-
-
-@njit(cache=True)
-def _root(levels):
-    """The root's rows (read in a kernel: Python's reading of a typed list compiles
-    in every process)."""
-    return levels[0]
-
-
 def shuffled(n):
-    """The row order of the reference's randomize with seed 1."""
-    return randomize(np.arange(n, dtype=np.int64), JavaRandom(1))
+    """The row order of the reference's randomize with seed 1 (32-bit numbers, as
+    ``build_tree`` takes them)."""
+    return randomize(np.arange(n, dtype=np.int64), JavaRandom(1)).astype(np.int32)

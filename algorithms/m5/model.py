@@ -404,10 +404,14 @@ class M5RulesModel(_Numeric):
 
 def _prepare(data, target):
     """(attributes, filters, coded matrix, target, weights) of the rows with a
-    target value."""
+    target value. The table's columns are let go once coded, when they are spare."""
     _, columns, y, w = data.labelled(target)
     attributes = [a for i, a in enumerate(data.attributes) if i != target]
     filters, x = Filters.fit(attributes, columns, y, w)
+    del columns
+    if data.spare:
+        y, w = np.array(y), np.array(w)  # their own: the table's may be views of it
+        data.release()
     return attributes, filters, x, y, w
 
 
@@ -426,7 +430,8 @@ def fit_m5_rules(data, target, options):
     rest = m5p.shuffled(len(y))
     rules = []
     while len(rest):
-        built = m5p.build_tree(x, y, w, rest, options)
+        abs_dev = float(np.mean(np.abs(y[rest] - np.mean(y[rest]))))  # in the rows' order
+        built = m5p.build_tree(x, y, w, rest, options)  # which it leaves in the root's
         leaves = [u for u in built.preorder() if built.leaf[u]]
         best = max(leaves, key=lambda u: built.nodes[u, COUNT])  # first on ties
         conditions, cur = [], best
@@ -445,8 +450,8 @@ def fit_m5_rules(data, target, options):
                                               built.intercept[best]).to_json(),
                       "coverage": int(covered.sum()), "rms": float(built.rms[best]),
                       "global_sd": float(built.global_sd),
-                      "abs_dev": float(np.mean(np.abs(y[rest] - np.mean(y[rest]))))})
-        rest = order[~covered].astype(np.int64)
+                      "abs_dev": abs_dev})
+        rest = order[~covered]
     return M5RulesModel(data.attributes[target].name, attributes, filters, vars(options),
                         len(y), rules)
 
