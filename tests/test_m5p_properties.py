@@ -112,3 +112,27 @@ def test_rules_cover_every_training_row_once_in_order(data):
         assert r["coverage"] == (holds & left).sum() > 0
         left &= ~holds
     assert not left.any()  # the list ends when every row is covered
+
+
+@SETTINGS
+@given(tables(), st.booleans(), st.booleans(), st.sampled_from([1.0, 2.0, 4.0]),
+       st.booleans())
+def test_wide_nodes_and_subtrees_build_the_one_tree(data, pruned, smoothed, min_leaf,
+                                                    rules):
+    """However many nodes are grown as the top (a depth at a time, their models on
+    the coded table arranged in place) and however many as subtrees (depth first),
+    the model is the one value; a spare Dataset gives it too, and is let go."""
+    from duckmine.algorithms.m5 import grow
+
+    fit = fit_m5_rules if rules else fit_m5p
+    options = Options(min_leaf=min_leaf, pruned=pruned, smoothed=smoothed)
+    whole = fit(data, len(data.attributes) - 1, options).to_json()
+    saved = grow.SUBTREE_ROWS
+    try:
+        grow.SUBTREE_ROWS = 1  # every node of over an eighth of the rows is a top node
+        assert fit(data, len(data.attributes) - 1, options).to_json() == whole
+        spare = Dataset(data.attributes, list(data.columns), data.weights, spare=True)
+        assert fit(spare, len(data.attributes) - 1, options).to_json() == whole
+        assert spare.columns == []
+    finally:
+        grow.SUBTREE_ROWS = saved
