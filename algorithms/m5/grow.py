@@ -6,7 +6,7 @@ ordered by the target's mean per value; constant attributes are removed; the row
 are shuffled with the reference's generator (seed 1). Then the tree is grown, its
 linear models fitted and pruned, and the leaf models smoothed (k = 15).
 
-Growth (``grow``): a node with fewer than ``min_leaf`` rows, or whose target
+Growth (``_search``): a node with fewer than ``min_leaf`` rows, or whose target
 standard deviation is below 5% of the whole data's, is a leaf. Otherwise each
 attribute in turn sorts the node's rows (the reference's quicksort, which is not
 stable: the row order it leaves fixes every later sum, so it is reproduced) and
@@ -14,10 +14,14 @@ the cut maximising ``va^(1/5) - nl/n vl^(1/5) - nr/n vr^(1/5)`` is kept, each si
 holding at least a fifth of the rows. Each node keeps its row order for its linear
 model; children take their rows in that order.
 
-Pruning (``prune``), bottom-up: a node's model is fitted on the attributes tested
+Pruning (``_fit_node``), bottom-up: a node's model is fitted on the attributes tested
 in its unpruned subtree; it replaces the subtree when its RMSE times
 ``(n + 2v)/(n - v)`` is no worse than the subtree's. Smoothing folds the path's
 models into each leaf: ``(n·below + 15·parent)/(n + 15)`` going up.
+
+How the work is laid out, so that it holds little beyond the coded table, is
+``build_tree``'s: the wide nodes a depth at a time, the subtrees under them depth
+first, each node's model fitted as soon as its children's are.
 """
 
 import math
