@@ -84,7 +84,7 @@ class Dataset:
         """Let the columns go when they are ``spare``: a fit that has coded them into
         a form of its own then builds without the table beside it. Whether it did."""
         if self.spare:
-            self.columns = []
+            self.columns.clear()  # the list itself, which a caller may be passing on
         return self.spare
 
 

@@ -781,7 +781,7 @@ def _grow(parts_r, parts_v, parts_y, parts_w, lo0, hi0, depth0, held0, branch_of
 
 
 def grow(columns, nominal, n_values, y, w, rows, target, k, min_leaf, min_variance,
-         max_depth):
+         max_depth, release=None):
     """The tree grown on ``rows`` (positions, in order) of the attribute ``columns``
     (the target's column among them, never split on); ``y``: class codes (k > 0) or
     numbers (k = 0).
@@ -789,7 +789,8 @@ def grow(columns, nominal, n_values, y, w, rows, target, k, min_leaf, min_varian
     The nodes at least ``SUBTREE_CELLS`` wide are grown first, each scored and
     dealt on two threads; the subtrees under them are then grown side by side, the
     largest first, each by one thread on rows of its own. Every subtree is grown
-    as it would be in the one depth-first growth, so the tree is the same."""
+    as it would be in the one depth-first growth, so the tree is the same.
+    ``release`` (when given) is called once the columns are presorted."""
     attrs = np.array([a for a in range(len(columns)) if a != target], np.int64)
     yf = frozen(np.asarray(y, np.float64))
     nom = np.array([bool(nominal[a]) for a in attrs])
@@ -809,6 +810,8 @@ def grow(columns, nominal, n_values, y, w, rows, target, k, min_leaf, min_varian
     count = progress.counter("REPTree: nodes grown")
     parts = _listed(*presort(stacked([columns[a] for a in attrs], len(yf)), nom,
                              np.asarray(rows, np.int64), yf, frozen(w), classed))
+    if release is not None:  # the growth reads the presorted arrays alone
+        release()
     n = len(rows)
     scratch = queue.SimpleQueue()  # a row's branch, one array per thread at work
     scratch.put(np.empty(len(yf), np.int32))
@@ -1080,9 +1083,10 @@ def backfit(probs, has, dist, held, k):
             has[i] = True
 
 
-def build(columns, nominal, n_values, y, w, target, k, options):
+def build(columns, nominal, n_values, y, w, target, k, options, release=None):
     """(the tree, held-out distributions, held-out errors) of the rows with a class,
-    as the reference's REPTree builds it."""
+    as the reference's REPTree builds it. ``release``, when given, lets the
+    ``columns`` go once they are presorted: the held-out rows' values are kept."""
     folds = options["folds"]
     rows = np.flatnonzero(~np.isnan(y))
     rng = JavaRandom(options["seed"])
@@ -1094,9 +1098,15 @@ def build(columns, nominal, n_values, y, w, target, k, options):
         train, held_rows = train_cv(rows, folds, 0, rng), test_cv(rows, folds, 0)
     else:
         train, held_rows = rows, rows[:0]
+    if release is not None:  # the held-out rows' values, before the table goes
+        held_at = (([c[held_rows] for c in columns], y[held_rows], w[held_rows]),
+                   np.arange(len(held_rows)))
+    else:
+        held_at = (columns, y, w), held_rows
     tree = grow(columns, nominal, n_values, y, w, train, target, k, options["min_leaf"],
-                options["min_variance"], options["max_depth"])
-    held, error = holdout(tree, columns, nominal, y, w, held_rows, k)
+                options["min_variance"], options["max_depth"], release)
+    (held_columns, held_y, held_w), at = held_at
+    held, error = holdout(tree, held_columns, nominal, held_y, held_w, at, k)
     if options["pruned"]:
         prune(tree.attr, tree.first, tree.kids, error)
         backfit(tree.probs, tree.has, tree.dist, held, k)
