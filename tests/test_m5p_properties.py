@@ -121,18 +121,20 @@ def test_wide_nodes_and_subtrees_build_the_one_tree(data, pruned, smoothed, min_
                                                     rules):
     """However many nodes are grown as the top (a depth at a time, their models on
     the coded table arranged in place) and however many as subtrees (depth first),
-    the model is the one value; a spare Dataset gives it too, and is let go."""
+    and however the table is coded (at once or a column at a time), the model is the
+    one value; a spare Dataset gives it too, and is let go."""
     from duckmine.algorithms.m5 import grow
 
     fit = fit_m5_rules if rules else fit_m5p
     options = Options(min_leaf=min_leaf, pruned=pruned, smoothed=smoothed)
     whole = fit(data, len(data.attributes) - 1, options).to_json()
-    saved = grow.SUBTREE_ROWS
+    saved = grow.SUBTREE_ROWS, grow.CODED_WHOLE_ROWS
     try:
         grow.SUBTREE_ROWS = 1  # every node of over an eighth of the rows is a top node
+        grow.CODED_WHOLE_ROWS = 0  # and the table coded a column at a time
         assert fit(data, len(data.attributes) - 1, options).to_json() == whole
         spare = Dataset(data.attributes, list(data.columns), data.weights, spare=True)
         assert fit(spare, len(data.attributes) - 1, options).to_json() == whole
         assert spare.columns == []
     finally:
-        grow.SUBTREE_ROWS = saved
+        grow.SUBTREE_ROWS, grow.CODED_WHOLE_ROWS = saved

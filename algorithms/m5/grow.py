@@ -101,16 +101,24 @@ def _varies(col):
     return len(col) > 0 and bool((col != col[0]).any())
 
 
+# a table of more rows than this is coded one input column at a time; a smaller one
+# (a scoring chunk) at once: a pipeline call per column costs more than the copy
+CODED_WHOLE_ROWS = 1 << 16
+
+
 def _coded(pipeline, columns, outputs, n):
     """The ``outputs`` (numbers) of the pipeline's columns as the rows of an
-    attribute-major matrix, coded one input column at a time, so that no second
-    copy of the table is made on the way."""
+    attribute-major matrix. A large table is coded one input column at a time, so
+    that no second copy of it is made on the way."""
     binary = pipeline.filters[-1]
     out = np.empty((len(outputs), n))
-    for j in range(len(columns)):
-        rows = [(r, k) for r, k in enumerate(outputs) if binary.columns[k][0] == j]
+    groups = [range(len(columns))] if n <= CODED_WHOLE_ROWS else \
+        [[j] for j in range(len(columns))]
+    for group in groups:
+        rows = [(r, k) for r, k in enumerate(outputs) if binary.columns[k][0] in group]
         if rows:
-            coded = pipeline.apply([c if i == j else c[:0] for i, c in enumerate(columns)])
+            coded = pipeline.apply([c if i in group else c[:0]
+                                    for i, c in enumerate(columns)])
             for r, k in rows:
                 out[r] = coded[k]
     return out
