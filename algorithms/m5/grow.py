@@ -350,11 +350,15 @@ def _fit_node(xa, cols, lo, attrs, y, w, seg, leaf, prune, global_sd, sub_params
 
 
 @njit(cache=True, error_model="numpy")
-def _fit_gathered(x, y, w, seg, tested, leaf, prune, constant, global_sd, sub_params, pred,
-                  coef):
-    """``_fit_node`` on a block of the node's rows gathered from ``x``: the
-    attributes its unpruned subtree tests (none at a leaf or when ``constant``)."""
+def _fit_here(x, y, w, seg, lo, tested, leaf, prune, constant, global_sd, sub_params, pred,
+              coef):
+    """``_fit_node`` on the attributes the node's unpruned subtree tests (none at a
+    leaf or when ``constant``): read in place where ``x`` is arranged with the
+    node's rows from column ``lo``, else (``lo`` < 0) gathered into a block."""
     cols = np.nonzero(tested)[0] if not (leaf or constant) else np.zeros(0, np.int64)
+    if lo >= 0:
+        return _fit_node(x, cols, lo, cols, y, w, seg, leaf, prune, global_sd, sub_params,
+                         pred, coef)
     xb = np.empty((len(cols), len(seg)))
     for c in range(len(cols)):
         for i in range(len(seg)):
@@ -434,8 +438,8 @@ def _subtree(x, y, w, rows, min_leaf, min_sd, global_sd, prune, constant, pred, 
                     if tested[c, j]:
                         tested[u, j] = True
             sub_params += 1
-        intercept[u], rms[u], params[u], final = _fit_gathered(
-            x, y, w, seg, tested[u], leaf, prune, constant, global_sd, sub_params, pred,
+        intercept[u], rms[u], params[u], final = _fit_here(
+            x, y, w, seg, -1, tested[u], leaf, prune, constant, global_sd, sub_params, pred,
             coef[u])
         if final and not leaf:  # pruned: its subtree goes
             n_nodes = nodes[u, LEFT]
@@ -574,7 +578,7 @@ def build_tree(x, y, w, order, options):
     del grown
     memory.give_back()
     _fit_top(x, y, w, nodes, top_rows, tested, coef, intercept, rms, params, pred,
-             prune, constant, global_sd, halt, len(order))
+             prune, constant, global_sd, halt)
     stop.check(halt)
     leaf = nodes[:, LEAF] == 1
     if options.smoothed:
@@ -616,10 +620,11 @@ def _joined(top, subtrees, p):
 
 
 def _fit_top(x, y, w, nodes, top_rows, tested, coef, intercept, rms, params, pred, prune,
-             constant, global_sd, halt, n):
+             constant, global_sd, halt):
     """Fit the top nodes' models, deepest first, each depth's on two threads. Where
-    a depth's nodes hold a quarter of the rows or more, ``x`` is arranged so that
-    each node's block is its own columns (and put back at the end)."""
+    a depth's nodes hold a quarter of the table's rows or more, ``x`` is arranged so
+    that each node's block is its own columns (and put back at the end); smaller
+    blocks (a later tree of M5 rules) are gathered rather than the table moved."""
     layout = _Layout(x)
     depth = {u: int(nodes[u, DEPTH]) for u in top_rows}
     try:
@@ -635,23 +640,19 @@ def _fit_top(x, y, w, nodes, top_rows, tested, coef, intercept, rms, params, pre
                     for c in (nodes[u, LEFT], nodes[u, RIGHT]):
                         seen |= tested[c]
                 tested[u] = seen
-            if sum(len(top_rows[u]) for u in level) * 4 >= n:
+            sizes = [len(top_rows[u]) for u in level]
+            if sum(sizes) * 4 >= x.shape[1]:
                 layout.arrange(np.concatenate([top_rows[u] for u in level]))
-                starts = dict(zip(level, np.cumsum([0] + [len(top_rows[u]) for u in level])))
+                starts = dict(zip(level, np.cumsum([0] + sizes).tolist()))
             else:
                 layout.arrange(None)  # gathered from the rows' own order
-                starts = None
+                starts = dict.fromkeys(level, -1)
 
             def one(u, starts=starts):
                 leaf = bool(nodes[u, LEAF] == 1)
                 sub = 0 if leaf else int(params[nodes[u, LEFT]] + params[nodes[u, RIGHT]] + 1)
-                if starts is None:
-                    return _fit_gathered(x, y, w, top_rows[u], tested[u], leaf, prune,
-                                         constant, global_sd, sub, pred, coef[u])
-                cols = (np.flatnonzero(tested[u]) if not (leaf or constant)
-                        else np.zeros(0, np.int64))
-                return _fit_node(x, cols, int(starts[u]), cols, y, w, top_rows[u], leaf,
-                                 prune, global_sd, sub, pred, coef[u])
+                return _fit_here(x, y, w, top_rows[u], starts[u], tested[u], leaf, prune,
+                                 constant, global_sd, sub, pred, coef[u])
 
             for u, (b, r, k, final) in zip(level, stop.each(one, level, threads=2)):
                 intercept[u], rms[u], params[u] = b, r, k
