@@ -80,12 +80,16 @@ class Dataset:
         return Dataset(self.attributes, [c[rows] for c in self.columns], self.weights[rows],
                        spare)
 
+    def own(self, a):
+        """``a`` (a column, or what a fit took from one) as the fit may keep it past
+        ``release``: a copy where it is a view of the spare columns."""
+        return a.copy() if self.spare and a.base is not None else a
+
     def release(self):
         """Let the columns go when they are ``spare``: a fit that has coded them into
-        a form of its own then builds without the table beside it. Whether it did."""
+        a form of its own then builds without the table beside it."""
         if self.spare:
             self.columns.clear()  # the list itself, which a caller may be passing on
-        return self.spare
 
 
 def canonical_order(keys):

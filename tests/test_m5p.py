@@ -78,8 +78,9 @@ def test_wide_nodes_then_subtrees_give_wekas_model(db, run, monkeypatch):
     """The path a large table takes: the nodes of more than an eighth of the rows
     grown a depth at a time, subtrees under them, and the wide nodes' models fitted
     on the coded matrix arranged in place (here for every node of over 26 rows),
-    the table coded a column at a time, gives Weka's model and predictions. M5 rules read the matrix again for each
-    rule, so theirs also show that it is put back."""
+    the table coded a column at a time, gives Weka's model and predictions. M5
+    rules read the matrix again for each rule, so theirs also show that it is put
+    back."""
     from duckmine.algorithms.m5 import grow
 
     monkeypatch.setattr(grow, "SUBTREE_ROWS", 1)

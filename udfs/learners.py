@@ -32,9 +32,15 @@ def training(decl, fn, rows, i, weight, settings, only=None):
     if pa.types.is_struct(rows.type):
         fed = rows[i].as_py()
         data = feed.take(fn, fed["job"], fed["rows"]).dataset()
-        data.spare = True
-        return data
-    group = rows[i].values if rows[i].is_valid else None
+    else:
+        data = _group(decl, fn, rows[i], weight, settings, only)
+    data.spare = True  # read for this fit alone
+    return data
+
+
+def _group(decl, fn, row, weight, settings, only):
+    """The Dataset of a group's list of rows (see ``training``)."""
+    group = row.values if row.is_valid else None
     if group is None or len(group) == 0:
         raise ValueError(f"{fn}: the table is empty")
     weight = weight if decl.weights else None
@@ -42,9 +48,7 @@ def training(decl, fn, rows, i, weight, settings, only=None):
     if pa.types.is_struct(group.type):
         memory.check(fn, decl.memory, len(group), len(names or group.type),
                      settings["memory_limit"], advice=memory.ADVICE_GROUP)
-    data = dataset(group, fn, settings["max_values"], weight, names, ordered=only is None)
-    data.spare = True  # read for this fit alone
-    return data
+    return dataset(group, fn, settings["max_values"], weight, names, ordered=only is None)
 
 
 @udf("_dm_fit", None, MODEL_SQL, stoppable=True)

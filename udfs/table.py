@@ -15,7 +15,6 @@ Column kinds follow the Arrow type:
 NULL and NaN are missing; an infinite value is an error.
 """
 
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc

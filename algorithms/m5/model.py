@@ -409,9 +409,8 @@ def _prepare(data, target):
     attributes = [a for i, a in enumerate(data.attributes) if i != target]
     filters, x = Filters.fit(attributes, columns, y, w)
     del columns
-    if data.spare:  # the target and weights kept as arrays of their own, not views
-        y, w = (a if a.base is None else a.copy() for a in (y, w))
-        data.release()
+    y, w = data.own(y), data.own(w)
+    data.release()
     return attributes, filters, x, y, w
 
 

@@ -251,10 +251,8 @@ def fit(data, target, options, settings):
     k = len(a.values) if a.nominal else 0
     nominal = [x.nominal for x in data.attributes]
     n_values = [len(x.values) for x in data.attributes]
-    y = data.columns[target]
+    y = data.own(data.columns[target])  # the table's columns go once presorted
     instances = int((~np.isnan(y)).sum())
-    if data.spare:  # its own target: the table's columns go once presorted
-        y = y.copy()
     tree, held, error = reptree.build(data.columns, nominal, n_values, y, data.weights,
                                       target, k, options,
                                       data.release if data.spare else None)

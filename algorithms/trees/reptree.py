@@ -1098,14 +1098,12 @@ def build(columns, nominal, n_values, y, w, target, k, options, release=None):
         train, held_rows = train_cv(rows, folds, 0, rng), test_cv(rows, folds, 0)
     else:
         train, held_rows = rows, rows[:0]
+    held_columns, held_y, held_w, at = columns, y, w, held_rows
     if release is not None:  # the held-out rows' values, before the table goes
-        held_at = (([c[held_rows] for c in columns], y[held_rows], w[held_rows]),
-                   np.arange(len(held_rows)))
-    else:
-        held_at = (columns, y, w), held_rows
+        held_columns = [c[held_rows] for c in columns]
+        held_y, held_w, at = y[held_rows], w[held_rows], np.arange(len(held_rows))
     tree = grow(columns, nominal, n_values, y, w, train, target, k, options["min_leaf"],
                 options["min_variance"], options["max_depth"], release)
-    (held_columns, held_y, held_w), at = held_at
     held, error = holdout(tree, held_columns, nominal, held_y, held_w, at, k)
     if options["pruned"]:
         prune(tree.attr, tree.first, tree.kids, error)
