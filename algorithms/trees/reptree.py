@@ -222,18 +222,24 @@ def _entropy_of_counts(cnt, table):
 
 
 @njit(cache=True)
-def _best_cut_by_counts(x, y, w, k, table):
+def _best_cut_by_counts(x, y, w, k, table, node):
     """``_best_cut_by_gain`` when the weights are whole numbers that ``table``
     covers: the sweep keeps counts, and each cut's entropy is lookups only. Two
-    kernels rather than one over either kind of array: one ran at half the speed."""
+    kernels rather than one over either kind of array: one ran at half the speed.
+    ``node``: the node's class weights when every row has a value and a whole
+    weight (then the sweep's totals, without a pass to count them), else none."""
     m = len(x)
     cut = np.nan
     cnt = np.zeros((2, k), np.int64)
     dist = np.zeros((2, k))
-    for j in range(m):
-        if np.isnan(x[j]):
-            break
-        cnt[1, int(y[j])] += int(w[j])
+    if len(node) == k:
+        for c in range(k):
+            cnt[1, c] = int(node[c])
+    else:
+        for j in range(m):
+            if np.isnan(x[j]):
+                break
+            cnt[1, int(y[j])] += int(w[j])
     for c in range(k):
         dist[1, c] = cnt[1, c]
     prior = _entropy_over_columns(dist)
@@ -263,15 +269,18 @@ def _best_cut_by_counts(x, y, w, k, table):
 
 
 @njit(cache=True)
-def split_nominal_class(x, y, w, nominal, n_values, k, table):
+def split_nominal_class(x, y, w, nominal, n_values, k, table, node):
     """One attribute's split of a node for a nominal class: (gain, cut point,
     class weights per branch, branch proportions). ``x``, ``y``, ``w``: the node's
     values, class codes and weights in the attribute's order, missing values last;
-    ``table``: ``xlogx_table``."""
+    ``table``: ``xlogx_table``; ``node``: the node's class weights where no row of
+    the growth lacks a value and every weight is whole, else none."""
     if nominal:
         dist, cut, i = _class_weights_by_value(x, y, w, n_values, k)
+    elif len(node) == k and _sum(node) <= len(table) - 1:
+        dist, cut, i = _best_cut_by_counts(x, y, w, k, table, node)
     elif _whole(x, w, len(table) - 1):
-        dist, cut, i = _best_cut_by_counts(x, y, w, k, table)
+        dist, cut, i = _best_cut_by_counts(x, y, w, k, table, node[:0])
     else:
         dist, cut, i = _best_cut_by_gain(x, y, w, k)
     rows = np.zeros(dist.shape[0])
@@ -381,16 +390,16 @@ def split_numeric_class(x, y, w, nominal, n_values):
     return gain, cut, means, props, sw
 
 
-def _score_impl(val, yv, w, lo, hi, nominal, n_values, k, table, gains, cuts, dists,
-                props, weights):
+def _score_impl(val, yv, w, lo, hi, nominal, n_values, k, table, node, gains, cuts,
+                dists, props, weights):
     """Every attribute's split of a node (columns ``lo:hi`` of ``val``, ``yv``, ``w``:
     the node's values, targets and weights in each attribute's order, a row each),
     into ``gains``, ``cuts`` and, per branch, ``dists`` (class weights or mean),
-    ``props`` and ``weights``."""
+    ``props`` and ``weights``; ``node``: see ``split_nominal_class``."""
     for t in prange(val.shape[0]):
         if k > 0:
             g, c, d, pr, wt = split_nominal_class(val[t, lo:hi], yv[t, lo:hi], w[t, lo:hi],
-                                                  nominal[t], n_values[t], k, table)
+                                                  nominal[t], n_values[t], k, table, node)
         else:
             g, c, d, pr, wt = split_numeric_class(val[t, lo:hi], yv[t, lo:hi], w[t, lo:hi],
                                                   nominal[t], n_values[t])
@@ -410,6 +419,69 @@ _score_serial = njit(cache=True)(_score_impl)
 # others (see grow). NO_CELLS: more than any node has
 SUBTREE_CELLS = 200_000
 NO_CELLS = 2**62
+
+
+@njit(cache=True)
+def _spread(r, x, t, wt, props, keep, head, f0, at, da, ea, ga, ha, sra, sva, sya, swa):
+    """A row missing the split's value, to every branch kept of positive share (the
+    head's at ``f0``, another's at ``at[d]`` of the scratch); the head's next place."""
+    for d in range(len(props)):
+        if not keep[d] or props[d] <= 0:
+            continue
+        if d == head:
+            da[f0], ea[f0], ga[f0], ha[f0] = r, x, t, props[d] * wt
+            f0 += 1
+        else:
+            f = at[d]
+            sra[f], sva[f], sya[f], swa[f] = r, x, t, props[d] * wt
+            at[d] = f + 1
+    return f0
+
+
+@njit(cache=True)
+def _deal_two(ra, va, ya, wa, lo, hi, props, keep, head, branch_of, f0, at, step,
+              da, ea, ga, ha, sra, sva, sya, swa):
+    """``_deal_impl``'s rows of one attribute for a split in two, the other
+    branch's place in the scratch ``at[other]`` moving on by ``step[other]``,
+    held in a scalar: 2.5 times as fast as ``_deal_many``. The head's end."""
+    other = 1 - head
+    f1, step1 = at[other], step[other]
+    for i in range(lo, hi):
+        r = ra[i]
+        c = branch_of[r]
+        x, t, wt = va[i], ya[i], wa[i]
+        if c < 0:
+            at[other] = f1
+            f0 = _spread(r, x, t, wt, props, keep, head, f0, at, da, ea, ga, ha, sra, sva,
+                         sya, swa)
+            f1 = at[other]
+            continue
+        da[f0], ea[f0], ga[f0], ha[f0] = r, x, t, wt
+        sra[f1], sva[f1], sya[f1], swa[f1] = r, x, t, wt
+        h = c == head
+        f0 += h
+        f1 += step1 - step1 * h
+    return f0
+
+
+@njit(cache=True)
+def _deal_many(ra, va, ya, wa, lo, hi, props, keep, head, branch_of, f0, at, step,
+               da, ea, ga, ha, sra, sva, sya, swa):
+    """``_deal_two`` for any number of branches, each one's place in ``at``."""
+    for i in range(lo, hi):
+        r = ra[i]
+        c = branch_of[r]
+        x, t, wt = va[i], ya[i], wa[i]
+        if c < 0:
+            f0 = _spread(r, x, t, wt, props, keep, head, f0, at, da, ea, ga, ha, sra, sva,
+                         sya, swa)
+            continue
+        da[f0], ea[f0], ga[f0], ha[f0] = r, x, t, wt
+        f0 += c == head
+        f = at[c]
+        sra[f], sva[f], sya[f], swa[f] = r, x, t, wt
+        at[c] = f + step[c]
+    return f0
 
 
 def _deal_impl(rid, val, yv, w, lo, hi, props, counts, keep, head, start, rest, branch_of,
@@ -434,32 +506,16 @@ def _deal_impl(rid, val, yv, w, lo, hi, props, counts, keep, head, start, rest, 
             step[c] = 1
     for k in prange(workers):
         for a in range(k, p, workers):
-            at = at0.copy()
-            f0 = base
             ra, va, ya, wa = rid[a], val[a], yv[a], w[a]  # rows of their own: faster
             da, ea, ga, ha = dr[a], dv[a], dy[a], dw[a]
             sra, sva, sya, swa = sr[k], sv[k], sy[k], sw[k]
-            for i in range(lo, hi):
-                r = ra[i]
-                c = branch_of[r]
-                x, t, wt = va[i], ya[i], wa[i]
-                if c >= 0:
-                    da[f0], ea[f0], ga[f0], ha[f0] = r, x, t, wt
-                    f0 += c == head
-                    f = at[c]
-                    sra[f], sva[f], sya[f], swa[f] = r, x, t, wt
-                    at[c] = f + step[c]
-                    continue
-                for d in range(b):  # missing: to every branch kept of positive share
-                    if not keep[d] or props[d] <= 0:
-                        continue
-                    if d == head:
-                        da[f0], ea[f0], ga[f0], ha[f0] = r, x, t, props[d] * wt
-                        f0 += 1
-                    else:
-                        f = at[d]
-                        sra[f], sva[f], sya[f], swa[f] = r, x, t, props[d] * wt
-                        at[d] = f + 1
+            at, out = at0.copy(), (da, ea, ga, ha, sra, sva, sya, swa)
+            if b == 2:
+                f0 = _deal_two(ra, va, ya, wa, lo, hi, props, keep, head, branch_of, base,
+                               at, step, *out)
+            else:
+                f0 = _deal_many(ra, va, ya, wa, lo, hi, props, keep, head, branch_of, base,
+                                at, step, *out)
             for j in range(rest):
                 da[f0 + j], ea[f0 + j], ga[f0 + j], ha[f0 + j] = sra[j], sva[j], sya[j], \
                     swa[j]
@@ -578,11 +634,13 @@ def _more(a, n):
 @njit(cache=True)
 def _grow(parts_r, parts_v, parts_y, parts_w, lo0, hi0, depth0, held0, branch_of, nominal,
           n_values, k, width, min_leaf, min_var, max_depth, root_probs, root_w, table,
-          compact, wide_cells, defer, halt, count):
+          plain, compact, wide_cells, defer, halt, count):
     """The tree grown depth first from the node of columns ``lo0:hi0`` of the
     typed lists' first arrays (``_presort``'s, which the growth frees once its
     ``held0`` columns are done with), at depth ``depth0``, until ``halt[0]`` is
-    set; ``count[0]`` counts the nodes; ``branch_of``: a scratch cell per row.
+    set; ``count[0]`` counts the nodes; ``branch_of``: a scratch cell per row;
+    ``plain``: no row lacks a value and every weight is whole (then a node's class
+    weights are the totals of every attribute's sweep).
 
     Returns the arrays of ``Grown`` (attributes as rows of the arrays), then the
     nodes left to grow: with ``defer``, a node narrower than ``wide_cells`` (its
@@ -659,12 +717,13 @@ def _grow(parts_r, parts_v, parts_y, parts_w, lo0, hi0, depth0, held0, branch_of
             if k == 0:
                 leaf = leaf or prior / total_w < min_var
             if not leaf:
+                known = nprobs if plain and k > 0 else nprobs[:0]
                 if wide:
-                    _score_parallel(val, yv, wts, lo, hi, nominal, n_values, k, table, gains,
-                                    cuts, dists, sprops, sweights)
+                    _score_parallel(val, yv, wts, lo, hi, nominal, n_values, k, table, known,
+                                    gains, cuts, dists, sprops, sweights)
                 else:
-                    _score_serial(val, yv, wts, lo, hi, nominal, n_values, k, table, gains,
-                                  cuts, dists, sprops, sweights)
+                    _score_serial(val, yv, wts, lo, hi, nominal, n_values, k, table, known,
+                                  gains, cuts, dists, sprops, sweights)
                 a = _argmax_first(gains)
                 if gains[a] > SMALL:
                     b = n_values[a] if nominal[a] else 2
@@ -808,8 +867,10 @@ def grow(columns, nominal, n_values, y, w, rows, target, k, min_leaf, min_varian
     table = xlogx_table(min(len(rows), TABLE_ROWS)) if classed else np.empty(0)
     halt = stop.flag()
     count = progress.counter("REPTree: nodes grown")
-    parts = _listed(*presort(stacked([columns[a] for a in attrs], len(yf)), nom,
-                             np.asarray(rows, np.int64), yf, frozen(w), classed))
+    X, rows = stacked([columns[a] for a in attrs], len(yf)), np.asarray(rows, np.int64)
+    plain = whole_weights(w[rows]) and not missing_in(X, rows).any()
+    parts = _listed(*presort(X, nom, rows, yf, frozen(w), classed and plain))
+    del X
     if release is not None:  # the growth reads the presorted arrays alone
         release()
     n = len(rows)
@@ -824,8 +885,8 @@ def grow(columns, nominal, n_values, y, w, rows, target, k, min_leaf, min_varian
             branch_of = np.empty(len(yf), np.int32)
         try:
             return _grow(*lists, lo, hi, depth, held, branch_of, *settings, dist,
-                         float(weight), table, COMPACT_COLUMNS, wide_cells, defer, halt,
-                         count)
+                         float(weight), table, plain, COMPACT_COLUMNS, wide_cells, defer,
+                         halt, count)
         finally:
             scratch.put(branch_of)
 
@@ -877,18 +938,19 @@ def _part(parts_r, parts_v, parts_y, parts_w, part):
             List([parts_w[part]]), parts_v[part].shape[1])
 
 
-def presort(X, nominal, rows, y, w, classed):
+def presort(X, nominal, rows, y, w, any_order):
     """Each attribute's ``rows`` in its order, as the four arrays ``_grow`` starts
     from: rows, values, targets, weights. The reference's order (``_presort``),
-    except where it cannot matter: for a nominal class, with whole weights and no
-    value missing, every sum is of whole numbers, exact in any order, and no row is
-    ever split into fractions, so equal values may come in any order and numpy's
-    sort (several times faster) orders them."""
-    if not (classed and whole_weights(w[rows]) and not missing_in(X, rows).any()):
+    except where it cannot matter (``any_order``): for a nominal class, with whole
+    weights and no value missing, every sum is of whole numbers, exact in any
+    order, and no row is ever split into fractions, so equal values may come in
+    any order and numpy's sort (several times faster) orders them."""
+    if not any_order:
         return _presort(X, nominal, rows, y, w)
     p, n = X.shape[0], len(rows)
     out = (np.empty((p, n), np.int32), np.empty((p, n)), np.empty((p, n)),
            np.empty((p, n)))
+    rows = np.sort(rows)  # in any order: read in the table's, a third faster
 
     def one(t):  # numpy's sort and the kernel release the GIL: two at a time
         order = np.arange(n) if nominal[t] else np.argsort(X[t][rows], kind="quicksort")
