@@ -99,10 +99,15 @@ def weka_order(values):
 def sorted_by(x):
     """The positions of ``x`` in the order ``Instances.sort`` leaves rows in: the
     reference's quicksort, missing values (NaN) last."""
-    keys = np.where(np.isnan(x), np.finfo(np.float64).max, x)
-    order = np.arange(len(x))
-    if len(x) > 1:
-        _qsort(keys, order, np.int64(0), len(x) - 1, np.empty(128, np.int64))
+    return _quicksorted(np.where(np.isnan(x), np.finfo(np.float64).max, x))
+
+
+@njit(cache=True)
+def _quicksorted(keys):
+    """``sorted_by`` of ``keys`` that hold no NaN, sorting them in place."""
+    order = np.arange(len(keys))
+    if len(keys) > 1:
+        _qsort(keys, order, np.int64(0), len(keys) - 1, np.empty(128, np.int64))
     return order
 
 
@@ -128,12 +133,18 @@ def attribute_order(x, nominal):
 
 @njit(cache=True)
 def rows_in_order(X, a, rows, nominal):
-    """(the values of attribute ``a``, row ``a`` of ``X``, at ``rows``; the positions
-    of ``rows`` in the order the reference lists them: ``attribute_order``)."""
+    """The positions of ``rows`` in the order the reference lists their values of
+    attribute ``a`` (row ``a`` of ``X``): ``attribute_order``, with one copy of
+    the values rather than two."""
     x = np.empty(len(rows))
     for i in range(len(rows)):
         x[i] = X[a, rows[i]]
-    return x, attribute_order(x, nominal)
+    if nominal:
+        return attribute_order(x, True)
+    for i in range(len(x)):
+        if np.isnan(x[i]):
+            x[i] = np.finfo(np.float64).max
+    return _quicksorted(x)
 
 
 @njit(cache=True)

@@ -461,7 +461,7 @@ def _presorted(X, rows, nominal, target):
     idx = np.empty(off[p], np.int32)  # row numbers: half the memory of int64
     for a in prange(p):
         if a != target:
-            order = rows_in_order(X, a, rows, nominal[a])[1]
+            order = rows_in_order(X, a, rows, nominal[a])
             for i in range(n):
                 idx[off[a] + i] = rows[order[i]]
     return idx, off

@@ -251,9 +251,9 @@ def fit(data, target, options, settings):
     k = len(a.values) if a.nominal else 0
     nominal = [x.nominal for x in data.attributes]
     n_values = [len(x.values) for x in data.attributes]
-    y = data.own(data.columns[target])  # the table's columns go once presorted
-    instances = int((~np.isnan(y)).sum())
-    tree, held, error = reptree.build(data.columns, nominal, n_values, y, data.weights,
-                                      target, k, options,
-                                      data.release if data.spare else None)
+    instances = int((~np.isnan(data.columns[target])).sum())
+    # the target is not held here: the table's columns go once presorted
+    tree, held, error = reptree.build(data.columns, nominal, n_values,
+                                      data.columns[target], data.weights, target, k,
+                                      options, data.release if data.spare else None)
     return RepTreeModel.of(data.attributes, a.name, tree, held, error, options, instances)

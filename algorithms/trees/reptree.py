@@ -42,7 +42,7 @@ import queue
 import numpy as np
 from numba.typed import List
 
-from .. import progress, stop
+from .. import memory, progress, stop
 from ..dataset import missing_in, stacked, whole_weights
 from ..evaluation import check_folds, randomize, stratify, test_cv, train_cv
 from ..halt import halted
@@ -419,6 +419,7 @@ _score_serial = njit(cache=True)(_score_impl)
 # others (see grow). NO_CELLS: more than any node has
 SUBTREE_CELLS = 200_000
 NO_CELLS = 2**62
+SHARED = 2**60  # the columns held of a part that subtrees share: more than any has
 
 
 @njit(cache=True)
@@ -484,41 +485,40 @@ def _deal_many(ra, va, ya, wa, lo, hi, props, keep, head, branch_of, f0, at, ste
     return f0
 
 
-def _deal_impl(rid, val, yv, w, lo, hi, props, counts, keep, head, start, rest, branch_of,
+def _deal_impl(rid, val, yv, w, lo, hi, props, keep, head, slot, stay, rest, branch_of,
                dr, dv, dy, dw, sr, sv, sy, sw):
-    """Each attribute's rows ``lo:hi`` dealt to the branches that ``keep`` marks, in
-    order, into ``dr``, ``dv``, ``dy``, ``dw`` from column ``start[c]`` of branch
-    ``c`` on: branch ``head`` (the first columns) straight there, the others (the
-    ``rest`` columns after it) through the scratch rows ``sr``, ``sv``, ``sy``,
-    ``sw`` (a row per worker, each on attributes of its own). The destination may
-    be the source with ``start[head]`` = ``lo``: the head's place never passes the
-    row read; else it has a column past the branches'. Every row is written to
-    both, and only the place it belongs to moves on: a branch on its branch would
-    be mispredicted half the time."""
+    """Each attribute's rows ``lo:hi`` dealt, in order, to the branches that
+    ``keep`` marks: branch ``head`` in place, from column ``lo`` on, the others
+    through the scratch rows ``sr``, ``sv``, ``sy``, ``sw`` (a row per worker, each
+    on attributes of its own) from column ``slot[c]`` of branch ``c`` on. Of the
+    ``rest`` columns filled there, the first ``stay`` then follow the head in place
+    and the others go to ``dr``, ``dv``, ``dy``, ``dw``. The head's place never
+    passes the row read. Every row is written to both the head and the scratch,
+    and only the place it belongs to moves on: a branch on its branch would be
+    mispredicted half the time."""
     p, workers = rid.shape[0], sr.shape[0]
-    b = len(props)
-    base = start[head]
-    at0 = np.full(b, rest)  # each branch's place in the scratch row; others: past it
-    step = np.zeros(b, np.int64)  # 1 for a branch kept there
-    for c in range(b):
-        if keep[c] and c != head:
-            at0[c] = start[c] - base - counts[head]
-            step[c] = 1
+    step = np.zeros(len(props), np.int64)  # 1 for a branch kept in the scratch
+    for c in range(len(props)):
+        step[c] = keep[c] and c != head
     for k in prange(workers):
         for a in range(k, p, workers):
             ra, va, ya, wa = rid[a], val[a], yv[a], w[a]  # rows of their own: faster
-            da, ea, ga, ha = dr[a], dv[a], dy[a], dw[a]
             sra, sva, sya, swa = sr[k], sv[k], sy[k], sw[k]
-            at, out = at0.copy(), (da, ea, ga, ha, sra, sva, sya, swa)
-            if b == 2:
-                f0 = _deal_two(ra, va, ya, wa, lo, hi, props, keep, head, branch_of, base,
-                               at, step, *out)
+            at, out = slot.copy(), (ra, va, ya, wa, sra, sva, sya, swa)
+            if len(props) == 2:
+                f0 = _deal_two(ra, va, ya, wa, lo, hi, props, keep, head, branch_of, lo, at,
+                               step, *out)
             else:
-                f0 = _deal_many(ra, va, ya, wa, lo, hi, props, keep, head, branch_of, base,
+                f0 = _deal_many(ra, va, ya, wa, lo, hi, props, keep, head, branch_of, lo,
                                 at, step, *out)
-            for j in range(rest):
-                da[f0 + j], ea[f0 + j], ga[f0 + j], ha[f0 + j] = sra[j], sva[j], sya[j], \
+            for j in range(stay):
+                ra[f0 + j], va[f0 + j], ya[f0 + j], wa[f0 + j] = sra[j], sva[j], sya[j], \
                     swa[j]
+            if rest > stay:
+                da, ea, ga, ha = dr[a], dv[a], dy[a], dw[a]
+                for j in range(stay, rest):
+                    f = j - stay
+                    da[f], ea[f], ga[f], ha[f] = sra[j], sva[j], sya[j], swa[j]
 
 
 # threads pay off only on large nodes; not cached, as _grow calls it (see jit)
@@ -649,10 +649,11 @@ def _grow(parts_r, parts_v, parts_y, parts_w, lo0, hi0, depth0, held0, branch_of
     A node at least that wide is scored and dealt on two threads.
 
     A node's rows are columns of the presorted arrays, and its children's are
-    dealt in place of them, so the growth holds the rows once; only rows copied to
-    several branches (a missing value) need arrays of their own. A part of at least
-    ``compact`` columns is moved to a smaller one once less than half of it is
-    waiting on the stack or handed back."""
+    dealt in place of them, so the growth holds the rows once; only the branches
+    that no longer fit, when rows missing the value go to several, need arrays of
+    their own. A part of at least ``compact`` columns is moved to a smaller one
+    once less than half of it is waiting on the stack or handed back (never one
+    whose ``held0`` is ``SHARED``: other subtrees read it too)."""
     p = parts_r[0].shape[0]
     pw = k if k > 0 else 1
     cap = 64
@@ -667,8 +668,8 @@ def _grow(parts_r, parts_v, parts_y, parts_w, lo0, hi0, depth0, held0, branch_of
     dist = np.zeros((cap, k if k > 0 else 2))
     n_nodes = 1
     # the rows: nodes are columns lo:hi of a part, their children dealt in place;
-    # a split that copies rows with a missing value past its node's room deals them
-    # to a new part. ``live``: each part's columns that nodes on the stack hold; a
+    # branches past the node's room (rows missing the value are copied) go to a new
+    # part. ``live``: each part's columns that nodes on the stack hold; a
     # part is freed at none, and moved to one of that size when it is less than
     # half full, so that the parts never hold more than twice the rows waiting
     live = List([held0])
@@ -755,40 +756,50 @@ def _grow(parts_r, parts_v, parts_y, parts_w, lo0, hi0, depth0, held0, branch_of
             share = sprops[best, :b].copy()
             counts = _branch_rows(rid, val, lo, hi, best, nominal[best], cuts[best], share,
                                   branch_of)
-            room = 0
-            for c in range(b):
-                room += counts[c] if keep[c] else 0
-            dest, base = part, lo
-            if room > hi - lo:  # copies of rows missing the value: a part of their own
-                dest, base = len(parts_r), 0
-                # and a column past the end, where rows of other branches are written
-                parts_r.append(np.empty((p, room + 1), np.int32))
-                parts_v.append(np.empty((p, room + 1)))
-                parts_y.append(np.empty((p, room + 1)))
-                parts_w.append(np.empty((p, room + 1)))
-                live.append(0)
-            # the largest branch kept goes first, straight to its place; the others'
-            # rows wait in the scratch, then follow it in branch order
+            # the largest branch kept goes first, in place of the node's rows; the
+            # others' rows wait in the scratch, then follow it in branch order while
+            # they fit (a row missing the value goes to several branches), and those
+            # that do not go to a part of their own
             head = -1
             for c in range(b):
                 if keep[c] and counts[c] > 0 and (head < 0 or counts[c] > counts[head]):
                     head = c
-            start = np.full(b, base, np.int64)
+            into = np.full(b, part, np.int64)  # each branch's part and first column
+            start = np.full(b, lo, np.int64)
             if head >= 0:
-                end = base + counts[head]
+                slot = np.zeros(b, np.int64)  # each branch's place in the scratch
+                placed = ~keep
+                placed[head] = True
+                end, stay, moved = lo + counts[head], 0, 0
                 for c in range(b):
-                    if c != head and keep[c]:
-                        start[c] = end
+                    if not placed[c] and end + counts[c] <= hi:
+                        start[c], slot[c], placed[c] = end, stay, True
                         end += counts[c]
-                rest = room - counts[head]
+                        stay += counts[c]
+                for c in range(b):
+                    if not placed[c]:
+                        into[c], start[c], slot[c] = len(parts_r), moved, stay + moved
+                        moved += counts[c]
+                rest = stay + moved
+                for c in range(b):  # rows of a branch not kept: past the end
+                    if not keep[c] or c == head:
+                        slot[c] = rest
+                away = (empty_r, empty_f, empty_f, empty_f)
+                if moved > 0:
+                    away = (np.empty((p, moved), np.int32), np.empty((p, moved)),
+                            np.empty((p, moved)), np.empty((p, moved)))
+                    parts_r.append(away[0])
+                    parts_v.append(away[1])
+                    parts_y.append(away[2])
+                    parts_w.append(away[3])
+                    live.append(0)
                 if rest >= scratch_v.shape[1]:  # and a slot past the end
                     scratch_r = np.empty((2, rest + 1), np.int32)
                     scratch_v, scratch_y, scratch_w = np.empty((2, rest + 1)), \
                         np.empty((2, rest + 1)), np.empty((2, rest + 1))
                 w2 = 2 if wide else 1
-                args = (rid, val, yv, wts, lo, hi, share, counts, keep, head, start, rest,
-                        branch_of, parts_r[dest], parts_v[dest], parts_y[dest],
-                        parts_w[dest], scratch_r[:w2], scratch_v[:w2], scratch_y[:w2],
+                args = (rid, val, yv, wts, lo, hi, share, keep, head, slot, stay, rest,
+                        branch_of, *away, scratch_r[:w2], scratch_v[:w2], scratch_y[:w2],
                         scratch_w[:w2])
                 if wide:
                     _deal_parallel(*args)
@@ -813,9 +824,9 @@ def _grow(parts_r, parts_v, parts_y, parts_w, lo0, hi0, depth0, held0, branch_of
             s_int, s_float = _more(s_int, top + b), _more(s_float, top + b)
             for c in range(b - 1, -1, -1):  # last first
                 if keep[c] and counts[c] > 0:
-                    s_int[top, 0], s_int[top, 1] = dest, start[c]
+                    s_int[top, 0], s_int[top, 1] = into[c], start[c]
                     s_int[top, 2] = start[c] + counts[c]
-                    live[dest] += counts[c]
+                    live[into[c]] += counts[c]
                 else:  # a leaf, or empty: only whether it has rows matters
                     s_int[top, 0], s_int[top, 1], s_int[top, 2] = -1, 0, counts[c]
                 s_int[top, 3], s_int[top, 4] = depth + 1, n_nodes + c
@@ -869,20 +880,21 @@ def grow(columns, nominal, n_values, y, w, rows, target, k, min_leaf, min_varian
     count = progress.counter("REPTree: nodes grown")
     X, rows = stacked([columns[a] for a in attrs], len(yf)), np.asarray(rows, np.int64)
     plain = whole_weights(w[rows]) and not missing_in(X, rows).any()
+    memory.give_back()  # the folds' scratch, before the largest arrays
     parts = _listed(*presort(X, nom, rows, yf, frozen(w), classed and plain))
-    del X
+    n, size = len(rows), len(yf)
+    del X, y, yf  # views of the table's columns, which may now go
     if release is not None:  # the growth reads the presorted arrays alone
         release()
-    n = len(rows)
     scratch = queue.SimpleQueue()  # a row's branch, one array per thread at work
-    scratch.put(np.empty(len(yf), np.int32))
+    scratch.put(np.empty(size, np.int32))
     settings = (nom, nvals, k, width, float(min_leaf), float(min_var), int(max_depth))
 
     def grown(lists, lo, hi, depth, held, weight, dist, wide_cells, defer):
         try:
             branch_of = scratch.get_nowait()
         except queue.Empty:
-            branch_of = np.empty(len(yf), np.int32)
+            branch_of = np.empty(size, np.int32)
         try:
             return _grow(*lists, lo, hi, depth, held, branch_of, *settings, dist,
                          float(weight), table, plain, COMPACT_COLUMNS, wide_cells, defer,
@@ -896,9 +908,11 @@ def grow(columns, nominal, n_values, y, w, rows, target, k, min_leaf, min_varian
 
     def subtree(i):
         part, lo, hi, depth, _ = places[i]
-        *lists, held = _part(*parts, part)
-        return grown(lists, lo, hi, depth, held, stats[i, 0], stats[i, 1:].copy(), NO_CELLS,
-                     False)[:9]
+        lists = _part(*parts, part)
+        # the part is the other subtrees' too: no subtree frees or moves it (that
+        # would only add a copy), only parts of its own
+        return grown(lists, lo, hi, depth, SHARED, stats[i, 0], stats[i, 1:].copy(),
+                     NO_CELLS, False)[:9]
 
     sizes = places[:, 2] - places[:, 1]
     largest = sorted(range(len(places)), key=lambda i: -sizes[i])
@@ -933,9 +947,9 @@ def _joined(tree, subtrees, at):
 @njit(cache=True)
 def _part(parts_r, parts_v, parts_y, parts_w, part):
     """Typed lists holding the one part ``part`` of the growth's (the arrays
-    themselves, not copies), for a subtree's growth, and that part's columns."""
+    themselves, not copies), for a subtree's growth."""
     return (List([parts_r[part]]), List([parts_v[part]]), List([parts_y[part]]),
-            List([parts_w[part]]), parts_v[part].shape[1])
+            List([parts_w[part]]))
 
 
 def presort(X, nominal, rows, y, w, any_order):
@@ -988,7 +1002,7 @@ def _presort(X, nominal, rows, y, w):
     rid = np.empty((p, n), np.int32)
     val, yv, wts = np.empty((p, n)), np.empty((p, n)), np.empty((p, n))
     for t in prange(p):
-        _fill_sorted(X, t, rows, rows_in_order(X, t, rows, nominal[t])[1], y, w, rid, val,
+        _fill_sorted(X, t, rows, rows_in_order(X, t, rows, nominal[t]), y, w, rid, val,
                      yv, wts)
     return rid, val, yv, wts
 
@@ -1160,12 +1174,19 @@ def build(columns, nominal, n_values, y, w, target, k, options, release=None):
         train, held_rows = train_cv(rows, folds, 0, rng), test_cv(rows, folds, 0)
     else:
         train, held_rows = rows, rows[:0]
-    held_columns, held_y, held_w, at = columns, y, w, held_rows
-    if release is not None:  # the held-out rows' values, before the table goes
-        held_columns = [c[held_rows] for c in columns]
-        held_y, held_w, at = y[held_rows], w[held_rows], np.arange(len(held_rows))
+    kept = [columns, y, w, held_rows]  # the held-out rows' values, and where
+    let_go = None
+    if release is not None:
+        def let_go():  # copied once presorted (not beside the sort's scratch), then
+            nonlocal y
+            kept[:] = [[c[held_rows] for c in columns], y[held_rows], w[held_rows],
+                       np.arange(len(held_rows))]
+            y = None  # a view of the table's columns, which now go
+            release()
+
     tree = grow(columns, nominal, n_values, y, w, train, target, k, options["min_leaf"],
-                options["min_variance"], options["max_depth"], release)
+                options["min_variance"], options["max_depth"], let_go)
+    held_columns, held_y, held_w, at = kept
     held, error = holdout(tree, held_columns, nominal, held_y, held_w, at, k)
     if options["pruned"]:
         prune(tree.attr, tree.first, tree.kids, error)
