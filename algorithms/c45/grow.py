@@ -20,7 +20,7 @@ from statistics import NormalDist
 import numpy as np
 from numba.typed import List
 
-from .. import progress, stop
+from .. import memory, progress, stop
 from ..dataset import stacked, whole_weights
 from ..halt import halted
 from ..jit import PRANGE_ONLY, njit, prange
@@ -562,7 +562,7 @@ def _evaluate_one(a, X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary
 
 
 @njit(cache=True)
-def split_point(col, scope, sorted_values, mid, idx):
+def split_point(col, scope, sorted_rows, mid, idx):
     """The midpoint moved down onto a training value as J48 moves it: a walk over
     the rows in order keeps a value when it exceeds the last one kept by more than
     1e-6 and the midpoint by less than 1e-6. The walk ends on the largest such
@@ -572,21 +572,24 @@ def split_point(col, scope, sorted_values, mid, idx):
     The walk can end low enough that the test ``below`` sends every one of the
     node's rows (``idx``) down one branch; J48 then splits the same rows again
     without end, until its stack overflows. There the largest value is kept: the
-    split whose gain was measured."""
-    lo, hi = 0, sorted_values.shape[0]
+    split whose gain was measured.
+
+    ``sorted_rows``: the training rows with a value, in the order of their values
+    (the values themselves would take twice the memory)."""
+    lo, hi = 0, sorted_rows.shape[0]
     while lo < hi:  # the largest value v with v - mid < 1e-6, computed as J48 does
         m = (lo + hi) // 2
-        if sorted_values[m] - mid < SMALL:
+        if col[sorted_rows[m]] - mid < SMALL:
             lo = m + 1
         else:
             hi = m
     if lo == 0:
         return -1.7976931348623157e308
-    top = sorted_values[lo - 1]
+    top = col[sorted_rows[lo - 1]]
     j = lo - 2
-    while j >= 0 and sorted_values[j] == top:
+    while j >= 0 and col[sorted_rows[j]] == top:
         j -= 1
-    if j < 0 or top - sorted_values[j] > SMALL:
+    if j < 0 or top - col[sorted_rows[j]] > SMALL:
         return top
     kept = -1.7976931348623157e308
     n = scope.shape[0] if scope.shape[0] > 0 else col.shape[0]
@@ -641,7 +644,8 @@ def _select_split(X, y, idx, w, srt, n_values, k, min_obj, mdl, binary, multi_va
     """J48's choice of split for one node's data (C45ModelSelection): among the
     attributes whose gain is at least the average, the one of highest gain ratio;
     a numeric threshold moved down onto a training value (``split_point``; ``values``
-    sorted, ``scope`` the training rows in order, empty for all of ``X``'s). Returns
+    the rows in the order of each attribute's values, ``scope`` the training rows in
+    order, empty for all of ``X``'s). Returns
     (attribute or -1 for a leaf, kind, threshold, value, the node's class weights)."""
     n = idx.shape[0]
     m = X.shape[0]
@@ -700,8 +704,8 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
     ``X``: attributes by row (NaN missing, nominal values as codes); ``entries``:
     each numeric attribute's rows with a known value and a class, in sorted order,
     as (row, value, class, weight) arrays, attribute ``a``'s from ``start0[a]`` to
-    ``end0[a]``; ``values``: each numeric attribute's known values over all rows,
-    sorted (thresholds move onto them). A node's entries are ranges of these arrays:
+    ``end0[a]``; ``values``: each numeric attribute's rows with a value, in the
+    order of their values (thresholds move onto them). A node's entries are ranges of these arrays:
     a split deals them to its branches in place (``deal``), unless a row of the node
     lacks the tested value and goes down several branches: then the largest branch
     keeps the node's ranges and the others get arrays of their own
@@ -1115,8 +1119,9 @@ def _presort(X, n_values, y, weights):
     """One sort of each numeric attribute's known values, for thresholds and the
     scan order: (the sorted entries of the rows with a class, as ``grow`` takes
     them: row, value, class and weight arrays, and where each attribute's start and
-    end; every known value in order; each attribute's offset in those). The entries
-    are dealt in place as the tree grows, so the values are a copy of their own."""
+    end; every row with a known value, in the order of its value; each attribute's
+    offset in those). The entries are dealt in place as the tree grows, so that
+    order is kept apart."""
     n_all = X.shape[1]
     numeric = [a for a, k in enumerate(n_values) if k == 0]
     has_class = y >= 0
@@ -1134,14 +1139,15 @@ def _presort(X, n_values, y, weights):
     index = np.int32 if n_all < 2**31 else np.int64
     rows, vals = np.empty(size, index), np.empty(size)
     clss, wts = np.empty(size, np.int32), np.empty(size)
-    values = np.empty(value_off[-1])
+    values = np.empty(value_off[-1], index)  # rows in the order of their values
+
     def one(a):  # attributes side by side: the sort and the kernel release the GIL
         ranked = np.argsort(X[a])  # NaN sorts last; ties: any order
         _fill_entries(ranked, known[a], X[a], y, weights, rows, vals, clss, wts,
-                      start[a], NO_TABLE if every else
+                      start[a], values[:0] if every else
                       values[value_off[a]:value_off[a + 1]])
         if every:
-            values[value_off[a]:value_off[a + 1]] = vals[start[a]:end[a]]
+            values[value_off[a]:value_off[a + 1]] = rows[start[a]:end[a]]
 
     stop.each(one, numeric)
     return (rows, vals, clss, wts), start, end, values, value_off
@@ -1161,6 +1167,7 @@ def fit(columns, n_values, y, n_classes, weights, options):
     y = np.asarray(y, np.int64)
     weights = np.asarray(weights, np.float64)
     entries, start, end, values, value_off = _presort(X, n_values, y, weights)
+    memory.give_back()  # the sort's scratch, before the growth's arrays
     idx = np.flatnonzero(y >= 0).astype(np.int64)
     # the kernels read the classes and weights of these rows only
     w = weights if len(idx) == n_all else weights[idx]

@@ -106,26 +106,25 @@ class Learner:
         self.table = c45._table(w)
         self.min_obj = float(options["min_leaf"])
         self.binary = options["binary_splits"]
-        # thresholds move onto the values of all rows with a class; each numeric
-        # attribute's rows sorted once
+        # thresholds move onto the values of all rows with a class (``values``: those
+        # rows in the order of their values); each numeric attribute's rows sorted once
         position = np.full(n_all, -1, np.int64)
         position[rows] = np.arange(len(rows))
-        orders, values, value_off = [], [], [0]
+        orders, values = [], []
         for c, nv in zip(self.X, self.n_values):
             if nv == 0:
                 ranked = np.argsort(c)[:np.count_nonzero(~np.isnan(c))]
                 at = position[ranked]
-                values.append(c[ranked[at >= 0]])
+                values.append(ranked[at >= 0].astype(np.int32))
                 orders.append(at[at >= 0].astype(np.int32))
             else:
-                values.append(np.empty(0))
+                values.append(np.empty(0, np.int32))
                 orders.append(np.empty(0, np.int32))
-            value_off.append(value_off[-1] + len(values[-1]))
         self.order_off = np.cumsum([0] + [len(o) for o in orders]).astype(np.int64)
         self.n_numeric = int(np.count_nonzero(self.n_values == 0))
         self.orders = np.concatenate(orders) if orders else np.empty(0, np.int32)
-        self.values = np.concatenate(values) if values else np.empty(0)
-        self.value_off = np.asarray(value_off, np.int64)
+        self.values = np.concatenate(values) if values else np.empty(0, np.int32)
+        self.value_off = self.order_off  # the same rows: those with a class and a value
         self.n_all = float(len(rows))
         # scratch: each position's branch (narrow, so that its lookups stay in cache)
         self.branch_of = np.full(len(rows), -1, np.int8 if self.n_values.max(initial=2) < 128
