@@ -467,16 +467,19 @@ class Learner:
     def ruleset(self, ids, label, class_count, halt):
         """(weighted accuracy, the rules, the generator's state after them) for the
         rows labelled 0 (other) / 1."""
-        parts = [ids[np.argsort(self.X[a][ids], kind="stable")]  # missing last
-                 if self.exact and not self.nominal[a] else ids[:0] for a in self.attrs]
-        srt_off = np.cumsum([0] + [len(p) for p in parts]).astype(np.int64)
+        sizes = [len(ids) if self.exact and not self.nominal[a] else 0 for a in self.attrs]
+        srt_off = np.cumsum([0] + sizes).astype(np.int64)
+        srt_rows = np.empty(srt_off[-1], np.int32)  # each numeric attribute's in order,
+        for c, a in enumerate(self.attrs):  # written as sorted (no 64-bit list of them)
+            if sizes[c]:
+                srt_rows[srt_off[c]:srt_off[c + 1]] = \
+                    ids[np.argsort(self.X[a][ids], kind="stable")]  # missing last
         # narrow rows and labels: the presorted lists are read and narrowed often
         rate, state, lengths, conds, stats = _ruleset(
             self.X, self.nominal, self.n_values, self.attrs, self.w, ids.astype(np.int32),
             label.astype(np.int8),
             float(class_count), self.folds, self.shuffles, self.init, np.uint64(self.state),
-            self.all_data_error, self.min_weight, self.exact,
-            np.concatenate(parts).astype(np.int32), srt_off, halt)
+            self.all_data_error, self.min_weight, self.exact, srt_rows, srt_off, halt)
         stop.check(halt)
         if len(lengths) and lengths[0] < 0:
             raise ValueError(f"folds: a rule's rows are fewer than the {self.folds} folds "
