@@ -78,3 +78,24 @@ def test_predictions_are_j48s(db, name):
     got = [r[0] for r in db.sql(f"SELECT predict(m.model, t) FROM {t} t, "
                                 f"{fit(db, name, 'default')} m ORDER BY t.rowid").fetchall()]
     assert got == expected
+
+
+def test_rows_without_a_class_leave_the_thresholds_on_the_values_of_the_rest(db):
+    """Rows whose class is NULL are not learned from, and a threshold moves onto
+    the sorted values of the rows that have one (C4.5 keeps those rows in the order
+    of their values). Where the unclassed rows' values all occur among the classed
+    rows', the tree is the one grown without them."""
+    db.execute("""CREATE OR REPLACE TEMP TABLE nc AS SELECT i,
+                  (i % 37)::DOUBLE AS a, ((i * 7) % 23)::DOUBLE AS b,
+                  CASE WHEN i % 4 = 0 THEN NULL
+                       WHEN (i % 37) + ((i * 7) % 23) * 0.5 + (i % 5) > 20 THEN 'p'
+                       ELSE 'q' END AS y
+                  FROM range(600) r(i)""")
+    assert db.sql("""SELECT count(DISTINCT a), count(DISTINCT b) FROM nc
+                     WHERE y IS NOT NULL""").fetchall() == [(37, 23)]
+    text = "SELECT model_text(model) FROM fit('c45', '{}', 'y')"
+    with_nulls = db.sql(text.format("(SELECT a, b, y FROM nc ORDER BY i)")).fetchall()
+    classed = db.sql(text.format(
+        "(SELECT a, b, y FROM nc WHERE y IS NOT NULL ORDER BY i)")).fetchall()
+    assert with_nulls == classed
+    assert with_nulls[0][0].count("<=") >= 3  # a tree with numeric thresholds

@@ -1100,15 +1100,16 @@ def _table(w):
 
 
 @njit(cache=True)
-def _fill_entries(ranked, known, col, y, weights, rows, vals, clss, wts, at, values):
+def _fill_entries(ranked, known, col, y, weights, rows, vals, clss, wts, at, by_value):
     """One attribute's entries from its rows in sorted order (``ranked``, the first
-    ``known`` with a value): the rows with a class from ``at`` on; their values,
-    and those of every row (``values``, unless empty), in order. Returns the end."""
-    every = values.shape[0] == 0
+    ``known`` with a value): the rows with a class from ``at`` on, with their
+    values; and every row with a value in ``by_value`` (unless empty), in order.
+    Returns the end."""
+    every = by_value.shape[0] == 0
     for o in range(known):
         r = ranked[o]
         if not every:
-            values[o] = col[r]
+            by_value[o] = r
         if y[r] >= 0:
             rows[at], vals[at], clss[at], wts[at] = r, col[r], y[r], weights[r]
             at += 1
