@@ -99,12 +99,16 @@ def weka_order(values):
 def sorted_by(x):
     """The positions of ``x`` in the order ``Instances.sort`` leaves rows in: the
     reference's quicksort, missing values (NaN) last."""
-    return _quicksorted(np.where(np.isnan(x), np.finfo(np.float64).max, x))
+    return _quicksorted(x.copy())
 
 
 @njit(cache=True)
 def _quicksorted(keys):
-    """``sorted_by`` of ``keys`` that hold no NaN, sorting them in place."""
+    """``sorted_by`` of ``keys``, sorting them in place (a missing value becomes the
+    largest number, as the reference sorts it)."""
+    for i in range(len(keys)):
+        if np.isnan(keys[i]):
+            keys[i] = np.finfo(np.float64).max
     order = np.arange(len(keys))
     if len(keys) > 1:
         _qsort(keys, order, np.int64(0), len(keys) - 1, np.empty(128, np.int64))
@@ -139,12 +143,7 @@ def rows_in_order(X, a, rows, nominal):
     x = np.empty(len(rows))
     for i in range(len(rows)):
         x[i] = X[a, rows[i]]
-    if nominal:
-        return attribute_order(x, True)
-    for i in range(len(x)):
-        if np.isnan(x[i]):
-            x[i] = np.finfo(np.float64).max
-    return _quicksorted(x)
+    return attribute_order(x, True) if nominal else _quicksorted(x)
 
 
 @njit(cache=True)
