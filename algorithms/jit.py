@@ -32,7 +32,8 @@ def njit(*args, **options):
     def make(fn):
         if options.get("parallel"):
             fn = _renamed(fn, fn.__qualname__ + "_parallel")
-        return _stoppable(numba.njit(*args, **options)(fn))
+        kernel = numba.njit(*args, **options)(fn)
+        return _stoppable(kernel_cache.one_compile_at_a_time(kernel))
     return make
 
 

@@ -22,6 +22,11 @@ both write file 1, and the index that survives can name the other signature's co
 (seen: a segfault on the next run). So a kernel of this package names its data
 file by a digest of its signature, and its index is read, extended and written
 under a lock (``_save``).
+
+Two processes that need one kernel at once (the test suite's workers, the demo and
+the process that compiles ahead of it) would each compile it. A kernel's compile
+therefore holds a lock of its own across processes (``one_compile_at_a_time``): the
+second process waits, then loads what the first saved.
 """
 
 import contextlib
@@ -39,7 +44,8 @@ except ImportError:  # not POSIX: names by digest still keep signatures apart
     fcntl = None
 
 import numba
-from numba.core import caching
+from numba.core import caching, sigutils
+from numba.core.compiler_lock import global_compiler_lock
 
 ROOT = Path(__file__).resolve().parent
 KEEP_DAYS = 30
@@ -151,6 +157,68 @@ def _locked(path):
             yield
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
+
+
+COMPILE_WAIT = 600.0  # seconds; then compile anyway (a process stopped mid-compile)
+_compiling = set()  # the compile locks this process holds (under numba's own lock)
+
+
+@contextlib.contextmanager
+def _compile_lock(path):
+    """``path`` locked against other processes while the block runs, unless this
+    process holds it already (a kernel that calls itself). Polled, so that a
+    process that never lets go delays a compile by ``COMPILE_WAIT`` at most."""
+    if fcntl is None or path in _compiling:
+        yield
+        return
+    try:
+        f = open(path, "ab")
+    except OSError:  # a cache that cannot be written: nothing to share
+        yield
+        return
+    with f:
+        held = False
+        deadline = time.monotonic() + COMPILE_WAIT
+        while True:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                held = True
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+        _compiling.add(path)
+        try:
+            yield
+        finally:
+            _compiling.discard(path)
+            if held:
+                fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def one_compile_at_a_time(dispatcher):
+    """``dispatcher`` (a cached kernel of this package) compiled by one process at a
+    time: a process that finds it compiling elsewhere waits, and then numba's own
+    compile finds it in the cache. numba's in-process lock is taken first, so that
+    a process's threads wait on it and never on each other's file locks; callers
+    lock before callees, and kernels' calls form no cycle, so two processes never
+    wait on each other."""
+    cache = getattr(dispatcher, "_cache", None)
+    cache_file = getattr(cache, "_cache_file", None)
+    if cache_file is None or cache_file._source_stamp != STAMP:
+        return dispatcher
+    path = cache_file._index_path + ".compiling"
+    compile_sig = dispatcher.compile
+
+    def compile(sig):
+        if tuple(sigutils.normalize_signature(sig)[0]) in dispatcher.overloads:
+            return compile_sig(sig)  # compiled or loaded here already
+        with global_compiler_lock, _compile_lock(path):
+            return compile_sig(sig)
+
+    dispatcher.compile = compile
+    return dispatcher
 
 
 def data_name(cache_file, key):

@@ -21,6 +21,23 @@ print(json.dumps({"hits": sum(halted.stats.cache_hits.values()),
                   "misses": sum(halted.stats.cache_misses.values()),
                   "dir": str(kernel_cache.kernel_dir())}))
 """
+# started in two processes that wait at a gate to call one kernel at one moment: a
+# kernel that takes seconds to compile, so that both would compile it if let
+TOGETHER = """
+import json, os, sys, time
+from pathlib import Path
+import numpy as np
+from duckmine.algorithms.rules.presorted import narrowed
+gate = Path(sys.argv[1])
+(gate / f"ready-{os.getpid()}").touch()
+while not (gate / "go").exists():
+    time.sleep(0.001)
+rows = np.arange(4, dtype=np.int32)
+narrowed(rows, np.array([0, 4]), np.zeros(4), np.ones(4), rows, np.arange(2),
+         np.zeros(4, np.bool_))
+print(json.dumps({"hits": sum(narrowed.stats.cache_hits.values()),
+                  "misses": sum(narrowed.stats.cache_misses.values())}))
+"""
 
 
 def _copy(to):
@@ -51,6 +68,31 @@ def test_a_second_copy_of_the_source_reuses_the_first_ones_kernels(tmp_path):
     # no kernel was written beside either copy's source
     assert not list((tmp_path / "a").rglob("*.nbi"))
     assert not list((tmp_path / "b").rglob("*.nbi"))
+
+
+def test_two_processes_that_need_one_kernel_at_once_compile_it_once(tmp_path):
+    """The test suite's two workers, or the demo and the process that compiles
+    ahead of it, often need the same kernel at the same moment. One compiles it;
+    the other waits for it, then loads it from the cache."""
+    import time
+
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env.update(DUCKMINE_CACHE_DIR=str(tmp_path / "cache"))
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    procs = [subprocess.Popen([sys.executable, "-c", TOGETHER, str(gate)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    deadline = time.monotonic() + 120
+    while len(list(gate.glob("ready-*"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    (gate / "go").touch()
+    outs = []
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+        outs.append(json.loads(out.strip().splitlines()[-1]))
+    assert sorted((o["misses"], o["hits"]) for o in outs) == [(0, 1), (1, 0)]
 
 
 def test_an_edited_source_gets_its_own_directory(tmp_path):
