@@ -165,15 +165,20 @@ def test_model_to_sql_gives_what_scoring_gives(con, table, learner, holes):
     assert [g for g, _ in got] == [p for _, p in got]
 
 
-@given(tables(numeric_target=False), st.booleans())
+def whole(w, unit):
+    """Whole weights: every one 1 (the presorted lists then keep none), or 1 and 2."""
+    return [1.0] * len(w) if unit else [2.0 if x == 2.0 else 1.0 for x in w]
+
+
+@given(tables(numeric_target=False), st.booleans(), st.booleans())
 @SETTINGS
-def test_ridor_presorted_rows_give_the_quicksorts_rules(table, all_data_error):
+def test_ridor_presorted_rows_give_the_quicksorts_rules(table, all_data_error, unit):
     """With whole weights the presorted path and the reference's quicksort at every
     step give the same rules."""
     from duckmine.algorithms.rules import ridor
 
     a, b, y, w, k = table
-    data = dataset(a, b, y, [2.0 if x == 2.0 else 1.0 for x in w], k, numeric_target=False)
+    data = dataset(a, b, y, whole(w, unit), k, numeric_target=False)
     decl = contract.learners()["ridor"]
     options = decl.options("ridor", {"min_weight": 1.0, "all_data_error": all_data_error})
     keep = np.flatnonzero(~np.isnan(data.columns[2]))
@@ -226,15 +231,15 @@ def test_ripper_rules_hold_the_rows_they_cover_first(table, pruned, optimization
         taken |= mask
 
 
-@given(tables(numeric_target=False), st.booleans())
+@given(tables(numeric_target=False), st.booleans(), st.booleans())
 @SETTINGS
-def test_ripper_presorted_rows_give_the_quicksorts_rules(table, pruned):
+def test_ripper_presorted_rows_give_the_quicksorts_rules(table, pruned, unit):
     """With whole weights the presorted path and the reference's quicksort at every
     step give the same rules."""
     from duckmine.algorithms.rules import ripper
 
     a, b, y, w, k = table
-    data = dataset(a, b, y, [2.0 if x == 2.0 else 1.0 for x in w], k, numeric_target=False)
+    data = dataset(a, b, y, whole(w, unit), k, numeric_target=False)
     decl = contract.learners()["ripper"]
     options = decl.options("ripper", {"min_weight": 1.0, "folds": 2, "pruned": pruned})
     models = []
@@ -243,6 +248,7 @@ def test_ripper_presorted_rows_give_the_quicksorts_rules(table, pruned):
         def init(self, *args, exact=exact):
             real(self, *args)
             assert self.presorted[0]
+            assert (len(self.presorted[5]) == 0) == (unit or max(self.w) == 1.0)
             self.presorted = (exact,) + self.presorted[1:]
         ripper.Fit.__init__ = init
         try:

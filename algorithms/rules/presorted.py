@@ -2,7 +2,9 @@
 each numeric attribute's rows in order of value with their values, weights and
 classes beside them so that a sweep reads memory in sequence, kept to a rule's
 rows as the rule grows (for whole weights only, whose sums do not depend on the
-order of the rows); and a bound on a gain's logarithm that spares computing it."""
+order of the rows; where every row weighs 1, as in a table without weights, the
+lists keep no weights, 8 bytes an entry less); and a bound on a gain's logarithm
+that spares computing it."""
 
 import math
 
@@ -23,10 +25,26 @@ def log2_above(part, whole):
 
 
 @njit(cache=True)
+def listed_weights(w, rows):
+    """The weights to keep beside a presorted list of ``rows``: none (an empty
+    array) where every row weighs 1, which ``weight_at`` then gives."""
+    for v in w:
+        if v != 1.0:
+            return w[rows]
+    return np.empty(0)
+
+
+@njit(cache=True, inline="always")
+def weight_at(ws, i):
+    """The weight of entry ``i`` of a presorted list (``listed_weights``)."""
+    return ws[i] if len(ws) else 1.0
+
+
+@njit(cache=True)
 def narrowed(srt_rows, srt_off, srt_x, srt_w, srt_y, ids, mark):
-    """Each attribute's list (rows, values, weights, classes; offsets
-    ``srt_off``) kept to the rows ``ids``, in its order; ``mark`` is scratch, left
-    clear."""
+    """Each attribute's list (rows, values, weights (none where every row weighs
+    1), classes; offsets ``srt_off``) kept to the rows ``ids``, in its order;
+    ``mark`` is scratch, left clear."""
     mark[ids] = True
     m = len(srt_off) - 1
     n = 1  # every entry is written, and the next one written over unless kept
@@ -34,14 +52,17 @@ def narrowed(srt_rows, srt_off, srt_x, srt_w, srt_y, ids, mark):
         n += min(len(ids), srt_off[a + 1] - srt_off[a])
     rows = np.empty(n, srt_rows.dtype)
     xs = np.empty(n)
-    ws = np.empty(n)
+    weighed = len(srt_w) > 0
+    ws = np.empty(n if weighed else 0)
     ys = np.empty(n, srt_y.dtype)
     off = np.zeros(m + 1, np.int64)
     c = 0
     for a in range(m):
         for o in range(srt_off[a], srt_off[a + 1]):
             r = srt_rows[o]
-            rows[c], xs[c], ws[c], ys[c] = r, srt_x[o], srt_w[o], srt_y[o]
+            rows[c], xs[c], ys[c] = r, srt_x[o], srt_y[o]
+            if weighed:
+                ws[c] = srt_w[o]
             c += mark[r]  # no branch: which rows are kept follows no pattern
         off[a + 1] = c
     mark[ids] = False

@@ -30,7 +30,7 @@ from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, _randomize, sorted_by
 from ..jit import njit
 from ..models import Classifier, attributes_of, body, check_array, check_attribute, check_records
-from .presorted import log2_above, narrowed
+from .presorted import listed_weights, log2_above, narrowed, weight_at
 
 SMALL = 1e-6
 LOG2 = math.log(2.0)
@@ -53,14 +53,15 @@ def _log2(x):
 
 @njit(cache=True)
 def _numeric_cut(x, label, w, min_weight, default_rate):
-    """The reference's search for the best cut of sorted values ``x``: (rows with a
-    value, end of the first bag, cut, side (0 at or below, 1 above), gain, accuracy,
-    accurate weight, covered weight); a first entry -1 when there is no cut."""
+    """The reference's search for the best cut of sorted values ``x`` (weights ``w``,
+    read by ``weight_at``): (rows with a value, end of the first bag, cut, side (0
+    at or below, 1 above), gain, accuracy, accurate weight, covered weight); a
+    first entry -1 when there is no cut."""
     n = len(x)
     total = n
     weight_all = 0.0
     for i in range(n):
-        weight_all += w[i]
+        weight_all += weight_at(w, i)
     min_split = 0.1 * weight_all / 2.0
     if min_split - min_weight < SMALL:
         min_split = min_weight
@@ -74,9 +75,10 @@ def _numeric_cut(x, label, w, min_weight, default_rate):
         if np.isnan(x[i]):
             total = i
             break
-        second_cover += w[i]
+        wi = weight_at(w, i)
+        second_cover += wi
         if label[i] == 0:
-            second_accu += w[i]
+            second_accu += wi
     if 2 * min_split - second_cover > SMALL or total == 0:
         return -1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
     best_gain = 0.0
@@ -92,9 +94,10 @@ def _numeric_cut(x, label, w, min_weight, default_rate):
         if abs(x[split] - x[prev]) < SMALL:
             continue
         for i in range(prev, split):
-            first_cover += w[i]
-            second_cover -= w[i]
-            accurate = w[i] * (label[i] == 0)  # no branch on the label
+            wi = weight_at(w, i)
+            first_cover += wi
+            second_cover -= wi
+            accurate = wi * (label[i] == 0)  # no branch on the label
             first_accu += accurate
             second_accu -= accurate
         if min_split - first_cover > SMALL or min_split - second_cover > SMALL:
@@ -361,7 +364,7 @@ def _ruleset(X, nominal, n_values, attrs, w, ids, label, class_count, folds, shu
         for o in range(srt_off[c], srt_off[c + 1]):
             srt_x[o] = X[attrs[c], srt_rows[o]]
     presorted = (exact, srt_rows, srt_off, np.zeros(X.shape[1], np.bool_), srt_x,
-                 w[srt_rows], lab_row[srt_rows])
+                 listed_weights(w, srt_rows), lab_row[srt_rows])
     while class_count >= folds:
         best_rate = -1.0
         best_worth = -1.0

@@ -31,7 +31,7 @@ from ..jit import PRANGE_ONLY, njit, prange
 from ..models import Classifier, attributes_of, body, check_attribute, check_weights
 from ..stop import checkpoint
 from .description_length import RuleStats, check_stop, data_dl
-from .presorted import in_storage_order, log2_above, narrowed
+from .presorted import in_storage_order, listed_weights, log2_above, narrowed, weight_at
 
 SMALL = 1e-6
 LOG2 = math.log(2.0)
@@ -193,7 +193,7 @@ def _numeric_gain(X, a, w, y, cls, cur, default_rate, out):
 @njit(cache=True)
 def _presorted_gain(rows, xs, ws, ys, mark, cls, default_rate, out, cover, accu):
     """``_numeric_gain`` over an attribute's presorted rows (``xs``, ``ws``, ``ys``
-    their values, weights and classes, NaN last), counting only the marked rows,
+    their values, weights (``weight_at``) and classes, NaN last), counting only the marked rows,
     whose weight is ``cover`` (``accu`` of class ``cls``): a sequential scan
     instead of a sort. Group sums stand for the reference's row-by-row sums, so
     this is for whole weights. ``out`` (4) and (5) are the bag's bounds in the
@@ -206,9 +206,9 @@ def _presorted_gain(rows, xs, ws, ys, mark, cls, default_rate, out, cover, accu)
     snd_accu = accu
     for i in range(known, n):
         if mark[rows[i]]:
-            snd_cover -= ws[i]
+            snd_cover -= weight_at(ws, i)
             if ys[i] == cls:
-                snd_accu -= ws[i]
+                snd_accu -= weight_at(ws, i)
     end = known  # past the last marked row with a value
     while end > 0 and not mark[rows[end - 1]]:
         end -= 1
@@ -230,8 +230,9 @@ def _presorted_gain(rows, xs, ws, ys, mark, cls, default_rate, out, cover, accu)
             if not mark[rows[i]]:
                 continue
             if not xs[i] > group_value:  # the group goes on
-                group_cover += ws[i]
-                group_accu += ws[i] * (ys[i] == cls)
+                wi = weight_at(ws, i)
+                group_cover += wi
+                group_accu += wi * (ys[i] == cls)
                 continue
         # a group ends: its rows join the first bag
         fst_cover += group_cover
@@ -261,8 +262,8 @@ def _presorted_gain(rows, xs, ws, ys, mark, cls, default_rate, out, cover, accu)
         snd_accu -= group_accu
         if i < end:  # row i starts the next group
             group_start, group_value = i, xs[i]
-            group_cover = ws[i]
-            group_accu = ws[i] * (ys[i] == cls)
+            group_cover = weight_at(ws, i)
+            group_accu = group_cover * (ys[i] == cls)
     if best == 0.0:
         out[1] = group_value  # the reference's split point when nothing gains
     return best
@@ -554,14 +555,23 @@ class Fit:
         self.total_conditions = total
         # whole weights: sums do not depend on the order of the rows
         exact = whole_weights(self.w)
-        parts = [rows[np.argsort(self.X[a, rows], kind="stable")]  # NaN last
-                 if exact and a != target and not self.nominal[a] else rows[:0]
-                 for a in range(self.n_attributes)]
-        srt = np.concatenate(parts).astype(np.int32)
-        values = np.concatenate([self.X[a, p] for a, p in enumerate(parts)])
-        self.presorted = (exact, srt, np.cumsum([0] + [len(p) for p in parts]).astype(np.int64),
-                          np.zeros(len(self.w), np.bool_), values, self.w[srt],
-                          self.y[srt].astype(np.int32))
+        sorted_attrs = [a for a in range(self.n_attributes)
+                        if exact and a != target and not self.nominal[a]]
+        off = np.zeros(self.n_attributes + 1, np.int64)
+        for a in sorted_attrs:
+            off[a + 1] = len(rows)
+        off = np.cumsum(off)
+        # each attribute's rows written as it is sorted: no list of them is held
+        srt = np.empty(off[-1], np.int32)
+        values = np.empty(off[-1])
+        for a in sorted_attrs:
+            x = self.X[a, rows]
+            order = np.argsort(x, kind="stable")  # NaN last
+            srt[off[a]:off[a + 1]] = rows[order]
+            values[off[a]:off[a + 1]] = x[order]
+            del x, order
+        self.presorted = (exact, srt, off, np.zeros(len(self.w), np.bool_), values,
+                          listed_weights(self.w, srt), self.y.astype(np.int32)[srt])
         self.member = np.zeros(len(self.w), np.bool_)
 
     def stats(self, rule, rows):
