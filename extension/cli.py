@@ -1,6 +1,7 @@
 """The ``duckmine`` command: ``demo`` builds the sample database and runs every
 mining function on it; ``sql`` runs a query on a loaded connection; ``dashboard``
-opens the database in a web page to fit, look at and use models."""
+opens the database in a web page to fit, look at and use models; ``compile``
+compiles and caches the kernels ahead of use."""
 
 import argparse
 import csv
@@ -332,11 +333,17 @@ def main(argv=None):
                    help=f"database file (default {DEMO_DB}, made with the sample tables "
                         "if it is not there)")
     p.add_argument("--port", type=int, default=None, help="the page's port (default 8501)")
+    sub.add_parser("compile", help="compile and cache every learner's kernels now "
+                   "(for an image or after an install), rather than on first use")
     args = parser.parse_args(argv)
     try:
         try:
             if args.command == "demo":
                 demo(args.db)
+            elif args.command == "compile":
+                from .warm import compile_all
+
+                return compile_all()
             elif args.command == "dashboard":
                 return dashboard(args.db, args.port)
             else:

@@ -11,6 +11,7 @@ import pytest
 import duckmine
 from duckmine.algorithms import contract
 from duckmine.algorithms.contract import literal
+from duckmine.extension.warm import example_options
 from duckmine.udfs.models import model_of
 from duckmine.udfs.table import Encoder
 
@@ -46,13 +47,7 @@ def db():
     con.close()
 
 
-def required(decl):
-    """Values for the options that have no default."""
-    out = {}
-    for p in decl.params:
-        if p.required:
-            out[p.name] = int(max(p.low or 0, 2)) if p.type == "integer" else p.low or 1.0
-    return out
+required = example_options  # values for the options that have no default
 
 
 def sql_args(values):

@@ -103,6 +103,35 @@ def test_a_first_demo_compiles_from_both_ends(monkeypatch, tmp_path):
     assert len(ran) == 1
 
 
+def test_compile_fits_and_scores_every_learner(monkeypatch, capsys):
+    """``duckmine compile`` runs a fit of every declared learner, for every kind of
+    model it makes, with every scoring its models answer; each query runs. The
+    command runs the list from both ends, in a second process too, and reports."""
+    from duckmine.algorithms import contract
+    from duckmine.extension import warm
+    from duckmine.extension.samples import create_sample_tables
+
+    queries = warm.learner_queries()
+    for decl in contract.learners().values():
+        assert sum(f" {decl.name}_fit(" in q for q in queries) == len(decl.model_kinds)
+    con = duckmine.connect()
+    create_sample_tables(con)
+    for q in queries:
+        assert con.execute(q).fetchall(), q
+    assert "predict_value(m, t)" in next(q for q in queries if " m5p_fit(" in q)
+    assert "model_to_sql(m, 'duckdb')" in next(q for q in queries if " c45_fit(" in q)
+    started, ran = [], []
+    monkeypatch.setattr("subprocess.Popen", lambda args, **kw: started.append(args) or
+                        type("P", (), {"wait": lambda self: 0})())
+    monkeypatch.setattr(warm, "run", lambda reverse=False: ran.append(reverse) or [])
+    assert cli.main(["compile"]) == 0
+    assert ran == [False] and "run(reverse=True)" in started[0][-1]
+    assert "kernels cached" in capsys.readouterr().out
+    monkeypatch.setattr(warm, "run", lambda reverse=False: [("SELECT nope", "no such")])
+    assert cli.main(["compile"]) == 1
+    assert "SELECT nope" in capsys.readouterr().err
+
+
 def test_sql_command_refuses_a_database_file_that_is_not_there(tmp_path, capsys):
     missing = str(tmp_path / "typo.duckdb")
     assert cli.main(["sql", "SELECT 1", "--db", missing]) == 1

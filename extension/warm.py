@@ -1,0 +1,89 @@
+"""``duckmine compile``: the kernels compiled and cached before anything needs them,
+for an image's build or a CI's install (a first query otherwise waits for its
+kernels). It runs the demo's queries, then a fit of every declared learner on
+the sample tables with each scoring its models answer. numba compiles on one core,
+so two processes take the list from both ends and share what they compile
+through the kernel cache."""
+
+import subprocess
+import sys
+import time
+
+import duckdb
+
+from ..algorithms import contract, kernel_cache
+from .loader import connect
+from .samples import create_sample_tables
+
+# a sample table, and its target, for each kind of model
+TABLES = {"classifier": ("labor", "class"), "regressor": ("cpu", "class"),
+          "clusterer": ("weather_numeric", None), "counter": ("weather", None)}
+# the scoring functions that read rows, and those that read the model alone
+ON_ROWS = ("predict", "predict_proba", "predict_value", "log_likelihood")
+ON_MODEL = {"model_text": "model_text(m)", "model_to_sql": "model_to_sql(m, 'duckdb')"}
+
+
+def example_options(decl):
+    """Values for the options of ``decl`` that have no default: the least allowed."""
+    out = {}
+    for p in decl.params:
+        if p.required:
+            out[p.name] = int(max(p.low or 0, 2)) if p.type == "integer" else p.low or 1.0
+    return out
+
+
+def learner_queries():
+    """For every declared learner and kind of model it makes: its aggregate fit on
+    a sample table, scored by every function its models answer."""
+    out = []
+    for decl in contract.learners().values():
+        for kind in decl.model_kinds:
+            table, target = TABLES[kind]
+            args = "".join(f", {k} := {contract.literal(v)}"
+                           for k, v in example_options(decl).items())
+            fit = f"{decl.name}_fit(x{'' if target is None else f', {target!r}'}{args})"
+            can = decl.capabilities_for(kind)
+            scores = [f"{c}(m, t)" for c in ON_ROWS if c in can] + \
+                [sql for c, sql in ON_MODEL.items() if c in can]
+            out.append(f"SELECT {', '.join(scores) or 'm'} FROM "
+                       f"(SELECT {fit} AS m FROM {table} x), {table} t")
+    return out
+
+
+def queries():
+    from .cli import DEMO
+
+    return [q for _, q in DEMO] + learner_queries()
+
+
+def run(reverse=False):
+    """Run ``queries`` (from the last back with ``reverse``) on an in-memory copy of
+    the sample tables, results discarded; the queries that failed."""
+    con = connect()
+    create_sample_tables(con)
+    failed = []
+    todo = queries()
+    for query in reversed(todo) if reverse else todo:
+        try:
+            con.execute(query).fetchall()
+        except duckdb.Error as err:  # one that needs an earlier one's table
+            failed.append((query, str(err)))
+    return failed
+
+
+def compile_all():
+    """``duckmine compile``: the list run from both ends; prints what is cached."""
+    start = time.perf_counter()
+    before = kernel_cache.cached()
+    helper = subprocess.Popen([sys.executable, "-c", "from duckmine.extension.warm import "
+                               "run; run(reverse=True)"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        failed = run()
+    finally:
+        helper.wait()
+    for query, err in failed:
+        print(f"duckmine compile: a query failed: {query}\n  {err}", file=sys.stderr)
+    print(f"{kernel_cache.cached()} kernels cached ({kernel_cache.cached() - before} new) in "
+          f"{kernel_cache.kernel_dir()}, {time.perf_counter() - start:.0f} s")
+    return 1 if failed else 0
