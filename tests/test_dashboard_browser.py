@@ -6,8 +6,10 @@ screenshot is left in tests/artifacts/.
 It runs where Chromium and its driver are installed (``.ci/run`` installs them);
 on CI their absence is a failure, not a skip."""
 
+import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -65,8 +67,12 @@ def server(tmp_path_factory):
                 time.sleep(0.5)
         yield url
     finally:
-        os.killpg(proc.pid, 15)
-        proc.wait(30)
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(30)
+        finally:  # the Streamlit server it started was seen to outlive SIGTERM
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
 
 
 @pytest.fixture(scope="module")
