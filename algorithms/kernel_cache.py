@@ -146,55 +146,41 @@ class UserWideLocator(_PackageStamp, caching.UserWideCacheLocator):
 
 
 @contextlib.contextmanager
-def _locked(path):
-    """An exclusive lock on ``path`` (created) while the block runs."""
+def _locked(path, wait=None):
+    """An exclusive lock on ``path`` (created) while the block runs, across
+    processes. With ``wait`` (seconds) the lock is polled, and the block runs
+    without it once that has passed (a process that never lets go), or when
+    ``path`` cannot be made (a cache that cannot be written)."""
     if fcntl is None:
-        yield
-        return
-    with open(path, "ab") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
-
-
-COMPILE_WAIT = 600.0  # seconds; then compile anyway (a process stopped mid-compile)
-_compiling = set()  # the compile locks this process holds (under numba's own lock)
-
-
-@contextlib.contextmanager
-def _compile_lock(path):
-    """``path`` locked against other processes while the block runs, unless this
-    process holds it already (a kernel that calls itself). Polled, so that a
-    process that never lets go delays a compile by ``COMPILE_WAIT`` at most."""
-    if fcntl is None or path in _compiling:
         yield
         return
     try:
         f = open(path, "ab")
-    except OSError:  # a cache that cannot be written: nothing to share
+    except OSError:
+        if wait is None:
+            raise
         yield
         return
     with f:
-        held = False
-        deadline = time.monotonic() + COMPILE_WAIT
-        while True:
+        held = wait is None
+        if held:
+            fcntl.flock(f, fcntl.LOCK_EX)
+        deadline = time.monotonic() + (wait or 0.0)
+        while not held and time.monotonic() <= deadline:
             try:
                 fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 held = True
-                break
             except OSError:
-                if time.monotonic() > deadline:
-                    break
                 time.sleep(0.05)
-        _compiling.add(path)
         try:
             yield
         finally:
-            _compiling.discard(path)
             if held:
                 fcntl.flock(f, fcntl.LOCK_UN)
+
+
+COMPILE_WAIT = 600.0  # seconds; then compile anyway (a process stopped mid-compile)
+_compiling = set()  # the compile locks this process holds (under numba's own lock)
 
 
 def one_compile_at_a_time(dispatcher):
@@ -203,7 +189,7 @@ def one_compile_at_a_time(dispatcher):
     compile finds it in the cache. numba's in-process lock is taken first, so that
     a process's threads wait on it and never on each other's file locks; callers
     lock before callees, and kernels' calls form no cycle, so two processes never
-    wait on each other."""
+    wait on each other (a kernel that calls itself does not lock again)."""
     cache = getattr(dispatcher, "_cache", None)
     cache_file = getattr(cache, "_cache_file", None)
     if cache_file is None or cache_file._source_stamp != STAMP:
@@ -214,8 +200,15 @@ def one_compile_at_a_time(dispatcher):
     def compile(sig):
         if tuple(sigutils.normalize_signature(sig)[0]) in dispatcher.overloads:
             return compile_sig(sig)  # compiled or loaded here already
-        with global_compiler_lock, _compile_lock(path):
-            return compile_sig(sig)
+        with global_compiler_lock:
+            if path in _compiling:
+                return compile_sig(sig)
+            with _locked(path, COMPILE_WAIT):
+                _compiling.add(path)
+                try:
+                    return compile_sig(sig)
+                finally:
+                    _compiling.discard(path)
 
     dispatcher.compile = compile
     return dispatcher

@@ -166,21 +166,29 @@ DEMO = [
 COLD = 20  # kernels in the cache below which the demo compiles in two processes
 
 
-def compile_ahead():
-    """The demo's queries from the last back, on an in-memory copy of the sample
-    tables, output discarded: run beside a first demo, so that the two processes
-    compile the kernels at once (numba compiles on one core) and share them
-    through the kernel cache. A query that needs an earlier one's table fails
-    here, and is left to the demo."""
+def run_quietly(queries):
+    """``queries`` in turn on an in-memory copy of the sample tables, results
+    discarded, to compile their kernels: the (query, error) of those that failed
+    (one that needs an earlier one's table, run out of order)."""
     from .samples import create_sample_tables
 
     con = connect()
     create_sample_tables(con)
-    for _, query in reversed(DEMO):
+    failed = []
+    for query in queries:
         try:
             con.execute(query).fetchall()
-        except duckdb.Error:
-            pass
+        except duckdb.Error as err:
+            failed.append((query, str(err)))
+    return failed
+
+
+def compile_ahead():
+    """The demo's queries from the last back (``run_quietly``): run beside a first
+    demo, so that the two processes compile the kernels at once (numba compiles on
+    one core) and share them through the kernel cache. A query that fails here is
+    left to the demo."""
+    run_quietly([query for _, query in reversed(DEMO)])
 
 
 def start_compile_ahead():

@@ -9,11 +9,7 @@ import subprocess
 import sys
 import time
 
-import duckdb
-
 from ..algorithms import contract, kernel_cache
-from .loader import connect
-from .samples import create_sample_tables
 
 # a sample table, and its target, for each kind of model
 TABLES = {"classifier": ("labor", "class"), "regressor": ("cpu", "class"),
@@ -57,18 +53,12 @@ def queries():
 
 
 def run(reverse=False):
-    """Run ``queries`` (from the last back with ``reverse``) on an in-memory copy of
-    the sample tables, results discarded; the queries that failed."""
-    con = connect()
-    create_sample_tables(con)
-    failed = []
+    """``queries`` (from the last back with ``reverse``) run by ``cli.run_quietly``:
+    the queries that failed."""
+    from .cli import run_quietly
+
     todo = queries()
-    for query in reversed(todo) if reverse else todo:
-        try:
-            con.execute(query).fetchall()
-        except duckdb.Error as err:  # one that needs an earlier one's table
-            failed.append((query, str(err)))
-    return failed
+    return run_quietly(todo[::-1] if reverse else todo)
 
 
 def compile_all():
