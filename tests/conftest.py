@@ -13,6 +13,21 @@ DATA = Path(__file__).parent / "data"
 SAMPLES = Path(duckmine.__file__).parent / "extension" / "data"
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """The Spark tests on one worker, the first work handed out (the largest), so
+    that one JVM and its Python workers serve them all: a second costs about 50 s
+    of CPU. Every other test goes to whichever worker is free. (xdist's own
+    ``loadgroup`` marks tests by a node id that pytest 9 no longer reads.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class OneSparkWorker(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            return "spark" if nodeid.startswith("tests/test_spark.py::") else nodeid
+
+    return OneSparkWorker(config, log)
+
+
 @pytest.fixture(scope="session")
 def con():
     """One loaded connection with the book's data and the supermarket baskets."""

@@ -82,10 +82,10 @@ class RuleStats:
             self.dists.append(dist)
             rows = split[1]
 
-    def count_from(self, index, uncovered, previous):
-        """The statistics of rules ``index`` on, counted from ``uncovered`` (the rows
-        the rules before leave), after the given ones of the rules before."""
-        self.stats = list(previous) + self.fit.cascade(self.rules[index:], uncovered)
+    def count_from(self, index, uncovered, previous, counted):
+        """The statistics of rules ``index`` on, ``counted`` from ``uncovered`` (the
+        rows the rules before leave), after the given ones of the rules before."""
+        self.stats = list(previous) + counted
         self.filtered = [None] * index  # the rows each rule leaves: only those before
         if index > 0:
             self.filtered[index - 1] = (None, uncovered)

@@ -70,21 +70,39 @@ def _covered(X, nominal, antds, ends, ids):
 
 
 @njit(cache=True, inline="always")
+def _rule_covers(X, nominal, antds, lo, hi, r):
+    """Whether row ``r`` satisfies conditions ``antds[lo:hi]``."""
+    for j in range(lo, hi):
+        a = int(antds[j, 0])
+        if not _antd_covers(X[a, r], nominal[a], antds[j, 1], antds[j, 2]):
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
 def _first_covering(X, nominal, antds, ends, r):
     """The first rule of a list (rule ``k``'s conditions end at ``ends[k]``) that
     covers row ``r``; the number of rules when none does."""
     start = 0
     for k in range(len(ends)):
-        covers = True
-        for j in range(start, ends[k]):
-            a = int(antds[j, 0])
-            if not _antd_covers(X[a, r], nominal[a], antds[j, 1], antds[j, 2]):
-                covers = False
-                break
-        if covers:
+        if _rule_covers(X, nominal, antds, start, ends[k], r):
             return k
         start = ends[k]
     return len(ends)
+
+
+@njit(cache=True, inline="always")
+def _tally(stats, dist, first, n_rules, wr, yr, cls):
+    """A row (weight ``wr``, class ``yr``) counted down a rule list: covered by its
+    first covering rule ``first`` (``n_rules`` for none), uncovered by each before."""
+    for k in range(min(first + 1, n_rules)):
+        if k == first:
+            stats[k, 0] += wr
+            stats[k, 2 if yr == cls else 4] += wr
+            dist[k, yr] += wr
+        else:
+            stats[k, 1] += wr
+            stats[k, 3 if yr != cls else 5] += wr
 
 
 def _cascade_of(X, nominal, antds, ends, w, y, cls, n_classes, ids, member, parts):
@@ -112,14 +130,7 @@ def _cascade_of(X, nominal, antds, ends, w, y, cls, n_classes, ids, member, part
                 continue
             first = _first_covering(X, nominal, antds, ends, r)
             first_at[i] = first
-            for k in range(min(first + 1, n_rules)):
-                if k == first:
-                    stats[p, k, 0] += w[r]
-                    stats[p, k, 2 if y[r] == cls else 4] += w[r]
-                    dist[p, k, y[r]] += w[r]
-                else:
-                    stats[p, k, 1] += w[r]
-                    stats[p, k, 3 if y[r] != cls else 5] += w[r]
+            _tally(stats[p], dist[p], first, n_rules, w[r], y[r], cls)
     for r in ids:
         member[r] = False
     out, out_dist = np.zeros((n_rules, 6)), np.zeros((n_rules, n_classes))
@@ -134,6 +145,28 @@ def _cascade_of(X, nominal, antds, ends, w, y, cls, n_classes, ids, member, part
 
 _cascade = njit(cache=True)(_cascade_of)
 _cascade_sequential = njit(cache=True, parallel=PRANGE_ONLY)(_cascade_of)
+
+
+@njit(cache=True)
+def _cascades_before(X, nominal, antds, ends, w, y, cls, n_classes, ids, first_after,
+                     n_after):
+    """For each rule of a list (rule ``v``'s conditions end at ``ends[v]``), what
+    ``_cascade_of`` gives for the list of that rule followed by ``n_after`` rules
+    whose first covering rule of each row of ``ids`` is known (``first_after``, by
+    place in ``ids``; ``n_after`` for none): only each rule's own conditions are
+    checked, and each sum takes its rows in the order of ``ids`` as there."""
+    n_rules = n_after + 1
+    stats = np.zeros((len(ends), n_rules, 6))
+    dist = np.zeros((n_rules, n_classes))
+    start = 0
+    for v in range(len(ends)):
+        for i in range(len(ids)):
+            r = ids[i]
+            first = 0 if _rule_covers(X, nominal, antds, start, ends[v], r) \
+                else 1 + first_after[i]
+            _tally(stats[v], dist, first, n_rules, w[r], y[r], cls)
+        start = ends[v]
+    return stats
 
 
 @njit(cache=True)
@@ -592,6 +625,17 @@ class Fit:
             return _cascade_sequential(*args, 2)
         return _cascade(*args, 1)
 
+    def cascades(self, variants, after, rows):
+        """``cascade([v] + after, rows)`` for each rule ``v`` of ``variants``, the
+        rows taken down ``after`` once for all of them; and ``cascade(after, rows)``."""
+        if after:
+            stats, _, first = self._cascade(after, rows)
+        else:
+            stats, first = np.zeros((0, 6)), np.zeros(len(rows), np.int64)
+        counted = _cascades_before(self.X, self.nominal, *_packed(variants), self.w, self.y,
+                                   self.cls, self.n_classes, rows, first, len(after))
+        return [list(c) for c in counted], list(stats)
+
     def covered(self, rules, rows):
         """Which of ``rows`` some rule of ``rules`` covers."""
         return _covered(self.X, self.nominal, *_packed(rules), rows)
@@ -695,14 +739,16 @@ class Fit:
                                       prune, True)
                 previous = final.stats[:position]
                 candidates = []
-                after = None  # the same for the three: the rules after, without this one
-                for rule in (replace, revision, old):
+                variants = (replace, revision, old)
+                # the same for the three: the rules after, counted without this one
+                counted, after = self.cascades(variants, ruleset[position + 1:], new)
+                if position == 0:  # these the reference counts on every row, in order
+                    after = self.cascade(ruleset[1:], data)
+                for rule, counts in zip(variants, counted):
                     rules = list(ruleset)
                     rules[position] = rule
                     stats = RuleStats(self, data, rules)
-                    stats.count_from(position, new, previous)
-                    if after is None:
-                        after = stats.after_deleting(position)
+                    stats.count_from(position, new, previous, counts)
                     candidates.append(stats.relative_dl(position, exp_fp, self.check_err,
                                                         after))
                 rep_dl, rev_dl, old_dl = candidates
