@@ -74,6 +74,7 @@ def compile_all():
         helper.wait()
     for query, err in failed:
         print(f"duckmine compile: a query failed: {query}\n  {err}", file=sys.stderr)
-    print(f"{kernel_cache.cached()} kernels cached ({kernel_cache.cached() - before} new) in "
-          f"{kernel_cache.kernel_dir()}, {time.perf_counter() - start:.0f} s")
+    after = kernel_cache.cached()
+    print(f"{after} kernels cached ({after - before} new) in {kernel_cache.kernel_dir()}, "
+          f"{time.perf_counter() - start:.0f} s")
     return 1 if failed else 0

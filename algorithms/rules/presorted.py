@@ -24,6 +24,19 @@ def log2_above(part, whole):
     return 2.0 * (part - whole) / ((part + whole) * LOG2) + 1e-12
 
 
+def sorted_rows(X, attrs, sort, rows):
+    """``rows`` in order of value (missing last, ties in the order of ``rows``) for
+    each attribute ``attrs[c]`` where ``sort[c]``, none for the others: the rows as
+    32-bit numbers, written as each attribute is sorted (no list of 64-bit ones is
+    held), and each list's offsets."""
+    off = np.cumsum([0] + [len(rows) if s else 0 for s in sort]).astype(np.int64)
+    out = np.empty(off[-1], np.int32)
+    for c, a in enumerate(attrs):
+        if sort[c]:
+            out[off[c]:off[c + 1]] = rows[np.argsort(X[a][rows], kind="stable")]
+    return out, off
+
+
 @njit(cache=True)
 def listed_weights(w, rows):
     """The weights to keep beside a presorted list of ``rows``: none (an empty

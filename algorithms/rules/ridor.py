@@ -30,7 +30,7 @@ from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, _randomize, sorted_by
 from ..jit import njit
 from ..models import Classifier, attributes_of, body, check_array, check_attribute, check_records
-from .presorted import listed_weights, log2_above, narrowed, weight_at
+from .presorted import listed_weights, log2_above, narrowed, sorted_rows, weight_at
 
 SMALL = 1e-6
 LOG2 = math.log(2.0)
@@ -470,13 +470,8 @@ class Learner:
     def ruleset(self, ids, label, class_count, halt):
         """(weighted accuracy, the rules, the generator's state after them) for the
         rows labelled 0 (other) / 1."""
-        sizes = [len(ids) if self.exact and not self.nominal[a] else 0 for a in self.attrs]
-        srt_off = np.cumsum([0] + sizes).astype(np.int64)
-        srt_rows = np.empty(srt_off[-1], np.int32)  # each numeric attribute's in order,
-        for c, a in enumerate(self.attrs):  # written as sorted (no 64-bit list of them)
-            if sizes[c]:
-                srt_rows[srt_off[c]:srt_off[c + 1]] = \
-                    ids[np.argsort(self.X[a][ids], kind="stable")]  # missing last
+        srt_rows, srt_off = sorted_rows(
+            self.X, self.attrs, [self.exact and not self.nominal[a] for a in self.attrs], ids)
         # narrow rows and labels: the presorted lists are read and narrowed often
         rate, state, lengths, conds, stats = _ruleset(
             self.X, self.nominal, self.n_values, self.attrs, self.w, ids.astype(np.int32),

@@ -31,7 +31,14 @@ from ..jit import PRANGE_ONLY, njit, prange
 from ..models import Classifier, attributes_of, body, check_attribute, check_weights
 from ..stop import checkpoint
 from .description_length import RuleStats, check_stop, data_dl
-from .presorted import in_storage_order, listed_weights, log2_above, narrowed, weight_at
+from .presorted import (
+    in_storage_order,
+    listed_weights,
+    log2_above,
+    narrowed,
+    sorted_rows,
+    weight_at,
+)
 
 SMALL = 1e-6
 LOG2 = math.log(2.0)
@@ -588,21 +595,12 @@ class Fit:
         self.total_conditions = total
         # whole weights: sums do not depend on the order of the rows
         exact = whole_weights(self.w)
-        sorted_attrs = [a for a in range(self.n_attributes)
-                        if exact and a != target and not self.nominal[a]]
-        off = np.zeros(self.n_attributes + 1, np.int64)
-        for a in sorted_attrs:
-            off[a + 1] = len(rows)
-        off = np.cumsum(off)
-        # each attribute's rows written as it is sorted: no list of them is held
-        srt = np.empty(off[-1], np.int32)
+        srt, off = sorted_rows(self.X, range(self.n_attributes),
+                               [exact and a != target and not self.nominal[a]
+                                for a in range(self.n_attributes)], rows)
         values = np.empty(off[-1])
-        for a in sorted_attrs:
-            x = self.X[a, rows]
-            order = np.argsort(x, kind="stable")  # NaN last
-            srt[off[a]:off[a + 1]] = rows[order]
-            values[off[a]:off[a + 1]] = x[order]
-            del x, order
+        for a in range(self.n_attributes):
+            values[off[a]:off[a + 1]] = self.X[a, srt[off[a]:off[a + 1]]]
         self.presorted = (exact, srt, off, np.zeros(len(self.w), np.bool_), values,
                           listed_weights(self.w, srt), self.y.astype(np.int32)[srt])
         self.member = np.zeros(len(self.w), np.bool_)
@@ -742,7 +740,9 @@ class Fit:
                 variants = (replace, revision, old)
                 # the same for the three: the rules after, counted without this one
                 counted, after = self.cascades(variants, ruleset[position + 1:], new)
-                if position == 0:  # these the reference counts on every row, in order
+                if position == 0 and not self.presorted[0]:
+                    # counted by the reference on the rows in their own order (``new``
+                    # is them shuffled), which only fractional weights can tell apart
                     after = self.cascade(ruleset[1:], data)
                 for rule, counts in zip(variants, counted):
                     rules = list(ruleset)
