@@ -4,14 +4,18 @@ it leave), the bits of its theory and of its errors, the bits a rule adds, and t
 deletion of rules that lengthen the description."""
 
 import math
+from functools import lru_cache
 
 import numpy as np
+
+from ..jit import njit
 
 SMALL = 1e-6
 LOG2 = math.log(2.0)
 MAX_DL_SURPLUS = 64.0  # bits above the least description length seen
 
 
+@njit(cache=True)
 def _log2(x):
     """Java's Math.log(x) / Math.log(2): -inf at 0, NaN below."""
     if x > 0:
@@ -19,14 +23,14 @@ def _log2(x):
     return -math.inf if x == 0 else math.nan
 
 
-
+@njit(cache=True)
 def _subset_dl(t, k, p):
     """Bits to name ``k`` of ``t`` elements, each in with probability ``p``."""
-    t, k, p = float(t), float(k), float(p)
     rt = -k * _log2(p) if p > SMALL else 0.0
     return rt - (t - k) * _log2(1 - p)
 
 
+@njit(cache=True)
 def data_dl(exp_fp, cover, uncover, fp, fn):
     """Bits to name the errors of a rule set covering ``cover`` weight."""
     total_bits = _log2(cover + uncover + 1.0)
@@ -39,6 +43,52 @@ def data_dl(exp_fp, cover, uncover, fp, fn):
         cover_bits = _subset_dl(cover, fp, fp / cover) if cover > SMALL else 0.0
         uncover_bits = _subset_dl(uncover, fn, exp_err / uncover)
     return total_bits + cover_bits + uncover_bits
+
+
+@lru_cache(maxsize=4096)
+def _theory_dl(k, total_conditions):
+    """Half the bits of a rule of ``k`` conditions, of ``total_conditions`` possible."""
+    if k == 0:
+        return 0.0
+    k = float(k)
+    tdl = _log2(k)
+    if k > 1:
+        tdl += 2.0 * _log2(tdl)
+    tdl += _subset_dl(total_conditions, k, k / total_conditions)
+    return 0.5 * tdl
+
+
+@njit(cache=True)
+def _potential(exp_fp, ruleset_stat, rule_stat, theory, check_err):
+    """``RuleStats.potential`` of a rule of statistics ``rule_stat`` and theory bits
+    ``theory``."""
+    pcov = ruleset_stat[0] - rule_stat[0]
+    puncov = ruleset_stat[1] + rule_stat[0]
+    pfp = ruleset_stat[4] - rule_stat[4]
+    pfn = ruleset_stat[5] + rule_stat[2]
+    with_ = data_dl(exp_fp, ruleset_stat[0], ruleset_stat[1], ruleset_stat[4],
+                    ruleset_stat[5])
+    without = data_dl(exp_fp, pcov, puncov, pfp, pfn)
+    potential = with_ + theory - without
+    err = rule_stat[4] / rule_stat[0] if rule_stat[0] != 0 else math.nan
+    over_err = check_err and err - 0.5 > -SMALL
+    if potential - 0.0 > -SMALL or over_err:
+        ruleset_stat[0], ruleset_stat[1] = pcov, puncov
+        ruleset_stat[4], ruleset_stat[5] = pfp, pfn
+        return potential
+    return math.nan
+
+
+@njit(cache=True)
+def _saved(exp_fp, ruleset_stat, stats, theory, check_err):
+    """The bits saved by deleting, in turn, each rule of statistics ``stats`` (rows)
+    and theory bits ``theory`` where deleting helps; ``ruleset_stat`` updated."""
+    total = 0.0
+    for k in range(len(stats)):
+        saved = _potential(exp_fp, ruleset_stat, stats[k], theory[k], check_err)
+        if not np.isnan(saved):
+            total += saved
+    return total
 
 
 class RuleStats:
@@ -91,33 +141,22 @@ class RuleStats:
             self.filtered[index - 1] = (None, uncovered)
 
     def theory_dl(self, index):
-        k = float(self.rules[index].shape[0])
-        if k == 0:
-            return 0.0
-        tdl = _log2(k)
-        if k > 1:
-            tdl += 2.0 * _log2(tdl)
-        tdl += _subset_dl(self.fit.total_conditions, k, k / self.fit.total_conditions)
-        return 0.5 * tdl
+        return _theory_dl(int(self.rules[index].shape[0]), float(self.fit.total_conditions))
 
     def potential(self, index, exp_fp, ruleset_stat, rule_stat, check_err):
         """The bits saved by deleting rule ``index``: ``ruleset_stat`` updated and
         the saving returned when deleting helps, else NaN."""
-        pcov = ruleset_stat[0] - rule_stat[0]
-        puncov = ruleset_stat[1] + rule_stat[0]
-        pfp = ruleset_stat[4] - rule_stat[4]
-        pfn = ruleset_stat[5] + rule_stat[2]
-        with_ = data_dl(exp_fp, ruleset_stat[0], ruleset_stat[1], ruleset_stat[4],
-                         ruleset_stat[5])
-        without = data_dl(exp_fp, pcov, puncov, pfp, pfn)
-        potential = with_ + self.theory_dl(index) - without
-        err = rule_stat[4] / rule_stat[0] if rule_stat[0] != 0 else math.nan
-        over_err = check_err and err - 0.5 > -SMALL
-        if potential - 0.0 > -SMALL or over_err:
-            ruleset_stat[0], ruleset_stat[1] = pcov, puncov
-            ruleset_stat[4], ruleset_stat[5] = pfp, pfn
-            return potential
-        return math.nan
+        return _potential(exp_fp, ruleset_stat, np.asarray(rule_stat, np.float64),
+                          self.theory_dl(index), bool(check_err))
+
+    def _saved(self, first, stats, exp_fp, ruleset_stat, check_err):
+        """``potential`` of rules ``first`` on (statistics ``stats``), summed where
+        deleting helps."""
+        if not len(stats):
+            return 0.0
+        theory = np.array([self.theory_dl(k) for k in range(first, first + len(stats))])
+        return _saved(exp_fp, ruleset_stat, np.array(stats, np.float64).reshape(-1, 6),
+                      theory, bool(check_err))
 
     def _cumulative(self):
         out = np.zeros(6)
@@ -156,21 +195,14 @@ class RuleStats:
             s = self.stats[0]
             ruleset_stat[1], ruleset_stat[3], ruleset_stat[5] = \
                 s[0] + s[1], s[3] + s[4], s[2] + s[5]
-        potential = 0.0
-        for k, stats in enumerate(after, start=index + 1):
-            saved = self.potential(k, exp_fp, ruleset_stat, stats, check_err)
-            if not math.isnan(saved):
-                potential += saved
+        potential = self._saved(index + 1, after, exp_fp, ruleset_stat, check_err)
         return data_dl(exp_fp, ruleset_stat[0], ruleset_stat[1], ruleset_stat[4],
                         ruleset_stat[5]) - potential
 
     def min_data_dl_if_exists(self, index, exp_fp, check_err):
         ruleset_stat = self._cumulative()
-        potential = 0.0
-        for k in range(index + 1, len(self.stats)):
-            saved = self.potential(k, exp_fp, ruleset_stat, self.stats[k], check_err)
-            if not math.isnan(saved):
-                potential += saved
+        potential = self._saved(index + 1, self.stats[index + 1:], exp_fp, ruleset_stat,
+                                check_err)
         return data_dl(exp_fp, ruleset_stat[0], ruleset_stat[1], ruleset_stat[4],
                         ruleset_stat[5]) - potential
 

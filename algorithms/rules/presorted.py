@@ -1,10 +1,11 @@
 """What the sweeps of the rule learners (RIPPER and Ridor) share: presorted lists,
-each numeric attribute's rows in order of value with their values, weights and
-classes beside them so that a sweep reads memory in sequence, kept to a rule's
-rows as the rule grows (for whole weights only, whose sums do not depend on the
-order of the rows; where every row weighs 1, as in a table without weights, the
-lists keep no weights, 8 bytes an entry less); and a bound on a gain's logarithm
-that spares computing it."""
+each numeric attribute's rows in order of value (and, for RIPPER, a sparse nominal
+attribute's rows with a value) with their values, weights and classes beside them,
+so that a sweep reads memory in sequence, kept to a rule's rows as the rule grows
+(for whole weights only, whose sums do not depend on the order of the rows; where
+every row weighs 1, as in a table without weights, the lists keep no weights, 8
+bytes an entry less); and a bound on a gain's logarithm that spares computing
+it."""
 
 import math
 
@@ -24,16 +25,25 @@ def log2_above(part, whole):
     return 2.0 * (part - whole) / ((part + whole) * LOG2) + 1e-12
 
 
-def sorted_rows(X, attrs, sort, rows):
+def sorted_rows(X, attrs, sort, rows, known=None):
     """``rows`` in order of value (missing last, ties in the order of ``rows``) for
-    each attribute ``attrs[c]`` where ``sort[c]``, none for the others: the rows as
-    32-bit numbers, written as each attribute is sorted (no list of 64-bit ones is
-    held), and each list's offsets."""
-    off = np.cumsum([0] + [len(rows) if s else 0 for s in sort]).astype(np.int64)
+    each attribute ``attrs[c]`` where ``sort[c]``, none for the others; where
+    ``known[c]``, only the rows with a value. Returns the rows as 32-bit numbers,
+    written as each attribute is sorted (no list of 64-bit ones is held), and each
+    list's offsets."""
+    def length(c, a):
+        if not sort[c]:
+            return 0
+        if known is not None and known[c]:
+            return int(np.count_nonzero(~np.isnan(X[a][rows])))
+        return len(rows)
+
+    off = np.cumsum([0] + [length(c, a) for c, a in enumerate(attrs)]).astype(np.int64)
     out = np.empty(off[-1], np.int32)
     for c, a in enumerate(attrs):
         if sort[c]:
-            out[off[c]:off[c + 1]] = rows[np.argsort(X[a][rows], kind="stable")]
+            order = np.argsort(X[a][rows], kind="stable")[:off[c + 1] - off[c]]
+            out[off[c]:off[c + 1]] = rows[order]
     return out, off
 
 

@@ -337,6 +337,30 @@ def _nominal_gain(X, a, n_values, w, y, cls, cur, default_rate, out):
             cover[int(x)] += w[r]
             if y[r] == cls:
                 accu[int(x)] += w[r]
+    return _best_value(cover, accu, default_rate, out)
+
+
+@njit(cache=True)
+def _listed_nominal_gain(rows, xs, ws, ys, mark, n_values, cls, default_rate, out):
+    """``_nominal_gain`` from a sparse attribute's list (its rows with a value),
+    counting the marked rows: with whole weights the sums are those of the scan."""
+    cover = np.zeros(n_values)
+    accu = np.zeros(n_values)
+    for i in range(len(rows)):
+        if mark[rows[i]]:
+            v = int(xs[i])
+            wi = weight_at(ws, i)
+            cover[v] += wi
+            if ys[i] == cls:
+                accu[v] += wi
+    return _best_value(cover, accu, default_rate, out)
+
+
+@njit(cache=True)
+def _best_value(cover, accu, default_rate, out):
+    """The value of highest gain (the first on a tie) given each value's covered
+    and accurate weight: its gain, with ``out`` as ``_nominal_gain`` sets it."""
+    n_values = len(cover)
     log_default = _nlog2(default_rate)
     best = 0.0
     for v in range(n_values):
@@ -363,7 +387,7 @@ def _weights(w, y, cls, ids):
 
 @njit(cache=True)
 def _grow(X, nominal, n_values, attrs, n_attributes, w, y, cls, min_no, ids, antds, size,
-          presorted):
+          presorted, sparse):
     """Grow a rule for class ``cls`` on the rows ``ids`` (in order), from its first
     ``size`` conditions: add the condition of highest gain (the first attribute on a
     tie) while one gains, covers at least ``min_no`` positive weight and the rule is
@@ -377,7 +401,8 @@ def _grow(X, nominal, n_values, attrs, n_attributes, w, y, cls, min_no, ids, ant
     added in) a numeric attribute's rows are taken from its presorted list, kept
     to the rule's rows as it grows, instead of the reference's quicksort at every
     step: the same cuts and sums, and the sorted orders reach no shuffle (only
-    sums)."""
+    sums). A nominal attribute where ``sparse`` (few rows with a value) is counted
+    from its list too, which holds only the rows with a value."""
     total, default_accu = _weights(w, y, cls, ids)
     if not total > SMALL:
         return antds, size, ids
@@ -428,14 +453,22 @@ def _grow(X, nominal, n_values, attrs, n_attributes, w, y, cls, min_no, ids, ant
             if used[a]:
                 continue
             if nominal[a]:
-                gain = _nominal_gain(X, a, n_values[a], w, y, cls, cur, default_rate, out)
+                lo, hi = srt_off[a], srt_off[a + 1]
+                if sweep and sparse[a]:
+                    gain = _listed_nominal_gain(srt_rows[lo:hi], srt_x[lo:hi], srt_w[lo:hi],
+                                                srt_y[lo:hi], mark, n_values[a], cls,
+                                                default_rate, out)
+                else:
+                    gain = _nominal_gain(X, a, n_values[a], w, y, cls, cur, default_rate,
+                                         out)
                 if gain > best_gain:
                     best_gain, best = gain, a
                     pick[:] = out[:4]
-                    keep = np.zeros(len(cur), np.bool_)
-                    for i in range(len(cur)):
-                        keep[i] = X[a, cur[i]] == out[0]
-                    bag = cur[keep]
+                    if not sweep:  # the later sorts reorder cur: the bag in today's order
+                        keep = np.zeros(len(cur), np.bool_)
+                        for i in range(len(cur)):
+                            keep[i] = X[a, cur[i]] == out[0]
+                        bag = cur[keep]
                 continue
             if sweep:
                 if gains[j] > best_gain:
@@ -455,10 +488,12 @@ def _grow(X, nominal, n_values, attrs, n_attributes, w, y, cls, min_no, ids, ant
                     bag = cur[int(out[4]):int(out[5])].copy()
         if sweep:
             mark[cur] = False
-            if best >= 0 and not nominal[best]:  # the rows the condition holds for
+            if best >= 0:  # the rows the condition holds for, once the best is known
                 keep = np.zeros(len(cur), np.bool_)
                 for i in range(len(cur)):
-                    keep[i] = _antd_covers(X[best, cur[i]], False, pick[0], pick[1])
+                    x = X[best, cur[i]]
+                    keep[i] = x == pick[0] if nominal[best] else \
+                        _antd_covers(x, False, pick[0], pick[1])
                 bag = cur[keep]
         if first:
             handed, first = cur, False
@@ -595,9 +630,14 @@ class Fit:
         self.total_conditions = total
         # whole weights: sums do not depend on the order of the rows
         exact = whole_weights(self.w)
+        # a nominal attribute with a value in at most half the rows (a basket's
+        # items) is counted from a list of those rows rather than by a scan
+        self.sparse = np.array([exact and a != target and self.nominal[a] and
+                                2 * np.count_nonzero(~np.isnan(self.X[a, rows])) <= len(rows)
+                                for a in range(self.n_attributes)], np.bool_)
         srt, off = sorted_rows(self.X, range(self.n_attributes),
-                               [exact and a != target and not self.nominal[a]
-                                for a in range(self.n_attributes)], rows)
+                               [exact and a != target and (self.sparse[a] or not self.nominal[a])
+                                for a in range(self.n_attributes)], rows, self.sparse)
         values = np.empty(off[-1])
         for a in range(self.n_attributes):
             values[off[a]:off[a + 1]] = self.X[a, srt[off[a]:off[a + 1]]]
@@ -658,7 +698,7 @@ class Fit:
         size = 0 if rule is None else len(rule)
         antds, size, rows = _grow(self.X, self.nominal, self.n_values, self.attrs,
                                   self.n_attributes, self.w, self.y, self.cls, self.min_no,
-                                  rows, start, size, self.presorted)
+                                  rows, start, size, self.presorted, self.sparse)
         return antds[:size].copy(), rows
 
     def prune(self, rule, rows, use_whole):
