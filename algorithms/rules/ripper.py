@@ -641,8 +641,10 @@ class Fit:
         values = np.empty(off[-1])
         for a in range(self.n_attributes):
             values[off[a]:off[a + 1]] = self.X[a, srt[off[a]:off[a + 1]]]
+        # the classes beside the lists in a byte where they fit in one
+        small = np.int8 if self.n_classes <= np.iinfo(np.int8).max else np.int32
         self.presorted = (exact, srt, off, np.zeros(len(self.w), np.bool_), values,
-                          listed_weights(self.w, srt), self.y.astype(np.int32)[srt])
+                          listed_weights(self.w, srt), self.y.astype(small)[srt])
         self.member = np.zeros(len(self.w), np.bool_)
 
     def stats(self, rule, rows):
@@ -852,6 +854,7 @@ def fit(data, target, options, settings):
     codes = np.where(np.isnan(labels), -1, labels).astype(np.int64)
     counts = np.array([_weights(data.weights, codes, c, rows)[1]  # in row order, as
                        for c in range(k)])  # the filter adds them
+    del codes  # not held through the fit
     seed = options["seed"]
     rng = JavaRandom(seed)  # Instances.getRandomNumberGenerator: seeded by a row's text
     rng = JavaRandom(_java_hash(_row_text(data, rows[rng.next_int(len(rows))])) + seed)
