@@ -175,8 +175,18 @@ def _read_only(row):
 
 
 def _int32(indices):
-    """Arrow indices as int32, -1 where missing."""
-    return np.asarray(pc.cast(indices, pa.int32()).fill_null(-1), np.int32)
+    """Arrow indices (an integer array) as int32, -1 where missing: read from its
+    buffers, since Arrow's compute calls cost more than the work itself on the short
+    chunks of a small group."""
+    n, at = len(indices), indices.offset
+    bitmap, data = indices.buffers()[:2]
+    out = np.frombuffer(data, np.dtype(indices.type.to_pandas_dtype()))[at:at + n] \
+        .astype(np.int32)
+    if indices.null_count:
+        valid = np.unpackbits(np.frombuffer(bitmap, np.uint8), count=at + n,
+                              bitorder="little")[at:].view(np.bool_)
+        out[~valid] = -1
+    return out
 
 
 # a scan's chunks are read a batch of about this many bytes at a time: Arrow's calls
@@ -188,6 +198,7 @@ BATCH_BYTES = 8 << 20
 # system as the Dataset fills (each hand-back costs about a millisecond: on a small
 # table the next column's chunks reuse it, and the peak is the same)
 GIVE_BACK_ROWS = 1_000_000
+THREADED_ROWS = 100_000  # rows from which a column put in order on its own thread pays
 
 
 def _numbering(numbers):
@@ -334,7 +345,8 @@ class Rows:
             def put(row):  # in place, a column at a time, two side by side
                 row[:] = row[order]
 
-            stop.each(put, list(matrix), threads=2)
+            # two threads where the columns are long enough to repay starting them
+            stop.each(put, list(matrix), threads=2 if self.n >= THREADED_ROWS else 1)
             weights = weights[order]
         return Dataset(attributes, [_read_only(row) for row in matrix], weights)
 
