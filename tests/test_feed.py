@@ -153,3 +153,20 @@ def test_chunks_put_in_relation_order_as_sorting_their_numbers_would(data):
     want = np.argsort(everything, kind="stable")
     got = _relation_order([_numbering(pa.array(c)) for c in chunks])
     assert np.array_equal(np.arange(n) if got is None else got, want)
+
+
+@pytest.mark.parametrize("kind", ["int8", "int16", "int32", "int64", "uint8", "uint32"])
+def test_arrow_indices_become_codes_with_minus_one_where_missing(kind):
+    """Read from the array's buffers: any integer type, nulls, and slices whose
+    offset falls inside a byte of the validity bitmap."""
+    import numpy as np
+    import pyarrow as pa
+
+    from duckmine.udfs.table import _int32
+
+    whole = pa.array([None if i % 7 == 0 else i % 100 for i in range(300)], kind)
+    for arr in (whole, whole.slice(1), whole.slice(3, 5), whole.slice(13, 200),
+                whole.slice(299), whole.slice(0, 0), pa.array([1, 2, 3], kind).slice(1)):
+        want = np.array([-1 if v is None else v for v in arr.to_pylist()], np.int32)
+        got = _int32(arr)
+        assert got.dtype == np.int32 and got.tolist() == want.tolist()
