@@ -166,7 +166,8 @@ def test_arrow_indices_become_codes_with_minus_one_where_missing(kind):
 
     whole = pa.array([None if i % 7 == 0 else i % 100 for i in range(300)], kind)
     for arr in (whole, whole.slice(1), whole.slice(3, 5), whole.slice(13, 200),
-                whole.slice(299), whole.slice(0, 0), pa.array([1, 2, 3], kind).slice(1)):
+                whole.slice(299), whole.slice(0, 0), pa.array([1, 2, 3], kind).slice(1),
+                pa.nulls(3, kind), pa.array([], kind)):
         want = np.array([-1 if v is None else v for v in arr.to_pylist()], np.int32)
         got = _int32(arr)
         assert got.dtype == np.int32 and got.tolist() == want.tolist()

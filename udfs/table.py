@@ -180,6 +180,8 @@ def _int32(indices):
     chunks of a small group."""
     n, at = len(indices), indices.offset
     bitmap, data = indices.buffers()[:2]
+    if data is None:  # no values at all
+        return np.full(n, -1, np.int32)
     out = np.frombuffer(data, np.dtype(indices.type.to_pandas_dtype()))[at:at + n] \
         .astype(np.int32)
     if indices.null_count:
