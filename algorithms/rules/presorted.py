@@ -25,24 +25,16 @@ def log2_above(part, whole):
     return 2.0 * (part - whole) / ((part + whole) * LOG2) + 1e-12
 
 
-def sorted_rows(X, attrs, sort, rows, known=None):
-    """``rows`` in order of value (missing last, ties in the order of ``rows``) for
-    each attribute ``attrs[c]`` where ``sort[c]``, none for the others; where
-    ``known[c]``, only the rows with a value. Returns the rows as 32-bit numbers,
-    written as each attribute is sorted (no list of 64-bit ones is held), and each
-    list's offsets."""
-    def length(c, a):
-        if not sort[c]:
-            return 0
-        if known is not None and known[c]:
-            return int(np.count_nonzero(~np.isnan(X[a][rows])))
-        return len(rows)
-
-    off = np.cumsum([0] + [length(c, a) for c, a in enumerate(attrs)]).astype(np.int64)
+def sorted_rows(X, attrs, lengths, rows):
+    """For each attribute ``attrs[c]``, the first ``lengths[c]`` of ``rows`` in order
+    of value (missing last, ties in the order of ``rows``): all of them, those with
+    a value, or none. Returns the rows as 32-bit numbers, written as each attribute
+    is sorted (no list of 64-bit ones is held), and each list's offsets."""
+    off = np.cumsum([0] + list(lengths)).astype(np.int64)
     out = np.empty(off[-1], np.int32)
     for c, a in enumerate(attrs):
-        if sort[c]:
-            order = np.argsort(X[a][rows], kind="stable")[:off[c + 1] - off[c]]
+        if lengths[c]:
+            order = np.argsort(X[a][rows], kind="stable")[:lengths[c]]
             out[off[c]:off[c + 1]] = rows[order]
     return out, off
 

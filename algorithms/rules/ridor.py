@@ -471,7 +471,8 @@ class Learner:
         """(weighted accuracy, the rules, the generator's state after them) for the
         rows labelled 0 (other) / 1."""
         srt_rows, srt_off = sorted_rows(
-            self.X, self.attrs, [self.exact and not self.nominal[a] for a in self.attrs], ids)
+            self.X, self.attrs,
+            [len(ids) if self.exact and not self.nominal[a] else 0 for a in self.attrs], ids)
         # narrow rows and labels: the presorted lists are read and narrowed often
         rate, state, lengths, conds, stats = _ruleset(
             self.X, self.nominal, self.n_values, self.attrs, self.w, ids.astype(np.int32),

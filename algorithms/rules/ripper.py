@@ -86,6 +86,16 @@ def _rule_covers(X, nominal, antds, lo, hi, r):
     return True
 
 
+@njit(cache=True)
+def _rows_covered(X, a, nominal, value, split, cur):
+    """The rows of ``cur`` (in order) whose value of attribute ``a`` satisfies the
+    condition (``value``, ``split``)."""
+    keep = np.zeros(len(cur), np.bool_)
+    for i in range(len(cur)):
+        keep[i] = _antd_covers(X[a, cur[i]], nominal, value, split)
+    return cur[keep]
+
+
 @njit(cache=True, inline="always")
 def _first_covering(X, nominal, antds, ends, r):
     """The first rule of a list (rule ``k``'s conditions end at ``ends[k]``) that
@@ -453,8 +463,8 @@ def _grow(X, nominal, n_values, attrs, n_attributes, w, y, cls, min_no, ids, ant
             if used[a]:
                 continue
             if nominal[a]:
-                lo, hi = srt_off[a], srt_off[a + 1]
                 if sweep and sparse[a]:
+                    lo, hi = srt_off[a], srt_off[a + 1]
                     gain = _listed_nominal_gain(srt_rows[lo:hi], srt_x[lo:hi], srt_w[lo:hi],
                                                 srt_y[lo:hi], mark, n_values[a], cls,
                                                 default_rate, out)
@@ -465,10 +475,7 @@ def _grow(X, nominal, n_values, attrs, n_attributes, w, y, cls, min_no, ids, ant
                     best_gain, best = gain, a
                     pick[:] = out[:4]
                     if not sweep:  # the later sorts reorder cur: the bag in today's order
-                        keep = np.zeros(len(cur), np.bool_)
-                        for i in range(len(cur)):
-                            keep[i] = X[a, cur[i]] == out[0]
-                        bag = cur[keep]
+                        bag = _rows_covered(X, a, True, out[0], np.nan, cur)
                 continue
             if sweep:
                 if gains[j] > best_gain:
@@ -489,12 +496,7 @@ def _grow(X, nominal, n_values, attrs, n_attributes, w, y, cls, min_no, ids, ant
         if sweep:
             mark[cur] = False
             if best >= 0:  # the rows the condition holds for, once the best is known
-                keep = np.zeros(len(cur), np.bool_)
-                for i in range(len(cur)):
-                    x = X[best, cur[i]]
-                    keep[i] = x == pick[0] if nominal[best] else \
-                        _antd_covers(x, False, pick[0], pick[1])
-                bag = cur[keep]
+                bag = _rows_covered(X, best, nominal[best], pick[0], pick[1], cur)
         if first:
             handed, first = cur, False
         if best < 0 or pick[3] - min_no < -SMALL:
@@ -630,14 +632,21 @@ class Fit:
         self.total_conditions = total
         # whole weights: sums do not depend on the order of the rows
         exact = whole_weights(self.w)
-        # a nominal attribute with a value in at most half the rows (a basket's
-        # items) is counted from a list of those rows rather than by a scan
-        self.sparse = np.array([exact and a != target and self.nominal[a] and
-                                2 * np.count_nonzero(~np.isnan(self.X[a, rows])) <= len(rows)
-                                for a in range(self.n_attributes)], np.bool_)
-        srt, off = sorted_rows(self.X, range(self.n_attributes),
-                               [exact and a != target and (self.sparse[a] or not self.nominal[a])
-                                for a in range(self.n_attributes)], rows, self.sparse)
+        # each numeric attribute's rows presorted; a nominal attribute with a value
+        # in at most half the rows (a basket's items) is counted from a list of
+        # those rows rather than by a scan
+        lengths = np.zeros(self.n_attributes, np.int64)
+        self.sparse = np.zeros(self.n_attributes, np.bool_)
+        for a in range(self.n_attributes):
+            if not exact or a == target:
+                continue
+            if not self.nominal[a]:
+                lengths[a] = len(rows)
+                continue
+            known = np.count_nonzero(~np.isnan(self.X[a, rows]))
+            if 2 * known <= len(rows):
+                lengths[a], self.sparse[a] = known, True
+        srt, off = sorted_rows(self.X, range(self.n_attributes), lengths, rows)
         values = np.empty(off[-1])
         for a in range(self.n_attributes):
             values[off[a]:off[a + 1]] = self.X[a, srt[off[a]:off[a + 1]]]
