@@ -391,7 +391,7 @@ def evaluate(decl, fn, data, target, options, folds=10, seed=1, settings=None):
         raise ValueError(f"{fn}: the table is empty")
     if decl.kind == "clusterer":
         return _cluster_cv(decl, fn, data, target, options, folds, seed, settings)
-    if not decl.has_target:
+    if not decl.has_target or "predict" not in decl.capabilities:
         raise ValueError(f"{fn}: a {decl.name} model ({decl.kind}) makes no predictions "
                          "to cross-validate")
     t = decl.target_index(fn, data, target)

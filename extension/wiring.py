@@ -98,19 +98,20 @@ EVALUATION = [
     "weight := NULL) AS TABLE\n"
     "SELECT _dm_fit(learner, _dm_rows, target, options, weight, "
     f"{SETTINGS}, {CONNECTION}) AS model FROM _dm_fed(tbl, 'fit', learner, weight)",
-    "CREATE OR REPLACE TEMP MACRO _dm_evaluation(learner, tbl, target, folds, seed, "
-    "options, weight, fn) AS TABLE\n"
+    "CREATE OR REPLACE TEMP MACRO _dm_evaluation(learner, tbl, target, folds := 10, "
+    "seed := 1, options := NULL, weight := NULL, fn := 'cross_validate') AS TABLE\n"
     "SELECT _dm_cross_validate(learner, _dm_rows, target, folds, seed, "
-    f"options, weight, {SETTINGS}, {CONNECTION}) AS r FROM _dm_fed(tbl, fn, learner, weight)",
+    f"options, weight, fn, {SETTINGS}, {CONNECTION}) AS r "
+    "FROM _dm_fed(tbl, fn, learner, weight)",
     "CREATE OR REPLACE TEMP MACRO cross_validate(learner, tbl, target, folds := 10, "
     "seed := 1, options := NULL, weight := NULL) AS TABLE\n"
     "SELECT " + ", ".join(f"r.{c}" for c in SUMMARY)
-    + "\nFROM _dm_evaluation(learner, tbl, target, folds, seed, options, weight, "
-    "'cross_validate')",
+    + "\nFROM _dm_evaluation(learner, tbl, target, folds := folds, seed := seed, "
+    "options := options, weight := weight, fn := 'cross_validate')",
     "CREATE OR REPLACE TEMP MACRO confusion_matrix(learner, tbl, target, folds := 10, "
     "seed := 1, options := NULL, weight := NULL) AS TABLE\n"
     "SELECT c.actual, c.predicted, c.weight\n"
     "FROM (SELECT unnest(r.confusion) AS c "
-    "FROM _dm_evaluation(learner, tbl, target, folds, seed, options, weight, "
-    "'confusion_matrix'))",
+    "FROM _dm_evaluation(learner, tbl, target, folds := folds, seed := seed, "
+    "options := options, weight := weight, fn := 'confusion_matrix'))",
 ]

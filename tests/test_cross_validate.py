@@ -44,18 +44,19 @@ def db():
 
 
 def assert_cv_is_wekas(db, learner, t, target, options, text):
-    """``cross_validate`` and ``confusion_matrix`` of ``learner`` on table ``t`` (with
-    ``options``, SQL named arguments) give the figures of the reference's printed
-    stratified cross-validation ``text``, to its printed precision."""
+    """One cross-validation of ``learner`` on table ``t`` (with ``options``, SQL named
+    arguments) gives the figures and the confusion matrix of the reference's printed
+    stratified cross-validation ``text``, to its printed precision. It is read from
+    the evaluation that ``cross_validate`` and ``confusion_matrix`` each project
+    (``test_both_evaluations_project_one``), so that a slow learner runs it once."""
     expected = weka_cv(text)
-    rel = db.sql(f"SELECT * FROM cross_validate('{learner}', '{t}', '{target}'{options})")
+    rel = db.sql(f"SELECT r.* FROM _dm_evaluation('{learner}', '{t}', '{target}'{options})")
     got = dict(zip(rel.columns, rel.fetchall()[0]))
     for key, value in expected.items():
         if key != "confusion":
             assert got[key] == pytest.approx(value, abs=0.51e-4), key
     classes = db.sql(f'SELECT enum_range("{target}") FROM {t} LIMIT 1').fetchall()[0][0]
-    cells = {(a, p): w for a, p, w in db.sql(
-        f"SELECT * FROM confusion_matrix('{learner}', '{t}', '{target}'{options})").fetchall()}
+    cells = {(c["actual"], c["predicted"]): c["weight"] for c in got["confusion"]}
     printed = expected["confusion"]
     assert len(printed) == len(classes)
     for a, row in zip(classes, printed):
@@ -63,6 +64,29 @@ def assert_cv_is_wekas(db, learner, t, target, options, text):
         for p, cell in zip(classes, row):
             digits = len(cell.partition(".")[2])
             assert f"{cells[(a, p)]:.{digits}f}" == cell, (a, p)
+
+
+def test_both_evaluations_project_one(db):
+    """``cross_validate`` gives the figures and ``confusion_matrix`` the cells of one
+    evaluation, for every classifier, with every argument passed through."""
+    from duckmine.algorithms import contract
+
+    db.execute("DROP TABLE IF EXISTS labor_w")
+    duckmine.read_arff(db, DATA / "labor.arff", "labor_w")
+    db.execute("ALTER TABLE labor_w ADD COLUMN w DOUBLE DEFAULT 1.5")
+    args = ", folds := 4, seed := 3, weight := 'w'"
+    names = [d.name for d in contract.learners().values()
+             if "classifier" in d.model_kinds and "predict" in d.capabilities]
+    assert len(names) > 5
+    for name in names:
+        call = f"('{name}', 'labor_w', 'class'{args})"
+        whole = db.sql(f"SELECT r.* FROM _dm_evaluation{call}")
+        r = dict(zip(whole.columns, whole.fetchall()[0]))
+        summary = db.sql(f"SELECT * FROM cross_validate{call}")
+        assert dict(zip(summary.columns, summary.fetchall()[0])) == \
+            {k: v for k, v in r.items() if k != "confusion"}, name
+        assert db.sql(f"SELECT * FROM confusion_matrix{call}").fetchall() == \
+            [(c["actual"], c["predicted"], c["weight"]) for c in r["confusion"]], name
 
 
 @pytest.mark.parametrize("run", RUNS)

@@ -137,6 +137,8 @@ def test_output_limit_says_how_many(fresh):
      ["folds must be a whole number >= 2"]),
     ("SELECT * FROM cross_validate('c45', 'weather', 'play', folds := 15)",
      ["folds (15) cannot exceed the number of rows (14)"]),
+    ("SELECT * FROM confusion_matrix('c45_rules', 'weather', 'play')",
+     ["confusion_matrix: a c45_rules model", "makes no predictions to cross-validate"]),
 ])
 def test_c45_bad_input(con, sql, fragments):
     fails(con, sql, *fragments)

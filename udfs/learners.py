@@ -145,15 +145,16 @@ RESULT = arrow_type(RESULT_SQL)
 
 
 @udf("_dm_cross_validate", None, RESULT_SQL, stoppable=True)
-def cross_validate(learner, rows, target, folds, seed, options, weight, settings):
+def cross_validate(learner, rows, target, folds, seed, options, weight, fns, settings):
+    """One evaluation a row; ``fns`` names the macro called (cross_validate or
+    confusion_matrix), for its errors."""
     from ..algorithms.evaluation import evaluate
 
-    fn = "cross_validate"
     rows = column(rows)
     out = []
     args = zip(scalars(learner), scalars(target), scalars(folds), scalars(seed),
-               scalars(options), scalars(weight), scalars(settings))
-    for i, (name, tgt, k, sd, opts, w, s) in enumerate(args):
+               scalars(options), scalars(weight), scalars(fns), scalars(settings))
+    for i, (name, tgt, k, sd, opts, w, fn, s) in enumerate(args):
         decl = contract.get(fn, name)
         opts = decl.options(fn, option_models(decl, fn, opts))
         if decl.held(opts):
