@@ -218,6 +218,33 @@ class TreeCounts:
         return self.table(node, parents)
 
 
+@njit(cache=True)
+def _given_class_and(codes, card, cls, atts, kind, alpha, n_rows, out):
+    """``out[i, j]``: the score of ``atts[i]`` with the parents ``cls`` and
+    ``atts[j]`` (i != j), each counted as ``scan`` counts it (a row with a code past
+    an attribute's values, a missing one, left out) into the table ``Counts.table``
+    gives, so that ``node_score`` sums the same numbers in the same order."""
+    n, rc = codes.shape[0], card[cls]
+    config = np.empty(n, np.int64)
+    for j in range(len(atts)):
+        t = atts[j]
+        rt = card[t]
+        for r in range(n):  # the parent configuration, class first; -1: not counted
+            c, v = codes[r, cls], codes[r, t]
+            config[r] = c * rt + v if c < rc and v < rt else -1
+        for i in range(len(atts)):
+            if i == j:
+                continue
+            h = atts[i]
+            rh = card[h]
+            table = np.zeros((rc * rt, rh))
+            for r in range(n):
+                v = codes[r, h]
+                if config[r] >= 0 and v < rh:
+                    table[config[r], v] += 1.0
+            out[i, j] = node_score(table, kind, alpha, n_rows)
+
+
 class Scorer:
     """Local scores of nodes under one score, from one ``Counts``."""
 
@@ -228,6 +255,24 @@ class Scorer:
     def __call__(self, node, parents):
         return node_score(self.counts.table(node, parents), self.kind, SCORE_ALPHA,
                           self.counts.n)
+
+    def given_class_and(self, cls, atts):
+        """The score of each of ``atts`` with the parents ``cls`` and each other of
+        them, as a matrix (row: the node; the diagonal 0): one pass of a kernel over
+        the rows per parent when they are counted by scans, which costs about what
+        one table's scan does (TAN asks for every pair: 46,872 tables of
+        ``supermarket``)."""
+        c, m = self.counts, len(atts)
+        out = np.zeros((m, m))
+        if isinstance(c, Counts) and c.tree is None and c.times is None:
+            _given_class_and(c.codes, c.card, cls, np.asarray(atts, np.int64), self.kind,
+                             SCORE_ALPHA, c.n, out)
+            return out
+        for i, h in enumerate(atts):
+            for j, t in enumerate(atts):
+                if i != j:
+                    out[i, j] = self(h, [cls, t])
+        return out
 
 
 def k2(p, cls, max_parents, score):
@@ -258,25 +303,24 @@ def tan(p, cls, score):
     """Parent lists of a tree-augmented naive Bayes: each attribute has the class
     and at most one attribute as parents, the attribute arcs forming a maximum
     spanning tree (Prim's, from the best pair) of the gain of h as t's extra
-    parent, scored as "h gets t" and oriented away from the first link's h."""
+    parent, scored as "h gets t" and oriented away from the first link's h. Each
+    step takes the first pair of the largest gain in the order (h, t) of the
+    attributes, the first step among all pairs, a later one among those that join
+    a linked attribute to one not yet linked."""
     parents = [[] if i == cls else [cls] for i in range(p)]
     atts = [i for i in range(p) if i != cls]
-    if len(atts) < 2:
+    m = len(atts)
+    if m < 2:
         return parents
-    base = {i: score(i, [cls]) for i in atts}
-    gain = {(h, t): score(h, [cls, t]) - base[h] for h in atts for t in atts if h != t}
-    linked = set()
+    base = np.array([score(i, [cls]) for i in atts])
+    gain = score.given_class_and(cls, atts) - base[:, None]
+    linked = np.zeros(m, np.bool_)
     links = []
-    for _ in range(len(atts) - 1):
-        best = None
-        for h in atts:
-            for t in atts:
-                if h == t or (links and (h in linked) == (t in linked)):
-                    continue
-                if best is None or gain[(h, t)] > gain[best]:
-                    best = (h, t)
-        links.append(best)
-        linked.update(best)
+    for step in range(m - 1):
+        allowed = linked[:, None] != linked[None, :] if step else ~np.eye(m, dtype=np.bool_)
+        h, t = divmod(int(np.argmax(np.where(allowed, gain, -np.inf))), m)
+        links.append((atts[h], atts[t]))
+        linked[h] = linked[t] = True
     tree_parent = {}
     for h, t in links:
         if t not in tree_parent:
