@@ -123,7 +123,8 @@ def models(spark, values):
 
 def session(master="local[2]", app="duckmine", **conf):
     """A SparkSession for one machine that starts quickly (the JVM's client
-    compiler and serial collector), its Python workers this interpreter."""
+    compiler and serial collector), its Python workers this interpreter, forked
+    from a daemon that has duckmine loaded (``spark/daemon.py``)."""
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -132,7 +133,8 @@ def session(master="local[2]", app="duckmine", **conf):
                .config("spark.driver.extraJavaOptions", java)
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")
-               .config("spark.sql.shuffle.partitions", "4"))
+               .config("spark.sql.shuffle.partitions", "4")
+               .config("spark.python.daemon.module", "duckmine.spark.daemon"))
     for k, v in conf.items():
         builder = builder.config(k, v)
     spark = builder.getOrCreate()

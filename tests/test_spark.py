@@ -49,6 +49,29 @@ def engines():
     con.close()
 
 
+def test_workers_start_with_duckmine_loaded_and_frozen(engines):
+    """The session's workers fork from duckmine's daemon (spark/daemon.py): every
+    learner's core is imported before the task runs, and outside the collections."""
+    _, spark = engines
+
+    def probe(batches):
+        import gc
+        import sys
+
+        loaded = all(m in sys.modules for m in ("duckmine.algorithms.c45.grow",
+                                                "duckmine.algorithms.rules.ripper",
+                                                "duckmine.spark.trees", "numba"))
+        for _ in batches:
+            pass
+        yield pa.RecordBatch.from_pydict({"loaded": [loaded],
+                                          "frozen": [gc.get_freeze_count()]})
+
+    rows = spark.range(4, numPartitions=2).mapInArrow(probe, "loaded boolean, frozen long")\
+        .collect()
+    assert len(rows) == 2
+    assert all(r.loaded and r.frozen > 100_000 for r in rows), rows
+
+
 def spark_args(values):
     return "".join(f", {k} => {spark_literal(v)}" for k, v in values.items())
 
