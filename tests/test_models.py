@@ -114,18 +114,18 @@ def test_scoring_a_whole_table_passes_the_model_once(weather):
 
 
 def test_rows_against_many_models_are_scored_as_one_at_a_time(fresh, monkeypatch):
-    """Thousands of per-group models in every chunk (a JOIN on the group): each row
+    """A thousand per-group models in every chunk (a JOIN on the group): each row
     gets its own model's answer, the chunk's columns are read once, models beyond
     the cache's count stay parsed while their bodies fit its bytes, and scoring the
     chunk's models in one call gives what scoring each alone does."""
     from duckmine.algorithms import models as core
     from duckmine.udfs import models as udf_models
 
-    fresh.execute("""CREATE TABLE t AS SELECT (i % 3000)::INTEGER AS grp,
+    fresh.execute("""CREATE TABLE t AS SELECT (i % 1000)::INTEGER AS grp,
         ((i * 7919) % 1000) / 1000.0 AS a, ((i * 104729) % 997) / 997.0 AS b,
-        CASE WHEN i // 3000 % 4 = 0 THEN NULL ELSE ['x', 'y', 'z'][1 + i // 3000 % 3]
+        CASE WHEN i // 1000 % 4 = 0 THEN NULL ELSE ['x', 'y', 'z'][1 + i // 1000 % 3]
         END AS c
-        FROM range(30000) r(i)""")
+        FROM range(10000) r(i)""")
     fresh.execute("CREATE TABLE models AS SELECT grp, kmeans_fit(x, 2) AS model "
                   "FROM (SELECT a, b, c, grp FROM t) x GROUP BY grp")
     monkeypatch.setattr(udf_models, "CACHE_SIZE", 100)
@@ -136,12 +136,12 @@ def test_rows_against_many_models_are_scored_as_one_at_a_time(fresh, monkeypatch
              "FROM t) x JOIN models m USING (grp) ORDER BY ALL")
     joined = fresh.sql(query).fetchall()
     again = fresh.sql(query).fetchall()
-    assert joined == again and len(joined) == 30000
-    assert len(parsed) <= 3000  # the second pass parsed nothing
+    assert joined == again and len(joined) == 10000
+    assert len(parsed) <= 1000  # the second pass parsed nothing
     one = [fresh.sql("SELECT x.grp, x.a, x.b, x.c, predict(m.model, x) FROM (SELECT a, b, "
                      f"c, grp FROM t) x, models m WHERE m.grp = {g} AND x.grp = {g} "
-                     "ORDER BY ALL").fetchall() for g in (0, 1, 2999)]
-    assert [r for r in joined if r[0] in (0, 1, 2999)] == [r for rows in one for r in rows]
+                     "ORDER BY ALL").fetchall() for g in (0, 1, 999)]
+    assert [r for r in joined if r[0] in (0, 1, 999)] == [r for rows in one for r in rows]
     # the models of a chunk are scored in one kernel call (k-means' proba_many): row
     # for row what scoring each model on its own rows gives
     monkeypatch.setattr(udf_models, "_batched", lambda *a: {})
