@@ -5,6 +5,11 @@ Every kernel releases the GIL (``nogil``): a fit runs on a thread of its own, an
 the thread that waits for it must be able to run, to notice an interrupt and stop
 the fit (``algorithms.stop``). Kernels touch no Python objects, so this is safe.
 A stopped fit compiles no further kernel.
+
+A kernel that passes a constant number to another kernel writes it as
+``np.int64(0)``: numba compiles the callee once more for each constant it is
+called with from a kernel (as a ``Literal[int]``), and from Python with a variable,
+and a large callee takes seconds to compile each time.
 """
 
 import types

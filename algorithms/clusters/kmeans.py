@@ -262,7 +262,7 @@ def nearest(X, nominal, lo, width, C, chunk):
     if n > chunk:
         _nearest_par(X, nominal, lo, width, Z, chunk, out)
     else:
-        _nearest_chunk(X, nominal, lo, width, Z, 0, n, out)
+        _nearest_chunk(X, nominal, lo, width, Z, np.int64(0), n, out)  # (np.int64: see jit)
     return out
 
 

@@ -363,8 +363,8 @@ def _fit_here(x, y, w, seg, lo, tested, leaf, prune, constant, global_sd, sub_pa
     for c in range(len(cols)):
         for i in range(len(seg)):
             xb[c, i] = x[cols[c], seg[i]]
-    return _fit_node(xb, np.arange(len(cols)), 0, cols, y, w, seg, leaf, prune, global_sd,
-                     sub_params, pred, coef)
+    return _fit_node(xb, np.arange(len(cols)), np.int64(0), cols, y, w, seg, leaf, prune,
+                     global_sd, sub_params, pred, coef)  # (np.int64: see jit)
 
 
 @njit(cache=True, error_model="numpy")
@@ -438,9 +438,9 @@ def _subtree(x, y, w, rows, min_leaf, min_sd, global_sd, prune, constant, pred, 
                     if tested[c, j]:
                         tested[u, j] = True
             sub_params += 1
-        intercept[u], rms[u], params[u], final = _fit_here(
-            x, y, w, seg, -1, tested[u], leaf, prune, constant, global_sd, sub_params, pred,
-            coef[u])
+        intercept[u], rms[u], params[u], final = _fit_here(  # (np.int64: see jit)
+            x, y, w, seg, np.int64(-1), tested[u], leaf, prune, constant, global_sd,
+            sub_params, pred, coef[u])
         if final and not leaf:  # pruned: its subtree goes
             n_nodes = nodes[u, LEFT]
             nodes[u, LEAF] = 1
