@@ -9,8 +9,9 @@ daemon imports them once, before it forks, and freezes them (``gc.freeze``): a
 worker starts with them loaded, and its collections skip them.
 
 What runs before a fork must start no thread that holds a lock across it. The
-imports start only allocator and BLAS threads, which hand their locks over at a
-fork; no kernel runs, and no numba context is built, until a worker needs it."""
+imports start two threads, OpenBLAS's (numpy) and jemalloc's (pyarrow), and both
+libraries ready themselves for a fork (``pthread_atfork``); no kernel runs, and
+no numba context is built, until a worker needs it."""
 
 import gc
 import importlib
