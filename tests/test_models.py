@@ -113,6 +113,52 @@ def test_scoring_a_whole_table_passes_the_model_once(weather):
     assert counts == [("no", 5 * 20000), ("yes", 9 * 20000)]
 
 
+def test_threads_that_store_and_read_one_model_find_it(weather):
+    """DuckDB scores chunks on several threads: while one stores a model it parsed,
+    another that was told the model is cached (so its rows came without the body)
+    must find it, never a missing key. Thread switches are forced every microsecond
+    so that the window, if there is one, is met."""
+    import sys
+    import threading
+
+    import pyarrow as pa
+
+    from duckmine.udfs import models as udf_models
+
+    v = weather.sql("SELECT c45_fit(t, 'play') FROM weather t").fetchall()[0][0]
+    ids = pa.array([udf_models.cache_key(v)] * 3)
+    bodies = pa.nulls(3, udf_models.MODEL)
+    udf_models.model_of("predict", v)
+    errors, done = [], threading.Event()
+
+    def store():
+        while not done.is_set():
+            udf_models.model_of("predict", {**v})  # found, or parsed and stored again
+            udf_models._parse("predict", v)
+
+    def read():
+        while not done.is_set():
+            try:
+                assert not udf_models.model_needed(ids)[0].as_py()
+                udf_models._groups("predict", ids, bodies)
+            except Exception as err:  # any error is the failure
+                errors.append(repr(err))
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=f) for f in (store, read, read)]
+        for t in threads:
+            t.start()
+        done.wait(1)
+        done.set()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(switch)
+    assert errors == []
+
+
 def test_rows_against_many_models_are_scored_as_one_at_a_time(fresh, monkeypatch):
     """A thousand per-group models in every chunk (a JOIN on the group): each row
     gets its own model's answer, the chunk's columns are read once, models beyond

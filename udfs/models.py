@@ -9,6 +9,7 @@ copied for every scored row; parsed models are cached by id and body length.
 """
 
 import json
+import threading
 import weakref
 from collections import OrderedDict
 from functools import cached_property
@@ -35,6 +36,10 @@ CACHE_BYTES = 256 * 2**20
 _cached_bytes = 0
 
 _cache = OrderedDict()
+# DuckDB calls the scoring functions from several threads at once: one may parse
+# and store a model while another looks the same key up, so every read and change
+# of the cache holds this lock (parsing does not)
+_LOCK = threading.Lock()
 
 
 def value(model):
@@ -73,23 +78,35 @@ def _parse(fn, v):
         raise ValueError(f"{fn}: {err}") from None
     global _cached_bytes
     key = cache_key(v)
-    old = _cache.pop(key, None)
-    if old is not None:
-        _cached_bytes -= len(old[1][3])
-    _cache[key] = (model, _key(v))
-    _cached_bytes += len(v.get("body"))
-    while len(_cache) > CACHE_SIZE and _cached_bytes > CACHE_BYTES:
-        _cached_bytes -= len(_cache.popitem(last=False)[1][1][3])
+    with _LOCK:  # replaced in place: the key is never missing meanwhile
+        old = _cache.get(key)
+        if old is not None:
+            _cached_bytes -= len(old[1][3])
+        _cache[key] = (model, _key(v))
+        _cache.move_to_end(key)
+        _cached_bytes += len(v.get("body"))
+        while len(_cache) > CACHE_SIZE and _cached_bytes > CACHE_BYTES:
+            _cached_bytes -= len(_cache.popitem(last=False)[1][1][3])
     return model
+
+
+def _lookup(key, want=None):
+    """The cached model of ``key``, made the most recent; None when it is not cached
+    (or, given ``want``, cached for another value)."""
+    with _LOCK:
+        hit = _cache.get(key)
+        if hit is None or want is not None and hit[1] != want:
+            return None
+        _cache.move_to_end(key)
+        return hit[0]
 
 
 def model_of(fn, v):
     """The model of one SQL model value (a dict), parsed once per id and body."""
-    key = cache_key(v) if isinstance(v, dict) else None
-    hit = _cache.get(key)
-    if hit is not None and hit[1] == _key(v):
-        _cache.move_to_end(key)
-        return hit[0]
+    if isinstance(v, dict):
+        hit = _lookup(cache_key(v), _key(v))
+        if hit is not None:
+            return hit
     return _parse(fn, v)
 
 
@@ -113,12 +130,11 @@ def option_models(decl, fn, options):
             out[name] = v["model"]
         elif v.get("key") is None:
             out[name] = None
-        elif v["key"] in _cache:
-            _cache.move_to_end(v["key"])
-            out[name] = _cache[v["key"]][0]
         else:
-            raise ValueError(f"{fn}: {name}: expected a model value, got one without a "
-                             "known body")
+            out[name] = _lookup(v["key"])
+            if out[name] is None:
+                raise ValueError(f"{fn}: {name}: expected a model value, got one without "
+                                 "a known body")
     return out
 
 
@@ -133,9 +149,7 @@ def model_needed(ids):
     ids = column(ids)
     out = np.zeros(len(ids), np.bool_)
     for k in pc.unique(ids.drop_null()).to_pylist():
-        if k in _cache:
-            _cache.move_to_end(k)
-        else:
+        if _lookup(k) is None:
             out[pc.index(ids, k).as_py()] = True
     return pa.array(out, mask=ids.is_null().to_numpy(zero_copy_only=False))
 
@@ -148,15 +162,16 @@ def _groups(fn, ids, bodies):
             model_of(fn, v)
     coded = ids.dictionary_encode()
     keys = coded.dictionary.to_pylist()
-    for k in keys:
-        if k not in _cache:
-            raise ValueError(f"{fn}: expected a model value, got one without a known body")
+    with _LOCK:
+        found = [_cache.get(k) for k in keys]
+    if any(hit is None for hit in found):
+        raise ValueError(f"{fn}: expected a model value, got one without a known body")
     if len(keys) == 1 and ids.null_count == 0:
-        return [(_cache[keys[0]][0], None)]
+        return [(found[0][0], None)]
     codes = np.asarray(coded.indices.fill_null(-1), np.int64)
     order = np.argsort(codes, kind="stable")  # each model's rows, in row order
     ends = np.cumsum(np.bincount(codes + 1, minlength=len(keys) + 1))
-    return [(_cache[k][0], order[ends[j]:ends[j + 1]]) for j, k in enumerate(keys)]
+    return [(hit[0], order[ends[j]:ends[j + 1]]) for j, hit in enumerate(found)]
 
 
 def declaration(model):
