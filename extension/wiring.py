@@ -93,25 +93,28 @@ OPTION_KEY = (f"CREATE OR REPLACE TEMP MACRO _dm_option_key(v) AS "
 
 # fit(learner, tbl, target, options := {...}) and
 # cross_validate(learner, tbl, target, folds, seed, options := {'name': value, ...})
+# the arguments an evaluation takes after (learner, tbl, target), with their defaults,
+# and the same passed on by name
+_EVALUATION_DEFAULTS = {"folds": "10", "seed": "1", "options": "NULL", "weight": "NULL"}
+EVALUATION_ARGS = ", ".join(f"{k} := {v}" for k, v in _EVALUATION_DEFAULTS.items())
+PASSED_ON = ", ".join(f"{k} := {k}" for k in _EVALUATION_DEFAULTS)
+
 EVALUATION = [
     "CREATE OR REPLACE TEMP MACRO fit(learner, tbl, target, options := NULL, "
     "weight := NULL) AS TABLE\n"
     "SELECT _dm_fit(learner, _dm_rows, target, options, weight, "
     f"{SETTINGS}, {CONNECTION}) AS model FROM _dm_fed(tbl, 'fit', learner, weight)",
-    "CREATE OR REPLACE TEMP MACRO _dm_evaluation(learner, tbl, target, folds := 10, "
-    "seed := 1, options := NULL, weight := NULL, fn := 'cross_validate') AS TABLE\n"
+    "CREATE OR REPLACE TEMP MACRO _dm_evaluation(learner, tbl, target, "
+    f"{EVALUATION_ARGS}, fn := 'cross_validate') AS TABLE\n"
     "SELECT _dm_cross_validate(learner, _dm_rows, target, folds, seed, "
     f"options, weight, fn, {SETTINGS}, {CONNECTION}) AS r "
     "FROM _dm_fed(tbl, fn, learner, weight)",
-    "CREATE OR REPLACE TEMP MACRO cross_validate(learner, tbl, target, folds := 10, "
-    "seed := 1, options := NULL, weight := NULL) AS TABLE\n"
-    "SELECT " + ", ".join(f"r.{c}" for c in SUMMARY)
-    + "\nFROM _dm_evaluation(learner, tbl, target, folds := folds, seed := seed, "
-    "options := options, weight := weight, fn := 'cross_validate')",
-    "CREATE OR REPLACE TEMP MACRO confusion_matrix(learner, tbl, target, folds := 10, "
-    "seed := 1, options := NULL, weight := NULL) AS TABLE\n"
+    f"CREATE OR REPLACE TEMP MACRO cross_validate(learner, tbl, target, {EVALUATION_ARGS}) "
+    "AS TABLE\nSELECT " + ", ".join(f"r.{c}" for c in SUMMARY)
+    + f"\nFROM _dm_evaluation(learner, tbl, target, {PASSED_ON}, fn := 'cross_validate')",
+    "CREATE OR REPLACE TEMP MACRO confusion_matrix(learner, tbl, target, "
+    f"{EVALUATION_ARGS}) AS TABLE\n"
     "SELECT c.actual, c.predicted, c.weight\n"
     "FROM (SELECT unnest(r.confusion) AS c "
-    "FROM _dm_evaluation(learner, tbl, target, folds := folds, seed := seed, "
-    "options := options, weight := weight, fn := 'confusion_matrix'))",
+    f"FROM _dm_evaluation(learner, tbl, target, {PASSED_ON}, fn := 'confusion_matrix'))",
 ]
