@@ -89,7 +89,7 @@ class ReplaceMissing(Filter):
         self.fill = None if fill is None else np.asarray(fill, np.float64)
 
     def fit(self, columns, w, y=None):
-        fill = [fill_values(frozen(col).reshape(-1, 1), w, np.array([a.nominal]),
+        fill = [fill_values(frozen(col).reshape(1, -1), w, np.array([a.nominal]),
                             np.array([len(a.values)], np.int64))[0]
                 for a, col in zip(self.inputs, columns)]
         self.fill = np.nan_to_num(np.array(fill, np.float64))  # no values: 0
@@ -555,11 +555,12 @@ def _value_means(codes, y, w, k):
 
 
 @njit(cache=True)
-def fill_values(X, w, nominal, nvals):
-    """ReplaceMissingValues fitted on ``X``: per attribute the weighted mean
-    (0 when the non-missing weight is at most 1e-6) or the weighted mode (first
-    of equal counts; NaN for a nominal attribute without values)."""
-    n, p = X.shape
+def fill_values(cols, w, nominal, nvals):
+    """ReplaceMissingValues fitted on the rows of ``cols`` (an attribute a row, read
+    only: ``jit.frozen``): per attribute the weighted mean (0 when the non-missing
+    weight is at most 1e-6) or the weighted mode (first of equal counts; NaN for a
+    nominal attribute without values)."""
+    p, n = cols.shape
     sumw = 0.0
     for i in range(n):
         sumw += w[i]
@@ -573,7 +574,7 @@ def fill_values(X, w, nominal, nvals):
             counts = np.zeros(nv)
             counts[0] = sumw
             for i in range(n):
-                x = X[i, j]
+                x = cols[j, i]
                 if not np.isnan(x):
                     counts[int(x)] += w[i]
                 counts[0] -= w[i]
@@ -582,7 +583,7 @@ def fill_values(X, w, nominal, nvals):
             count = sumw
             total = 0.0
             for i in range(n):
-                x = X[i, j]
+                x = cols[j, i]
                 if np.isnan(x):
                     count -= w[i]
                 else:

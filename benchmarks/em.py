@@ -338,7 +338,7 @@ def em_stages(con, k, iterations):
 
     def step():
         status, *_ = em.iterate_kernel(
-            data.X, data.w, lay.nominal, lay.nvals, lay.offs, nomidx, *params.arrays(),
+            data.X.T, data.w, lay.nominal, lay.nvals, lay.offs, nomidx, *params.arrays(),
             0.0, 1, MIN_SD, data.fsd, data.fsd_done, kmeans.CHUNK, True, trace,
             np.zeros(1, np.int64))
         if status != em.OK:

@@ -58,7 +58,7 @@ def _start(frame, total, attributes, fill, lo, width, options, sample):
     values (all of them, or a sample)."""
     X, w = frame.sample(total, fill, options["seed"], sample)
     k = options["k"]
-    if k > len(X) or not _distinct_at_least(X, k):
+    if k > len(X) or not _distinct_at_least(X.T, k):
         raise ValueError(f"kmeans: k = {k} is larger than the number of distinct rows")
     layout = core.Layout.of(attributes)
     if options["init"] == "random":
@@ -96,7 +96,7 @@ def _lloyd(layout, lo, width, C, max_iterations):
             moved = False
             changed = np.zeros(1, np.bool_)
             for X, w in mats:
-                core._pass_chunk(X, w, nominal, offs, lo, width, Z,
+                core._pass_chunk(X.T, w, nominal, offs, lo, width, Z,
                                  np.zeros(len(X), np.int64), np.int64(0), np.int64(len(X)),
                                  sse, sw, s, ss, cnt, mode, nom, changed)
                 moved |= bool(changed[0])

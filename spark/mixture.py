@@ -49,7 +49,7 @@ def fitted(df, k, max_iterations=100, seed=100, min_stddev=1e-6, exclude=(), wei
         layout = Layout.of(attributes)
         fill = frame.replaced(total)[0]
         X, w = frame.sample(total, fill, seed, sample)
-        if options["k"] > len(X) or not _distinct_at_least(X, options["k"]):
+        if options["k"] > len(X) or not _distinct_at_least(X.T, options["k"]):
             raise ValueError(f"em: k = {k} is larger than the number of distinct rows")
         rows = core.Rows(X, w, layout)
         fsd = frame.full_sd(total)
@@ -150,7 +150,7 @@ def _sums(mats, total, layout, nomidx, params):
         n = len(X)
         ll_c, sw_c, bad_c = np.zeros(1), np.zeros(1), np.zeros(1, np.bool_)
         here = [np.zeros_like(s) for s in sums]
-        core._e_chunk(X, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior,
+        core._e_chunk(X.T, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior,
                       np.empty((0, K)), np.empty(0), tuple(here), np.int64(0), np.int64(n),
                       ll_c, sw_c, bad_c)
         ll += ll_c[0]

@@ -276,13 +276,13 @@ def test_one_pass_step_is_an_e_step_then_its_m_sums(name):
     chunk = 64
     summed = em.m_sums(rows.n, rows.X.shape[1], params.k, lay.V, lay.nominal, lay.nvals,
                        lay.offs, nomidx, chunk)
-    status, ll = em.e_step(rows.X, rows.w, lay.nominal, lay.nvals, lay.offs, nomidx,
+    status, ll = em.e_step(rows.X.T, rows.w, lay.nominal, lay.nvals, lay.offs, nomidx,
                            *params.arrays(), np.zeros((0, params.k)), np.empty(0), summed,
                            chunk, True)
     em._added(*summed)
     sums = [a[0] for a in summed]
     W = np.zeros((rows.n, params.k))
-    status_e, ll_e = em.e_step(rows.X, rows.w, lay.nominal, lay.nvals, lay.offs, nomidx,
+    status_e, ll_e = em.e_step(rows.X.T, rows.w, lay.nominal, lay.nvals, lay.offs, nomidx,
                                *params.arrays(), W, np.empty(0),
                                em.no_sums(rows.X.shape[1], params.k), chunk, True)
     assert (status, ll) == (status_e, ll_e) == (em.OK, ll)
@@ -321,12 +321,13 @@ def test_block_distances_are_those_of_one_row_at_a_time():
         p, n, K = len(nominal), 77, 6
         X = np.where(nominal, rng.integers(0, 3, (n, p)), rng.normal(0, 3, (n, p)))
         X[:, 0] = X[0, 0]  # a constant column: width 0
-        lo, width = kmeans.ranges(X)
+        cols = np.ascontiguousarray(X.T)  # as the kernels take rows
+        lo, width = kmeans.ranges(cols)
         Z = kmeans._scaled(X[rng.choice(n, K, replace=False)], nominal, lo, width)
         zb, db = np.empty((p, kmeans.BLOCK)), np.empty((K, kmeans.BLOCK))
         for i0 in range(0, n, kmeans.BLOCK):
             m = min(kmeans.BLOCK, n - i0)
-            kmeans._block_distances(X, i0, m, nominal, lo, width, Z, zb, db)
+            kmeans._block_distances(cols, i0, m, nominal, lo, width, Z, zb, db)
             for r in range(m):
                 for c in range(K):
                     total = 0.0
@@ -338,6 +339,28 @@ def test_block_distances_are_those_of_one_row_at_a_time():
                             z = 0.0 if width[j] == 0 else (x - lo[j]) / width[j]
                             total += (z - Z[c, j]) * (z - Z[c, j])
                     assert total == db[c, r]
+
+
+def test_rows_of_every_shape_run_on_one_kernel():
+    """A matrix of one row or of one attribute is C- and F-ordered at once, and
+    numba types such an array as C-ordered: kernels that took the rows would be
+    compiled a second time for it (tens of seconds on a first run). They take the
+    rows attribute-major, so every shape runs on one compiled kernel."""
+    rng = np.random.default_rng(5)
+    for n, p in ((40, 3), (40, 1), (1, 3), (1, 1)):
+        lay = kmeans.Layout(np.zeros(p, np.bool_), np.zeros(p, np.int64),
+                            np.zeros(p, np.int64), 0)
+        X, w = rng.normal(size=(n, p)), np.ones(n)
+        for init in kmeans.INITS:
+            kmeans.run(X, w, lay, 2, 1, init)
+        rows = em.Rows(X, w, lay)
+        fitted = em.iterate(rows, em.initialise(rows, 1, em.fresh_random(1), 1e-6).params,
+                            5, 1e-6, 1, rows)
+        em.log_likelihood(rows, fitted.params)
+        kmeans.nearest(rows.X.T, lay.nominal, *kmeans.ranges(rows.X.T), X[:1].copy(), 64)
+    for kernel in (kmeans.ranges, kmeans._seed_random, kmeans._update_d2, kmeans.lloyd,
+                   kmeans.nearest, em.iterate_kernel, em.e_step):
+        assert len(kernel.signatures) == 1, kernel
 
 
 # ---------------------------------------------------------------- properties
@@ -412,7 +435,7 @@ def test_kmeans_recovers_centres(mix, seed):
 def brute_sse(model, data, centres):
     """The squared error of the rows to their nearest of ``centres``."""
     X = model.matrix(data.columns, data.n)
-    assign = kmeans.nearest(X, model.layout.nominal, model.lo, model.width, centres, 4096)
+    assign = kmeans.nearest(X.T, model.layout.nominal, model.lo, model.width, centres, 4096)
     total = 0.0
     for j, a in enumerate(model.attributes):
         x, c = X[:, j], centres[assign, j]

@@ -86,9 +86,9 @@ def full_sd(col):
 
 
 @njit(cache=True)
-def _full_sd_of(X, j, fsd, done):
+def _full_sd_of(cols, j, fsd, done):
     if not done[j]:
-        fsd[j] = full_sd(X[:, j])
+        fsd[j] = full_sd(cols[j])
         done[j] = True
     return fsd[j]
 
@@ -133,16 +133,16 @@ def _exp(x):
 
 
 @njit(cache=True, inline="always")
-def _e_row(X, i, nominal, offs, mean, denom, logsd, logp, logprior, mixed, a, e):
+def _e_row(cols, i, nominal, offs, mean, denom, logsd, logp, logprior, mixed, a, e):
     """Row ``i``'s log-density (returned) and its memberships' numerators into
     ``e``, with their sum (returned): a membership is ``e[c] / s``."""
     K = logprior.shape[0]
-    p = X.shape[1]
+    p = cols.shape[0]
     for c in range(K):
         acc = 0.0
         if mixed:
             for j in range(p):
-                x = X[i, j]
+                x = cols[j, i]
                 if nominal[j]:
                     acc += logp[c, offs[j] + int(x)]
                 else:
@@ -150,7 +150,7 @@ def _e_row(X, i, nominal, offs, mean, denom, logsd, logp, logprior, mixed, a, e)
                     acc += -(d * d / denom[c, j]) - NORM_CONST - logsd[c, j]
         else:  # all numeric: the same sum without the test
             for j in range(p):
-                d = X[i, j] - mean[c, j]
+                d = cols[j, i] - mean[c, j]
                 acc += -(d * d / denom[c, j]) - NORM_CONST - logsd[c, j]
         a[c] = acc + logprior[c]
     m = a[0]
@@ -165,13 +165,13 @@ def _e_row(X, i, nominal, offs, mean, denom, logsd, logp, logprior, mixed, a, e)
 
 
 @njit(cache=True, inline="always")
-def _m_row(X, i, wi, r, nominal, offs, nomidx, ch, pri, cnt, tot, S, SS):
+def _m_row(cols, i, wi, r, nominal, offs, nomidx, ch, pri, cnt, tot, S, SS):
     """Row ``i`` (weight ``wi``, memberships ``r``) added to chunk ``ch``'s M sums."""
     K = r.shape[0]
     for c in range(K):
         pri[ch, c] += wi * r[c]
-    for j in range(X.shape[1]):
-        x = X[i, j]
+    for j in range(cols.shape[0]):
+        x = cols[j, i]
         if nominal[j]:
             v = offs[j] + int(x)
             t = nomidx[j]
@@ -188,14 +188,14 @@ def _m_row(X, i, wi, r, nominal, offs, nomidx, ch, pri, cnt, tot, S, SS):
 
 
 @njit(cache=True)
-def _e_chunk(X, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior, W, ld, sums,
+def _e_chunk(cols, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior, W, ld, sums,
              ch, chunk, ll_c, sw_c, bad_c):
     """The E step over chunk ``ch``: each row's log-density into ``ld`` and its
     memberships into ``W``, where they have rows, and into the M sums ``sums``
     (``m_sums``), where they have chunks, as they are found, so that the EM loop
     keeps no (rows x clusters) array of them; the chunk's log-likelihood, weight
     and whether a row had no memberships (``W``'s row then NaN)."""
-    n = X.shape[0]
+    n = cols.shape[1]
     K = logprior.shape[0]
     pri, cnt, tot, S, SS = sums
     summed = pri.shape[0] > 0
@@ -207,7 +207,7 @@ def _e_chunk(X, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior, W,
     bad = False
     mixed = nominal.any()
     for i in range(ch * chunk, min(n, ch * chunk + chunk)):
-        lg, s = _e_row(X, i, nominal, offs, mean, denom, logsd, logp, logprior, mixed, a, e)
+        lg, s = _e_row(cols, i, nominal, offs, mean, denom, logsd, logp, logprior, mixed, a, e)
         ll += w[i] * lg
         sw += w[i]
         if ld.shape[0] > 0:
@@ -222,18 +222,18 @@ def _e_chunk(X, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior, W,
         if W.shape[0] > 0:
             W[i, :] = r
         if summed:
-            _m_row(X, i, w[i], r, nominal, offs, nomidx, ch, pri, cnt, tot, S, SS)
+            _m_row(cols, i, w[i], r, nominal, offs, nomidx, ch, pri, cnt, tot, S, SS)
     ll_c[ch] = ll
     sw_c[ch] = sw
     bad_c[ch] = bad
 
 
 @njit(cache=False, parallel=True)  # called from kernels (see jit.PRANGE_ONLY)
-def _e_par(X, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior, W, ld, sums,
+def _e_par(cols, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior, W, ld, sums,
            chunk, ll_c, sw_c, bad_c):
     for ch in prange(len(ll_c)):
-        _e_chunk(X, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior, W, ld,
-                 sums, np.int64(ch), chunk, ll_c, sw_c, bad_c)
+        _e_chunk(cols, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior, W,
+                 ld, sums, np.int64(ch), chunk, ll_c, sw_c, bad_c)
 
 
 @njit(cache=True, inline="always")
@@ -250,7 +250,7 @@ def _totals(ll_c, sw_c, bad_c):
     return ll, sw, bad
 
 
-def _e_step(X, w, nominal, nvals, offs, nomidx, priors, mean, sd, counts, total, W, ld,
+def _e_step(cols, w, nominal, nvals, offs, nomidx, priors, mean, sd, counts, total, W, ld,
             sums, chunk, par):
     """(status, weighted mean log-density of the rows). The rows' memberships go to
     ``W`` and into the M sums ``sums`` where those have room (``_e_chunk``), and a
@@ -261,16 +261,16 @@ def _e_step(X, w, nominal, nvals, offs, nomidx, priors, mean, sd, counts, total,
         if not priors[c] > 0:
             return CLUSTER_EMPTY, 0.0
     logprior, denom, logsd, logp = _tables(priors, sd, counts, total, nominal, nvals, offs)
-    n = X.shape[0]
+    n = cols.shape[1]
     nch = (n + chunk - 1) // chunk
     ll_c, sw_c, bad_c = np.zeros(nch), np.zeros(nch), np.zeros(nch, np.bool_)
     if nch > 1 and par:
-        _e_par(X, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior, W, ld, sums,
+        _e_par(cols, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior, W, ld, sums,
                chunk, ll_c, sw_c, bad_c)
     else:
         for ch in range(nch):
-            _e_chunk(X, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior, W,
-                     ld, sums, np.int64(ch), chunk, ll_c, sw_c, bad_c)
+            _e_chunk(cols, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior,
+                     W, ld, sums, np.int64(ch), chunk, ll_c, sw_c, bad_c)
     ll, sw, bad = _totals(ll_c, sw_c, bad_c)
     if bad and (W.shape[0] > 0 or sums[0].shape[0] > 0):
         return NOT_NORMALISABLE, 0.0
@@ -327,11 +327,11 @@ def _added(pri, cnt, tot, S, SS):
 
 @njit(cache=True)
 def estimate(pri, cnt, tot, S, SS, nominal, nvals, offs, nomidx, priors, mean, sd, counts,
-             total, min_sd, X, fsd, fsd_done):
+             total, min_sd, cols, fsd, fsd_done):
     """The M step's estimates (in place) from its summed sums: per cluster the
     weight ``pri``, per nominal value ``cnt`` (Laplace ones included) and their
     totals ``tot``, per numeric attribute ``S`` and ``SS``; the status. A collapsed
-    standard deviation takes the attribute's over the rows of ``X`` (``fsd``, worked
+    standard deviation takes the attribute's over the rows of ``cols`` (``fsd``, worked
     out where not ``fsd_done``)."""
     K = pri.shape[0]
     p = nominal.shape[0]
@@ -359,7 +359,7 @@ def estimate(pri, cnt, tot, S, SS, nominal, nvals, offs, nomidx, priors, mean, s
                 var = 0.0
             dev = math.sqrt(var)
             if dev <= min_sd:
-                dev = _full_sd_of(X, j, fsd, fsd_done)
+                dev = _full_sd_of(cols, j, fsd, fsd_done)
                 if dev <= min_sd:
                     dev = min_sd
             if dev <= 0:
@@ -372,7 +372,7 @@ def estimate(pri, cnt, tot, S, SS, nominal, nvals, offs, nomidx, priors, mean, s
 
 
 @njit(cache=True)
-def iterate_kernel(X, w, nominal, nvals, offs, nomidx, priors, mean, sd, counts, total,
+def iterate_kernel(cols, w, nominal, nvals, offs, nomidx, priors, mean, sd, counts, total,
                    llk, max_iter, min_sd, fsd, fsd_done, chunk, par, trace, count):
     """The EM loop from the current model (updated in place); ``count[0]`` counts
     the iterations (progress).
@@ -389,9 +389,9 @@ def iterate_kernel(X, w, nominal, nvals, offs, nomidx, priors, mean, sd, counts,
     steps = 0
     for i in range(max_iter):
         old = llk
-        pri, cnt, tot, S, SS = m_sums(X.shape[0], X.shape[1], priors.shape[0],
+        pri, cnt, tot, S, SS = m_sums(cols.shape[1], cols.shape[0], priors.shape[0],
                                       counts.shape[1], nominal, nvals, offs, nomidx, chunk)
-        status, new = _e_step_linked(X, w, nominal, nvals, offs, nomidx, priors, mean, sd,
+        status, new = _e_step_linked(cols, w, nominal, nvals, offs, nomidx, priors, mean, sd,
                                      counts, total, no_rows, none, (pri, cnt, tot, S, SS),
                                      chunk, par)
         if status != OK:
@@ -416,7 +416,7 @@ def iterate_kernel(X, w, nominal, nvals, offs, nomidx, priors, mean, sd, counts,
         p_tot[:] = total
         _added(pri, cnt, tot, S, SS)  # the M step, from the E step's sums
         status = estimate(pri[0], cnt[0], tot[0], S[0], SS[0], nominal, nvals, offs, nomidx,
-                          priors, mean, sd, counts, total, min_sd, X, fsd, fsd_done)
+                          priors, mean, sd, counts, total, min_sd, cols, fsd, fsd_done)
         if status != OK:
             return status, llk, steps, False
     return OK, llk, steps, False
@@ -459,7 +459,7 @@ class Rows:
 
     def ranges(self):
         if self._ranges is None:
-            self._ranges = kmeans.ranges(self.X)
+            self._ranges = kmeans.ranges(self.X.T)
         return self._ranges
 
     def full_sd(self, j):
@@ -570,7 +570,7 @@ def iterate(rows, params, max_iter, min_sd, seed, full, init=None, chunk=kmeans.
     while True:
         buf = np.empty(max_iter)
         status, llk, steps, reverted = iterate_kernel(
-            rows.X, rows.w, lay.nominal, lay.nvals, lay.offs, nomidx, *params.arrays(),
+            rows.X.T, rows.w, lay.nominal, lay.nvals, lay.offs, nomidx, *params.arrays(),
             llk, max_iter, min_sd, rows.fsd, rows.fsd_done, chunk, bool(par), buf,
             progress.counter(f"EM: iterations with {params.k} clusters", max_iter))
         trace.extend(buf[:steps].tolist())
@@ -604,7 +604,7 @@ def restart(seed, restarts, k, status):
 def log_likelihood(rows, params, chunk=kmeans.CHUNK, par=True):
     """Weighted mean log-density of ``rows`` under ``params`` (E without update)."""
     lay = rows.layout
-    status, ll = e_step(rows.X, rows.w, lay.nominal, lay.nvals, lay.offs, nominal_index(lay),
+    status, ll = e_step(rows.X.T, rows.w, lay.nominal, lay.nvals, lay.offs, nominal_index(lay),
                         *params.arrays(), np.zeros((0, params.k)), np.empty(0),
                         no_sums(rows.X.shape[1], params.k), chunk, bool(par))
     if status != OK:
@@ -617,7 +617,7 @@ def densities(X, layout, params, chunk=kmeans.CHUNK):
     n = X.shape[0]
     W = np.empty((n, params.k))
     ld = np.empty(n)
-    e_step(kmeans.rows_of(X), np.ones(n), layout.nominal, layout.nvals, layout.offs,
+    e_step(kmeans.rows_of(X).T, np.ones(n), layout.nominal, layout.nvals, layout.offs,
            nominal_index(layout), *params.arrays(), W, ld, no_sums(X.shape[1], params.k),
            chunk, True)
     return W, ld

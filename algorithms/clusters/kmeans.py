@@ -5,7 +5,10 @@ The data arrive as one (n, p) float64 matrix: numeric values, or nominal codes,
 with NaN for missing. It is kept an attribute at a time in memory (Fortran
 order, ``rows_of``): the transpose of a Dataset's matrix of columns, which the
 kernels then read without a copy of the table, and whose blocks of rows they
-read in order. Every step of the reference is kept, in its order:
+read in order. The kernels take it as that matrix of columns (``cols``, (p, n),
+C-ordered: ``X.T``), whatever its shape: a matrix of one row or one attribute is
+C- and F-ordered at once, numba types it as C-ordered, and a kernel that took
+the rows would be compiled a second time for it. Every step of the reference is kept, in its order:
 
 * missing values are replaced by the weighted mean / mode of the training rows
   (``filters.ReplaceMissing``, done by the caller);
@@ -82,7 +85,7 @@ def _first_max_i(a, lo, hi):
 
 
 def rows_of(X):
-    """``X`` (n, p) as the kernels take rows: an attribute at a time in memory and
+    """``X`` (n, p) as the rows are kept: an attribute at a time in memory and
     writable, as the transpose of a Dataset's matrix of columns is; a copy only
     where it is not."""
     return X if X.flags.f_contiguous and X.flags.writeable else np.array(X, order="F")
@@ -146,16 +149,16 @@ def described(M, w, fill, nominal, nvals):
 
 
 @njit(cache=True)
-def ranges(X):
+def ranges(cols):
     """Per attribute (min, width) over the non-missing values (NaN if none)."""
-    n, p = X.shape
+    p, n = cols.shape
     lo = np.full(p, np.nan)
     width = np.full(p, np.nan)
     for j in range(p):
         a = np.inf
         b = -np.inf
         for i in range(n):
-            x = X[i, j]
+            x = cols[j, i]
             if x < a:
                 a = x
             if x > b:
@@ -187,8 +190,8 @@ def _scaled(C, nominal, lo, width):
 
 
 @njit(cache=True)
-def _block_distances(X, i0, m, nominal, lo, width, Z, zb, db):
-    """The squared distances from rows ``i0:i0 + m`` of ``X`` to every centre
+def _block_distances(cols, i0, m, nominal, lo, width, Z, zb, db):
+    """The squared distances from rows ``i0:i0 + m`` of ``cols`` to every centre
     (``_scaled``), into ``db[:, :m]``: each row's squared differences (a mismatch
     of a nominal value counts 1) summed in attribute order, as the reference sums
     them, the block's rows side by side, so that the compiler vectorises over
@@ -196,7 +199,7 @@ def _block_distances(X, i0, m, nominal, lo, width, Z, zb, db):
     K, p = Z.shape
     for j in range(p):
         for r in range(m):
-            x = X[i0 + r, j]
+            x = cols[j, i0 + r]
             zb[j, r] = x if nominal[j] else _norm(x, lo[j], width[j])
     for c in range(K):
         for r in range(m):
@@ -235,47 +238,47 @@ def _nearest_in_block(db, r):
 
 
 @njit(cache=True)
-def _nearest_chunk(X, nominal, lo, width, Z, start, stop, out):
-    zb = np.empty((X.shape[1], BLOCK))
+def _nearest_chunk(cols, nominal, lo, width, Z, start, stop, out):
+    zb = np.empty((cols.shape[0], BLOCK))
     db = np.empty((Z.shape[0], BLOCK))
     for i0 in range(start, stop, BLOCK):
         m = min(BLOCK, stop - i0)
-        _block_distances(X, i0, m, nominal, lo, width, Z, zb, db)
+        _block_distances(cols, i0, m, nominal, lo, width, Z, zb, db)
         _root(db, m)
         for r in range(m):
             out[i0 + r] = _nearest_in_block(db, r)[0]
 
 
 @njit(cache=False, parallel=True)  # called from kernels (see jit.PRANGE_ONLY)
-def _nearest_par(X, nominal, lo, width, Z, chunk, out):
-    n = X.shape[0]
+def _nearest_par(cols, nominal, lo, width, Z, chunk, out):
+    n = cols.shape[1]
     for ch in prange((n + chunk - 1) // chunk):
-        _nearest_chunk(X, nominal, lo, width, Z, ch * chunk, min(n, ch * chunk + chunk), out)
+        _nearest_chunk(cols, nominal, lo, width, Z, ch * chunk, min(n, ch * chunk + chunk), out)
 
 
 @njit(cache=True)
-def nearest(X, nominal, lo, width, C, chunk):
+def nearest(cols, nominal, lo, width, C, chunk):
     """Index of the nearest centre of every row (first of equal distances)."""
-    n = X.shape[0]
+    n = cols.shape[1]
     Z = _scaled(C, nominal, lo, width)
     out = np.zeros(n, np.int64)
     if n > chunk:
-        _nearest_par(X, nominal, lo, width, Z, chunk, out)
+        _nearest_par(cols, nominal, lo, width, Z, chunk, out)
     else:
-        _nearest_chunk(X, nominal, lo, width, Z, np.int64(0), n, out)  # (np.int64: see jit)
+        _nearest_chunk(cols, nominal, lo, width, Z, np.int64(0), n, out)  # (np.int64: see jit)
     return out
 
 
 @njit(cache=True)
-def nearest_many(X, nominal, ends, lo, width, fill, C, c_ends):
-    """``nearest`` for many models at once, each on its own rows of ``X``: model
-    ``j`` scores rows ``ends[j]:ends[j + 1]`` against its centres
+def nearest_many(cols, nominal, ends, lo, width, fill, C, c_ends):
+    """``nearest`` for many models at once, each on its own rows: model
+    ``j`` scores rows ``ends[j]:ends[j + 1]`` of ``cols`` against its centres
     ``C[c_ends[j]:c_ends[j + 1]]``, with its ranges ``lo[j]``, ``width[j]`` and its
     fill values ``fill[j]`` for missing cells. One call per chunk of rows, rather
     than one per model and chunk, when rows are scored by per-group models."""
-    out = np.empty(X.shape[0], np.int64)
-    p = X.shape[1]
-    xb = np.empty((p, BLOCK)).T  # a block of rows, missing cells filled (rows_of)
+    p, n = cols.shape
+    out = np.empty(n, np.int64)
+    xb = np.empty((p, BLOCK))  # a block of rows, missing cells filled
     zb = np.empty((p, BLOCK))
     for t in range(len(ends) - 1):
         Z = _scaled(C[c_ends[t]:c_ends[t + 1]], nominal, lo[t], width[t])
@@ -284,9 +287,9 @@ def nearest_many(X, nominal, ends, lo, width, fill, C, c_ends):
             m = min(BLOCK, ends[t + 1] - i0)
             for r in range(m):
                 for j in range(p):
-                    v = X[i0 + r, j]
-                    xb[r, j] = fill[t, j] if np.isnan(v) else v
-            _block_distances(xb, 0, m, nominal, lo[t], width[t], Z, zb, db)
+                    v = cols[j, i0 + r]
+                    xb[j, r] = fill[t, j] if np.isnan(v) else v
+            _block_distances(xb, np.int64(0), m, nominal, lo[t], width[t], Z, zb, db)
             _root(db, m)
             for r in range(m):
                 out[i0 + r] = _nearest_in_block(db, r)[0]
@@ -294,44 +297,44 @@ def nearest_many(X, nominal, ends, lo, width, fill, C, c_ends):
 
 
 @njit(cache=True)
-def _d2_chunk(X, nominal, lo, width, Z, start, stop, d2):
-    zb = np.empty((X.shape[1], BLOCK))
+def _d2_chunk(cols, nominal, lo, width, Z, start, stop, d2):
+    zb = np.empty((cols.shape[0], BLOCK))
     db = np.empty((1, BLOCK))
     for i0 in range(start, stop, BLOCK):
         m = min(BLOCK, stop - i0)
-        _block_distances(X, i0, m, nominal, lo, width, Z, zb, db)
+        _block_distances(cols, i0, m, nominal, lo, width, Z, zb, db)
         for r in range(m):
             if db[0, r] < d2[i0 + r]:
                 d2[i0 + r] = db[0, r]
 
 
 @njit(cache=False, parallel=True)  # called from kernels (see jit.PRANGE_ONLY)
-def _d2_par(X, nominal, lo, width, Z, chunk, d2):
-    n = X.shape[0]
+def _d2_par(cols, nominal, lo, width, Z, chunk, d2):
+    n = cols.shape[1]
     for ch in prange((n + chunk - 1) // chunk):
-        _d2_chunk(X, nominal, lo, width, Z, ch * chunk, min(n, ch * chunk + chunk), d2)
+        _d2_chunk(cols, nominal, lo, width, Z, ch * chunk, min(n, ch * chunk + chunk), d2)
 
 
 @njit(cache=True)
-def _update_d2(X, nominal, lo, width, C, d2, chunk):
+def _update_d2(cols, nominal, lo, width, C, d2, chunk):
     """``d2[i] = min(d2[i], squared scaled distance to the single centre C)``."""
     Z = _scaled(C, nominal, lo, width)
-    if X.shape[0] > chunk:
-        _d2_par(X, nominal, lo, width, Z, chunk, d2)
+    if cols.shape[1] > chunk:
+        _d2_par(cols, nominal, lo, width, Z, chunk, d2)
     else:
-        _d2_chunk(X, nominal, lo, width, Z, np.int64(0), X.shape[0], d2)
+        _d2_chunk(cols, nominal, lo, width, Z, np.int64(0), cols.shape[1], d2)
 
 
 # ----------------------------------------------------------------- seeding
 
 @njit(cache=True)
-def seen_row(X, r, rows, m):
-    """Whether row ``r`` of ``X`` equals (value for value) one of ``rows[:m]``."""
+def seen_row(cols, r, rows, m):
+    """Whether row ``r`` of ``cols`` equals (value for value) one of ``rows[:m]``."""
     for t in range(m):
         q = rows[t]
         same = True
-        for a in range(X.shape[1]):
-            if X[r, a] != X[q, a]:
+        for a in range(cols.shape[0]):
+            if cols[a, r] != cols[a, q]:
                 same = False
                 break
         if same:
@@ -340,18 +343,18 @@ def seen_row(X, r, rows, m):
 
 
 @njit(cache=True)
-def _seed_random(X, state, k):
+def _seed_random(cols, state, k):
     """The reference's random centres: (row order after the swaps, the rows
     chosen, how many were chosen: fewer than ``k`` when there are fewer
     distinct rows)."""
-    n, p = X.shape
+    n = cols.shape[1]
     order = np.arange(n)
     chosen = np.empty(k, np.int64)
     m = 0
     for j in range(n - 1, -1, -1):
         idx, state = next_int(state, j + 1)
         r = order[idx]
-        if not seen_row(X, r, chosen, np.int64(m)):
+        if not seen_row(cols, r, chosen, np.int64(m)):
             chosen[m] = r
             m += 1
         order[idx] = order[j]
@@ -368,7 +371,7 @@ def seed_random(X, k, seed):
     is kept."""
     X = rows_of(X)
     state = np.uint64(JavaRandom(seed).seed)
-    order, chosen, _ = _seed_random(X, state, k)
+    order, chosen, _ = _seed_random(X.T, state, k)
     places = moved_places(order)
     return (places, order[places]), centre_rows(X, chosen)
 
@@ -383,7 +386,7 @@ def seed_plus_plus(X, w, nominal, lo, width, k, seed, chunk=CHUNK):
     rows = [first]
     d2 = np.full(n, np.inf)
     while len(rows) < k:
-        _update_d2(X, nominal, lo, width, centre_rows(X, rows[-1:]), d2, chunk)
+        _update_d2(X.T, nominal, lo, width, centre_rows(X, rows[-1:]), d2, chunk)
         i = _draw(d2, w, rng.random())  # a draw the last, failed step does not use
         if i < 0:
             break
@@ -413,38 +416,38 @@ def _draw(d2, w, u):
 # ------------------------------------------------------------------- Lloyd
 
 @njit(cache=True)
-def _pass_chunk(X, w, nominal, offs, lo, width, Z, assign, ch, chunk,
+def _pass_chunk(cols, w, nominal, offs, lo, width, Z, assign, ch, chunk,
                 sse, sw, s, ss, cnt, mode, nom, changed):
     """Assign the rows of chunk ``ch`` and accumulate the chunk's sums."""
-    n, p = X.shape
+    p, n = cols.shape
     K = Z.shape[0]
     zb = np.empty((p, BLOCK))  # a block of rows scaled, an attribute a row
     db = np.empty((K, BLOCK))  # their distances, a centre a row
     moved = False
     for i0 in range(ch * chunk, min(n, ch * chunk + chunk), BLOCK):
         m = min(BLOCK, n - i0, ch * chunk + chunk - i0)
-        _block_distances(X, i0, m, nominal, lo, width, Z, zb, db)
+        _block_distances(cols, i0, m, nominal, lo, width, Z, zb, db)
         _root(db, m)
         for r in range(m):
             i = i0 + r
             best, mind = _nearest_in_block(db, r)
-            _add_row(X, w, nominal, offs, i, best, mind, ch, sse, sw, s, ss, cnt, mode,
-                     nom)
+            _add_row(cols, w, nominal, offs, i, best, mind, ch, sse, sw, s, ss, cnt,
+                     mode, nom)
             moved = moved or assign[i] != best
             assign[i] = best
     changed[ch] = moved
 
 
 @njit(cache=True, inline="always")
-def _add_row(X, w, nominal, offs, i, best, mind, ch, sse, sw, s, ss, cnt, mode, nom):
+def _add_row(cols, w, nominal, offs, i, best, mind, ch, sse, sw, s, ss, cnt, mode, nom):
     """Add row ``i``, at distance ``mind`` from its nearest centre ``best``, to
     that centre's sums in chunk ``ch``."""
     sse[ch, best] += mind * mind
     wi = w[i]
     sw[ch, best] += wi
     cnt[ch, best] += 1
-    for j in range(X.shape[1]):
-        x = X[i, j]
+    for j in range(cols.shape[0]):
+        x = cols[j, i]
         if nominal[j]:
             v = offs[j] + int(x)
             mode[ch, best, v] += int(wi)
@@ -455,12 +458,12 @@ def _add_row(X, w, nominal, offs, i, best, mind, ch, sse, sw, s, ss, cnt, mode, 
 
 
 @njit(cache=False, parallel=True)  # called from kernels (see jit.PRANGE_ONLY)
-def _passes_par(X, w, nominal, offs, lo, width, Z, assign, chunk,
+def _passes_par(cols, w, nominal, offs, lo, width, Z, assign, chunk,
                 sse, sw, s, ss, cnt, mode, nom, changed, halt):
     for ch in prange(len(changed)):
         if halted(halt):  # stopped (algorithms.stop): the rest is not looked at
             continue
-        _pass_chunk(X, w, nominal, offs, lo, width, Z, assign, np.int64(ch), chunk,
+        _pass_chunk(cols, w, nominal, offs, lo, width, Z, assign, np.int64(ch), chunk,
                     sse, sw, s, ss, cnt, mode, nom, changed)
 
 
@@ -483,9 +486,9 @@ def centres(sw, s, cnt, mode, nominal, nvals, offs):
 
 
 @njit(cache=True)
-def lloyd(X, w, nominal, nvals, offs, V, lo, width, C, max_iter, chunk, par, halt,
+def lloyd(cols, w, nominal, nvals, offs, V, lo, width, C, max_iter, chunk, par, halt,
           count):
-    """Lloyd iterations from centres ``C`` over the rows of ``X`` in their order,
+    """Lloyd iterations from centres ``C`` over the rows of ``cols`` in their order,
     until they converge, ``max_iter`` or ``halt[0]`` is set; ``count[0]`` counts the
     iterations (progress). The chunks of a pass run on numba's threads when ``par``
     is set, else one after another (the same sums: for callers that are already
@@ -494,7 +497,7 @@ def lloyd(X, w, nominal, nvals, offs, V, lo, width, C, max_iter, chunk, par, hal
     Returns (centres, assignments, iterations, squared error, per-cluster squared
     errors, sizes, per-cluster standard deviations (NaN for nominal), unweighted
     nominal counts (K, V))."""
-    n, p = X.shape
+    p, n = cols.shape
     nch = (n + chunk - 1) // chunk
     assign = np.zeros(n, np.int64)
     it = 0
@@ -512,14 +515,14 @@ def lloyd(X, w, nominal, nvals, offs, V, lo, width, C, max_iter, chunk, par, hal
         nom_c = np.zeros((nch, K, V), np.int64)
         changed = np.zeros(nch, np.bool_)
         if nch > 1 and par:
-            _passes_par(X, w, nominal, offs, lo, width, Z, assign, chunk,
+            _passes_par(cols, w, nominal, offs, lo, width, Z, assign, chunk,
                         sse_c, sw_c, s_c, ss_c, cnt_c, mode_c, nom_c, changed, halt)
         else:
             for ch in range(nch):
                 if halted(halt):
                     break
-                _pass_chunk(X, w, nominal, offs, lo, width, Z, assign, np.int64(ch), chunk,
-                            sse_c, sw_c, s_c, ss_c, cnt_c, mode_c, nom_c, changed)
+                _pass_chunk(cols, w, nominal, offs, lo, width, Z, assign, np.int64(ch),
+                            chunk, sse_c, sw_c, s_c, ss_c, cnt_c, mode_c, nom_c, changed)
         sqerr = np.zeros(K)
         sw = np.zeros(K)
         s = np.zeros((K, p))
@@ -628,7 +631,7 @@ def run(X, w, layout, k, seed, init="random", max_iter=500, lo=None, width=None,
     no other thread may read meanwhile."""
     X = rows_of(X)
     if lo is None:
-        lo, width = ranges(X)
+        lo, width = ranges(X.T)
     if init == "random":
         moves, C = seed_random(X, k, seed)
     elif init == "k-means++":
@@ -640,7 +643,7 @@ def run(X, w, layout, k, seed, init="random", max_iter=500, lo=None, width=None,
     count = progress.counter(f"k-means: iterations with {len(C)} clusters", max_iter)
     with reordered(X, w, moves, in_place) as (Xp, wp):
         C, assign, it, sse, errs, sizes, std, nom = lloyd(
-            Xp, wp, layout.nominal, layout.nvals, layout.offs, layout.V, lo, width, C,
+            Xp.T, wp, layout.nominal, layout.nvals, layout.offs, layout.V, lo, width, C,
             max_iter, chunk, bool(par), halt, count)
     stop.check(halt)
     if moves is not None:  # each row's cluster back in its own place

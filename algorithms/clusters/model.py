@@ -16,7 +16,7 @@ from .. import contract, memory
 from ..dataset import Attribute, stacked
 from ..filters import ReplaceMissing, fill_values
 from ..javafmt import double_to_string, java_double
-from ..jit import njit
+from ..jit import frozen, njit
 from ..models import check_array
 from . import em, kmeans
 from .kmeans import Layout
@@ -311,7 +311,7 @@ class KMeansModel(_Clustering):
 
     def assign(self, columns, n):
         """The nearest centre of each row."""
-        return kmeans.nearest(self.matrix(columns, n), self.layout.nominal, self.lo,
+        return kmeans.nearest(self.matrix(columns, n).T, self.layout.nominal, self.lo,
                               self.width, self.centroids, kmeans.CHUNK)
 
     def proba(self, columns, n):
@@ -328,14 +328,14 @@ class KMeansModel(_Clustering):
         first = models[0]
         ends = np.zeros(len(models) + 1, np.int64)
         np.cumsum(counts, out=ends[1:])
-        X = np.empty((len(first.attributes), ends[-1])).T  # kmeans.rows_of
+        cols = np.empty((len(first.attributes), ends[-1]))  # as kernels take rows
         for j, col in enumerate(columns):
-            X[:, j] = col
+            cols[j] = col
         sizes = [m.num_clusters for m in models]
         c_ends = np.zeros(len(models) + 1, np.int64)
         np.cumsum(sizes, out=c_ends[1:])
         assign = kmeans.nearest_many(
-            X, first.layout.nominal, ends, np.stack([m.lo for m in models]),
+            cols, first.layout.nominal, ends, np.stack([m.lo for m in models]),
             np.stack([m.width for m in models]), np.stack([m.missing.fill for m in models]),
             np.concatenate([m.centroids for m in models]), c_ends)
         hot = np.zeros((len(assign), max(sizes)))
@@ -444,13 +444,13 @@ class KMeansModel(_Clustering):
 # ------------------------------------------------------------------ fitting
 
 @njit(cache=True)
-def _distinct_at_least(X, k):
-    """Whether ``X`` has at least ``k`` distinct rows (stops once it has seen k)."""
-    n, p = X.shape
+def _distinct_at_least(cols, k):
+    """Whether ``cols`` has at least ``k`` distinct rows (stops once it has seen k)."""
+    n = cols.shape[1]
     seen = np.empty(k, np.int64)
     m = 0
     for i in range(n):
-        if not kmeans.seen_row(X, i, seen, np.int64(m)):
+        if not kmeans.seen_row(cols, i, seen, np.int64(m)):
             seen[m] = i
             m += 1
             if m == k:
@@ -506,7 +506,7 @@ def _prepare(data, exclude, name=None, limit=None):
     w = np.ascontiguousarray(data.weights, dtype=np.float64)
     lay = Layout.of(attributes)
     M = stacked([np.asarray(data.columns[j], np.float64) for j in keep], data.n)
-    fill = np.nan_to_num(fill_values(M.T, w, lay.nominal, lay.nvals))  # no values: 0
+    fill = np.nan_to_num(fill_values(frozen(M), w, lay.nominal, lay.nvals))  # none: 0
     lo, width, centre, missing = kmeans.described(M, w, fill, lay.nominal, lay.nvals)
     for a, m in zip(attributes, missing):
         if m == data.n:
@@ -524,7 +524,7 @@ def _prepare(data, exclude, name=None, limit=None):
 
 
 def _check_k(k, Xr):
-    if k > Xr.shape[0] or not _distinct_at_least(Xr, k):
+    if k > Xr.shape[0] or not _distinct_at_least(Xr.T, k):
         raise ValueError(f"k = {k} is larger than the number of distinct rows")
 
 
