@@ -27,7 +27,7 @@ import numpy as np
 from . import stop
 from .buffers import grow
 from .halt import halted
-from .jit import njit
+from .jit import frozen, njit
 
 STATUS_OK = 0
 STATUS_LIMIT = 1
@@ -383,6 +383,7 @@ def build_tree(offsets, codes, rank, n_items, pool=None, threads=1):
     """The first FP-tree (the book's second pass) over the items ranked by ``rank``
     (raw code -> rank, -1 = infrequent): built in ``threads`` parts that share no
     node, then concatenated. Returns nodes and header as ``mine`` takes them."""
+    codes = frozen(codes)  # from a table or computed: one kernel for both
     first = first_items(offsets, codes, rank)
     owner = np.zeros(n_items, np.int32)
     if pool is None or threads < 2:

@@ -9,7 +9,12 @@ A stopped fit compiles no further kernel.
 A kernel that passes a constant number to another kernel writes it as
 ``np.int64(0)``: numba compiles the callee once more for each constant it is
 called with from a kernel (as a ``Literal[int]``), and from Python with a variable,
-and a large callee takes seconds to compile each time.
+and a large callee takes seconds to compile each time. Likewise an array reaches a
+kernel in one layout and one mutability: numba types an array with a dimension of
+one as C-ordered even where its callers' arrays are F-ordered (k-means and EM take
+their rows as the C-ordered matrix of columns for this reason), a prange index is
+unsigned (``np.int64(a)`` where it is passed on), and an array that is read-only
+from some callers is made read-only for all (``frozen``).
 """
 
 import types

@@ -225,7 +225,7 @@ def contingency(codes, card, count, start, vary, lstart, mcv, off, child, rows,
             continue
         if lstart[node] >= 0:  # a leaf list: look at its rows
             for i in range(lstart[node], lstart[node] + count[node]):
-                cell = _cell(codes, rows[i], card, attrs, fixed, strides, tops, k)
+                cell = _cell(codes, np.int64(rows[i]), card, attrs, fixed, strides, tops, k)
                 if cell >= 0:
                     out[o + cell] += sign
             continue
@@ -292,7 +292,7 @@ def scan(codes, card, attrs, fixed, strides, tops, out):
     """``contingency`` by one pass over the rows, without a tree."""
     n = codes.shape[0]
     for r in range(n):
-        cell = _cell(codes, r, card, attrs, fixed, strides, tops, 0)
+        cell = _cell(codes, r, card, attrs, fixed, strides, tops, np.int64(0))  # (see jit)
         if cell >= 0:
             out[cell] += 1
 

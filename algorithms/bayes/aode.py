@@ -166,7 +166,7 @@ class AODEModel:
     def proba(self, columns, n):
         """Class probabilities of ``n`` rows; ``columns`` holds the attributes in
         ``used``, in that order."""
-        X = self.coding.codes(columns, n)[:, self.used]
+        X = np.ascontiguousarray(self.coding.codes(columns, n)[:, self.used])  # (one kernel)
         nvals = np.array([len(self.coding.values[j]) for j in self.used], np.int64)
         c = self.counts
         offs = np.concatenate([[0], np.cumsum(nvals + 1)[:-1]]).astype(np.int64)

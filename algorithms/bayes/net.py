@@ -156,7 +156,7 @@ class Counts:
                 hit = self.weighted(node, parents, self.times)
             else:
                 hit = scan_table(self.codes, self.slot, attrs).reshape(-1, self.card[node])
-            hit = np.asarray(hit, np.float64)  # a weighted table is one already
+            hit = np.ascontiguousarray(hit, np.float64)  # C-ordered, as the kernels'
             self._cache[key] = hit
         return hit
 
@@ -208,7 +208,7 @@ class TreeCounts:
                     kept = t[:-1].copy()
                     kept[self.fill[a]] += t[-1]
                     t = np.moveaxis(kept, 0, axis)
-            hit = np.asarray(t, np.float64).reshape(-1, self.card[node])
+            hit = np.ascontiguousarray(t, np.float64).reshape(-1, self.card[node])
             self._cache[key] = hit
         return hit
 
@@ -455,7 +455,7 @@ def network_scores(cells, alpha, n_rows):
     for k, name in enumerate(SCORES):
         total = 0.0
         for c in cells:
-            total = add_table_score(total, c, k, alpha, n_rows)
+            total = add_table_score(total, np.ascontiguousarray(c), k, alpha, n_rows)
         out[name] = total
     return out
 

@@ -661,9 +661,10 @@ def _select_split(X, y, idx, w, srt, n_values, k, min_obj, mdl, binary, multi_va
                 node_table = NO_TABLE
                 break
         gains, ratios = np.empty(m), np.empty(m)
-        for a in prange(m):  # every attribute's best split
-            gains[a], ratios[a], mids[a], vals[a] = _evaluate_one(
-                a, X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, node_table)
+        for a in prange(m):  # every attribute's best split (np.int64: a prange index
+            gains[a], ratios[a], mids[a], vals[a] = _evaluate_one(  # is unsigned)
+                np.int64(a), X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary,
+                node_table)
         best_a = chosen(gains, ratios, n_values, multi_valued, n_all)
     if best_a < 0:
         return -1, -1, 0.0, -1, per_class

@@ -22,7 +22,7 @@ only where two candidates tie to those bits.
 
 import numpy as np
 
-from ..jit import njit
+from ..jit import frozen, njit
 from .grow import (
     ATTR,
     BAGS,
@@ -178,7 +178,7 @@ def best_split(value, cls, weight, n_values, k, min_obj, mdl, binary, whole):
         whole = whole and total < 1e8
         gain, ratio, mid = numeric_split(value[order], cls[order].astype(np.int32),
                                          weight[order], k, min_obj, total, mdl,
-                                         lf_table(int(total)) if whole else NO_TABLE)
+                                         frozen(lf_table(int(total)) if whole else NO_TABLE))
         kind, nb = 0, 2
         if gain >= 0:
             v = value[order]

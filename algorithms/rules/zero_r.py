@@ -11,7 +11,7 @@ import numpy as np
 
 from ..dataset import Attribute
 from ..javafmt import java_double
-from ..jit import njit
+from ..jit import frozen, njit
 from ..models import check_array
 
 SMALL = 1e-6  # the reference's tolerance for "greater than"
@@ -107,9 +107,9 @@ def _mean(y, w):
 def fit(data, target, options, settings):
     """The contract's fit for zero_r."""
     a = data.attributes[target]
-    y = data.columns[target]
+    y, w = frozen(data.columns[target]), frozen(data.weights)  # (one kernel: see jit)
     known = int((~np.isnan(y)).sum())
     if a.nominal:
-        counts, total = _counts(y, data.weights, len(a.values))
+        counts, total = _counts(y, w, len(a.values))
         return ZeroRModel(data.attributes, a.name, counts, total, None, known)
-    return ZeroRModel(data.attributes, a.name, None, None, _mean(y, data.weights), known)
+    return ZeroRModel(data.attributes, a.name, None, None, _mean(y, w), known)
