@@ -146,11 +146,12 @@ class UserWideLocator(_PackageStamp, caching.UserWideCacheLocator):
 
 
 @contextlib.contextmanager
-def _locked(path, wait=None):
+def _locked(path, wait=None, poll=None):
     """An exclusive lock on ``path`` (created) while the block runs, across
     processes. With ``wait`` (seconds) the lock is polled, and the block runs
     without it once that has passed (a process that never lets go), or when
-    ``path`` cannot be made (a cache that cannot be written)."""
+    ``path`` cannot be made (a cache that cannot be written); ``poll`` is called
+    at every try, and may raise to give up."""
     if fcntl is None:
         yield
         return
@@ -171,6 +172,8 @@ def _locked(path, wait=None):
                 fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 held = True
             except OSError:
+                if poll is not None:
+                    poll()
                 time.sleep(0.05)
         try:
             yield
@@ -203,7 +206,7 @@ def one_compile_at_a_time(dispatcher):
         with global_compiler_lock:
             if path in _compiling:
                 return compile_sig(sig)
-            with _locked(path, COMPILE_WAIT):
+            with _locked(path, COMPILE_WAIT, _checkpoint):
                 _compiling.add(path)
                 try:
                     return compile_sig(sig)
@@ -212,6 +215,13 @@ def one_compile_at_a_time(dispatcher):
 
     dispatcher.compile = compile
     return dispatcher
+
+
+def _checkpoint():
+    """A stopped job waits no longer for another process's compile (which may take
+    a minute): it stops, as it would before compiling (``jit``)."""
+    from .stop import checkpoint  # stop's own kernel is made with njit
+    checkpoint()
 
 
 def data_name(cache_file, key):

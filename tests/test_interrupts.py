@@ -13,6 +13,7 @@ import time
 import duckdb
 import numpy as np
 import pytest
+from numba import types
 
 import duckmine
 from duckmine.algorithms import contract, stop
@@ -248,6 +249,32 @@ def test_a_job_that_cannot_stop_is_left_behind_and_its_caller_stopped():
     release.set()
     job_outcomes()  # waits until it has ended
     assert stop.running() == 0
+
+
+def test_a_stopped_job_waits_no_longer_for_another_processs_compile():
+    """A job that needs a kernel another process is compiling waits for it, then
+    loads it; stopped meanwhile, it stops at once rather than after that compile
+    (a minute for a large kernel), as it would before compiling one itself."""
+    import fcntl
+
+    from duckmine.algorithms.clusters import kmeans
+
+    kernel = kmeans._first_max_i
+    path = kernel._cache._cache_file._index_path + ".compiling"
+    with open(path, "ab") as other:  # held as by another process that compiles it
+        fcntl.flock(other, fcntl.LOCK_EX)
+        try:
+            with interrupt_when_running(stop.stop, delay=0.2):
+                with pytest.raises(stop.Stopped):
+                    stop.run(kernel, np.zeros(3, np.int16), 0, 3)  # a type not compiled
+            start = time.monotonic()
+            while stop.running() and time.monotonic() - start < 5:
+                time.sleep(0.01)
+            assert stop.running() == 0  # the job itself has ended, not only its caller
+        finally:
+            fcntl.flock(other, fcntl.LOCK_UN)
+    assert len(kernel.signatures) == len(kernel.overloads)
+    assert all(sig[0] != types.Array(types.int16, 1, "C") for sig in kernel.signatures)
 
 
 def test_stop_by_tag_stops_only_that_jobs():
