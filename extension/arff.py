@@ -24,6 +24,9 @@ class Attribute:
     values: list = field(default_factory=list)
     date_format: str = "%Y-%m-%dT%H:%M:%S"
 
+    def __post_init__(self):
+        self.known = frozenset(self.values)  # for the look-up of every cell
+
 
 class ArffError(ValueError):
     pass
@@ -153,7 +156,10 @@ def parse(text):
                 row[i] = _value(attrs[i], val.strip(), False, line_no)
             rows.append(row)
             continue
-        cells = _tokens(line, line_no)
+        if "'" in line or '"' in line:
+            cells = _tokens(line, line_no)
+        else:  # no quotes: the tokens are the text between commas
+            cells = [(v.strip(), False) for v in line.split(",")]
         if len(cells) != len(attrs):
             raise ArffError(f"line {line_no}: {len(cells)} values for {len(attrs)} "
                             "attributes")
@@ -175,7 +181,7 @@ def _value(attr, text, quoted, line_no):
     if text == "?" and not quoted:
         return None
     if attr.kind == "nominal":
-        if text not in attr.values:
+        if text not in attr.known:
             raise ArffError(f"line {line_no}: value {text!r} of attribute {attr.name!r} "
                             f"is not among its declared values")
         return text

@@ -68,6 +68,20 @@ def fitted(learner, tbl, target=None, options="", weight=None):
             f"{literal(target) if target else 'NULL'}{args}))")
 
 
+def loaded(con, name):
+    """(table, target, weight argument, whether the target is numeric) of the test
+    ARFF file ``name`` on ``con``, read once per connection: the golden tests ask for
+    a data set case after case, and ``supermarket`` takes a second to read. The
+    target is the last attribute; a ``weighted`` file's weights become column w."""
+    t = table(name)
+    weighted = "weighted" in name
+    if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ? "
+                       "AND NOT temporary", [t]).fetchall()[0][0]:
+        duckmine.read_arff(con, DATA / f"{name}.arff", t, weight="w" if weighted else None)
+    target, kind = con.sql(f"DESCRIBE {t}").fetchall()[-2 if weighted else -1][:2]
+    return t, target, (", weight := 'w'" if weighted else ""), kind == "DOUBLE"
+
+
 def arff_tables(names):
     """A loaded connection with each named file of ``tests/data`` as a table."""
     c = duckmine.connect()

@@ -12,7 +12,7 @@ import pytest
 import duckmine
 from duckmine.algorithms.contract import literal
 
-from .conftest import fitted, table
+from .conftest import fitted, loaded
 from .test_cross_validate import assert_cv_is_wekas, weka_cv
 
 HERE = Path(__file__).parent
@@ -40,21 +40,11 @@ def db():
     c.close()
 
 
-def load(db, name):
-    """The table of data set ``name`` and its target (the last attribute)."""
-    t = table(name)
-    weighted = "weighted" in name
-    db.execute(f"DROP TABLE IF EXISTS {t}")
-    duckmine.read_arff(db, DATA / f"{name}.arff", t, weight="w" if weighted else None)
-    columns = [c[0] for c in db.sql(f"DESCRIBE {t}").fetchall()]
-    return t, columns[-2 if weighted else -1], (", weight := 'w'" if weighted else "")
-
-
 @pytest.mark.parametrize("data,config", CASES)
 def test_model_and_probabilities_are_the_references(db, data, config):
     golden = json.loads((GOLDEN / f"{data}__{config}.json").read_text())
     learner, given = CONFIGS[config]
-    t, target, weight = load(db, data)
+    t, target, weight, _ = loaded(db, data)
     db.execute(f"CREATE OR REPLACE TEMP TABLE m AS SELECT model AS m FROM "
                f"{fitted(learner, t, target, given, 'w' if weight else None)}")
     assert db.sql("SELECT model_text(m) FROM m").fetchall()[0][0] == golden["text"]
@@ -88,7 +78,7 @@ NUMERIC_FIGURES = {"Correlation coefficient": "correlation",
 def test_zero_r_cross_validation_is_the_references(db, run):
     _, name, spec = run[:-4].split("__")
     folds, seed = (int(x) for x in re.fullmatch(r"x(\d+)_s(\d+)", spec).groups())
-    t, target, weight = load(db, name)
+    t, target, weight, _ = loaded(db, name)
     text = (EVAL / run).read_text()
     rel = db.sql(f"SELECT * FROM cross_validate('zero_r', '{t}', '{target}', "
                  f"folds := {folds}, seed := {seed}{weight})")
@@ -111,7 +101,7 @@ CLI_RUNS = sorted(p.name for p in GOLDEN.glob("cli__*.txt"))
 def test_cross_validation_is_the_references(db, run):
     _, data, config = run[:-4].split("__")
     learner, given = CONFIGS[config]
-    t, target, weight = load(db, data)
+    t, target, weight, _ = loaded(db, data)
     options = ", ".join(f"'{k}': {literal(v)}" for k, v in given.items())
     options = f", options := {{{options}}}" if options else ""
     assert_cv_is_wekas(db, learner, t, target, options + weight, (GOLDEN / run).read_text())

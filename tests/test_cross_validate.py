@@ -8,7 +8,7 @@ import pytest
 
 import duckmine
 
-from .conftest import table
+from .conftest import loaded
 
 HERE = Path(__file__).parent
 GOLDEN = HERE / "golden" / "eval"
@@ -93,10 +93,6 @@ def test_both_evaluations_project_one(db):
 def test_cross_validation_is_wekas(db, run):
     _, name, _, spec = run[:-4].split("__")
     folds, seed = (int(x) for x in re.fullmatch(r"x(\d+)_s(\d+)", spec).groups())
-    t = table(name)
-    weighted = "weighted" in name  # instance weights, some classes missing
-    db.execute(f"DROP TABLE IF EXISTS {t}")
-    duckmine.read_arff(db, DATA / f"{name}.arff", t, weight="w" if weighted else None)
-    target = db.sql(f"DESCRIBE {t}").fetchall()[-2 if weighted else -1][0]
-    options = f", folds := {folds}, seed := {seed}" + (", weight := 'w'" if weighted else "")
+    t, target, weight, _ = loaded(db, name)  # weighted: some classes missing
+    options = f", folds := {folds}, seed := {seed}" + weight
     assert_cv_is_wekas(db, "c45", t, target, options, (GOLDEN / run).read_text())

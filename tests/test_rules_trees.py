@@ -15,7 +15,7 @@ import pytest
 import duckmine
 from duckmine.algorithms.contract import literal
 
-from .conftest import fitted, table
+from .conftest import fitted, loaded
 from .test_cross_validate import assert_cv_is_wekas
 
 HERE = Path(__file__).parent
@@ -60,22 +60,11 @@ def db():
     c.close()
 
 
-def load(db, name):
-    """(table, target, weight argument, whether the target is numeric)."""
-    t = table(name)
-    weighted = "weighted" in name
-    db.execute(f"DROP TABLE IF EXISTS {t}")
-    duckmine.read_arff(db, DATA / f"{name}.arff", t, weight="w" if weighted else None)
-    columns = db.sql(f"DESCRIBE {t}").fetchall()
-    target, kind = columns[-2 if weighted else -1][:2]
-    return t, target, (", weight := 'w'" if weighted else ""), kind == "DOUBLE"
-
-
 @pytest.mark.parametrize("data,config", CASES)
 def test_model_and_probabilities_are_the_references(db, data, config):
     golden = json.loads((GOLDEN / f"{data}__{config}.json").read_text())
     learner, given = CONFIGS[config]
-    t, target, weight, numeric = load(db, data)
+    t, target, weight, numeric = loaded(db, data)
     db.execute(f"CREATE OR REPLACE TEMP TABLE m AS SELECT model AS m FROM "
                f"{fitted(learner, t, target, given, 'w' if weight else None)}")
     assert db.sql("SELECT model_text(m) FROM m").fetchall()[0][0] == golden["text"]
@@ -95,7 +84,7 @@ def test_model_and_probabilities_are_the_references(db, data, config):
 def test_cross_validation_is_the_references(db, run):
     _, data, config = run[:-4].split("__")
     learner, given = CONFIGS[config]
-    t, target, weight, numeric = load(db, data)
+    t, target, weight, numeric = loaded(db, data)
     options = ", ".join(f"'{k}': {literal(v)}" for k, v in given.items())
     options = (f", options := {{{options}}}" if options else "") + weight
     text = (GOLDEN / run).read_text()
@@ -118,7 +107,7 @@ SQL_CASES = [c for c in CASES if c[1] in ("rep_tree", "part", "part_b_m5", "rido
 def test_model_to_sql_gives_what_scoring_gives(db, data, config):
     """In DuckDB and in SQLite, on every training row (missing values spread)."""
     learner, given = CONFIGS[config]
-    t, target, weight, numeric = load(db, data)
+    t, target, weight, numeric = loaded(db, data)
     db.execute(f"CREATE OR REPLACE TEMP TABLE m AS SELECT model AS m FROM "
                f"{fitted(learner, t, target, given, 'w' if weight else None)}")
     score = "predict_value" if numeric else "predict"
