@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from .javafmt import double_to_string
-from .jit import njit
+from .jit import frozen, njit
 
 LOG2 = math.log(2.0)
 
@@ -80,7 +80,7 @@ def cut_points(x, y, w, n_classes, exact):
     needed only where weights are not whole (``exact``: they are whole,
     ``dataset.whole_weights``)."""
     order = np.argsort(x, kind="quicksort" if exact else "stable")  # NaN last
-    return _cut_points(order[:len(x) - int(np.isnan(x).sum())], x, y, w, n_classes,
+    return _cut_points(order[:len(x) - int(np.isnan(x).sum())], frozen(x), y, w, n_classes,
                        np.empty(0, np.int64))
 
 
@@ -92,7 +92,7 @@ def counted_cut_points(x, y, w, count, n_classes):
     order, and the MDL test counts rows."""
     order = np.argsort(x, kind="stable")
     first = np.concatenate(([0], np.cumsum(np.asarray(count, np.int64)[order])))
-    return _cut_points(order, x, y, w, n_classes, first)
+    return _cut_points(order, frozen(x), y, w, n_classes, first)
 
 
 @njit(cache=True)

@@ -169,7 +169,8 @@ class NominalToBinary(Filter):
                 if not a.nominal:
                     self.ranks.append(None)
                     continue
-                order = weka_order(_value_means(col, y, w, len(a.values)))
+                order = weka_order(_value_means(frozen(col), frozen(y), frozen(w),  # (see jit)
+                                                len(a.values)))
                 rank = np.empty(len(a.values), np.int64)
                 rank[order] = np.arange(len(a.values))
                 self.ranks.append(rank.tolist())
@@ -296,7 +297,7 @@ class Standardize(Filter):
         self.sd = np.zeros(len(self.inputs))
         for j, (a, col) in enumerate(zip(self.inputs, columns)):
             if not a.nominal:
-                self.mean[j], self.sd[j] = _moments(col, w)
+                self.mean[j], self.sd[j] = _moments(frozen(col), frozen(w))
         return self
 
     def apply(self, columns):

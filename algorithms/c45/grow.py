@@ -772,7 +772,7 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
         for j in range(n):
             branch_of[idx[j]] = sub[j]
             missing = missing or sub[j] < 0
-        first = 0  # the largest branch, which keeps the node's ranges
+        first = np.int64(0)  # the largest branch, which keeps the node's ranges
         for b in range(nb):
             if pos[b].shape[0] > pos[first].shape[0]:
                 first = b

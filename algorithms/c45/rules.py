@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import pictures
 from ..dataset import Attribute
-from ..jit import njit
+from ..jit import frozen, njit
 from ..models import check_array
 from . import grow as c45
 from .model import fit_c45
@@ -61,7 +61,7 @@ def rules(tree, attributes, columns, y, w, confidence):
 
     def meets(node, b):
         if node not in branch:
-            branch[node] = c45.subsets(columns[tree.attr[node]], rows, tree.kind[node],
+            branch[node] = c45.subsets(frozen(columns[tree.attr[node]]), rows, tree.kind[node],
                                        tree.threshold[node], tree.value[node])
         return branch[node] == b
 

@@ -378,7 +378,7 @@ def _subtree(x, y, w, rows, min_leaf, min_sd, global_sd, prune, constant, pred, 
     coefficients, intercepts, rms, parameters and the attributes the root's
     unpruned subtree tests; writes its rows' predictions into ``pred``."""
     p = x.shape[0]
-    cap = 64
+    cap = np.int64(64)
     nodes, split, coef, intercept, rms, params = _node_arrays(cap, p)
     tested = np.zeros((cap, p), np.bool_)
     nodes[0, COUNT] = len(rows)

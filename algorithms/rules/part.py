@@ -25,7 +25,7 @@ from ..dataset import missing_in, stacked
 from ..evaluation import check_folds, stratify, test_cv, train_cv
 from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, randomize
-from ..jit import PRANGE_ONLY, njit, prange
+from ..jit import PRANGE_ONLY, frozen, njit, prange
 from ..models import Classifier, attributes_of, body, check_attribute, check_weights
 from ..stop import checkpoint
 
@@ -253,7 +253,7 @@ class Learner:
         class weights per branch."""
         a, kind, threshold, value, nb = node.split
         rows = test.rows
-        sub = c45.subsets(self.X[a], rows, kind, threshold, value)
+        sub = c45.subsets(frozen(self.X[a]), rows, kind, threshold, value)
         frac = node.dist.sum(axis=1) / node.dist.sum()
         at, weights, cut = c45.branch_data(sub, nb, test.w, frac)
         parts = [Data(self, test.pos[at[cut[b]:cut[b + 1]]], weights[cut[b]:cut[b + 1]])

@@ -434,7 +434,7 @@ def _grow(X, nominal, n_values, attrs, n_attributes, w, y, cls, min_no, ids, ant
     out = np.zeros(6)
     while len(cur) > 0 and unused > 0 and default_rate - 1.0 < -SMALL:
         best_gain = 0.0
-        best = -1
+        best = np.int64(-1)  # (see jit)
         pick = np.zeros(4)
         bag = cur[:0]
         sweep = exact  # a sweep of the presorted lists
@@ -475,7 +475,7 @@ def _grow(X, nominal, n_values, attrs, n_attributes, w, y, cls, min_no, ids, ant
                     best_gain, best = gain, a
                     pick[:] = out[:4]
                     if not sweep:  # the later sorts reorder cur: the bag in today's order
-                        bag = _rows_covered(X, a, True, out[0], np.nan, cur)
+                        bag = _rows_covered(X, a, nominal[a], out[0], np.nan, cur)
                 continue
             if sweep:
                 if gains[j] > best_gain:

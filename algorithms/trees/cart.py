@@ -145,7 +145,7 @@ def _numeric_split(x, y, rows, wts, k):
         if v > current:
             if start < n:  # rows missing the value go to both sides
                 temp[:] = sides
-                _spread_missing(temp, missing_y, missing_w, 0)
+                _spread_missing(temp, missing_y, missing_w, np.int64(0))
                 gain = _gain_given(parent_total, parent_gini, temp)
             else:
                 gain = _gain_given(parent_total, parent_gini, sides)
@@ -461,7 +461,7 @@ def _presorted(X, rows, nominal, target):
     idx = np.empty(off[p], np.int32)  # row numbers: half the memory of int64
     for a in prange(p):
         if a != target:
-            order = rows_in_order(X, a, rows, nominal[a])
+            order = rows_in_order(X, np.int64(a), rows, nominal[a])  # (see jit)
             for i in range(n):
                 idx[off[a] + i] = rows[order[i]]
     return idx, off

@@ -1002,7 +1002,8 @@ def _presort(X, nominal, rows, y, w):
     rid = np.empty((p, n), np.int32)
     val, yv, wts = np.empty((p, n)), np.empty((p, n)), np.empty((p, n))
     for t in prange(p):
-        _fill_sorted(X, t, rows, rows_in_order(X, t, rows, nominal[t]), y, w, rid, val,
+        at = np.int64(t)  # a prange index is unsigned (see jit)
+        _fill_sorted(X, at, rows, rows_in_order(X, at, rows, nominal[t]), y, w, rid, val,
                      yv, wts)
     return rid, val, yv, wts
 
