@@ -8,7 +8,9 @@ kernels then read without a copy of the table, and whose blocks of rows they
 read in order. The kernels take it as that matrix of columns (``cols``, (p, n),
 C-ordered: ``X.T``), whatever its shape: a matrix of one row or one attribute is
 C- and F-ordered at once, numba types it as C-ordered, and a kernel that took
-the rows would be compiled a second time for it. Every step of the reference is kept, in its order:
+the rows would be compiled a second time for it.
+
+Every step of the reference is kept, in its order:
 
 * missing values are replaced by the weighted mean / mode of the training rows
   (``filters.ReplaceMissing``, done by the caller);
