@@ -64,8 +64,7 @@ def _stoppable(dispatcher):
     compile_for_args = dispatcher._compile_for_args
 
     def compile_unless_stopped(*args, **kws):
-        from .stop import checkpoint  # stop's own kernel is made with njit
-        checkpoint()
+        kernel_cache.checkpoint()
         return compile_for_args(*args, **kws)
 
     dispatcher._compile_for_args = compile_unless_stopped

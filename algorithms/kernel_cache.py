@@ -206,7 +206,7 @@ def one_compile_at_a_time(dispatcher):
         with global_compiler_lock:
             if path in _compiling:
                 return compile_sig(sig)
-            with _locked(path, COMPILE_WAIT, _checkpoint):
+            with _locked(path, COMPILE_WAIT, checkpoint):
                 _compiling.add(path)
                 try:
                     return compile_sig(sig)
@@ -217,11 +217,13 @@ def one_compile_at_a_time(dispatcher):
     return dispatcher
 
 
-def _checkpoint():
-    """A stopped job waits no longer for another process's compile (which may take
-    a minute): it stops, as it would before compiling (``jit``)."""
-    from .stop import checkpoint  # stop's own kernel is made with njit
-    checkpoint()
+def checkpoint():
+    """``stop.checkpoint``, imported when first called (stop's own kernel is made
+    with njit): a stopped job compiles no kernel (``jit``), and waits no longer for
+    another process's compile, which may take a minute."""
+    from . import stop
+
+    stop.checkpoint()
 
 
 def data_name(cache_file, key):

@@ -162,16 +162,15 @@ def _groups(fn, ids, bodies):
             model_of(fn, v)
     coded = ids.dictionary_encode()
     keys = coded.dictionary.to_pylist()
-    with _LOCK:
-        found = [_cache.get(k) for k in keys]
-    if any(hit is None for hit in found):
+    found = [_lookup(k) for k in keys]
+    if any(model is None for model in found):
         raise ValueError(f"{fn}: expected a model value, got one without a known body")
     if len(keys) == 1 and ids.null_count == 0:
-        return [(found[0][0], None)]
+        return [(found[0], None)]
     codes = np.asarray(coded.indices.fill_null(-1), np.int64)
     order = np.argsort(codes, kind="stable")  # each model's rows, in row order
     ends = np.cumsum(np.bincount(codes + 1, minlength=len(keys) + 1))
-    return [(hit[0], order[ends[j]:ends[j + 1]]) for j, hit in enumerate(found)]
+    return [(model, order[ends[j]:ends[j + 1]]) for j, model in enumerate(found)]
 
 
 def declaration(model):

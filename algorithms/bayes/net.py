@@ -455,7 +455,7 @@ def network_scores(cells, alpha, n_rows):
     for k, name in enumerate(SCORES):
         total = 0.0
         for c in cells:
-            total = add_table_score(total, np.ascontiguousarray(c), k, alpha, n_rows)
+            total = add_table_score(total, c, k, alpha, n_rows)
         out[name] = total
     return out
 
