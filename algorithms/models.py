@@ -4,6 +4,7 @@ the model class the declaration names."""
 
 import hashlib
 import json
+import math
 
 import numpy as np
 
@@ -102,8 +103,6 @@ def check_head(d, decl):
     if target is not None and not isinstance(target, str) and not (
             type(target) is int and 0 <= target < len(attributes)):
         raise corrupt(f"its target {str(target)[:60]} is not an attribute's name")
-    if _has_huge_int(d):
-        raise corrupt("it holds a whole number beyond 64 bits")
     classes = d.get("classes")  # the class names (one_r's are codes, checked apart)
     if isinstance(classes, list) and classes and all(isinstance(c, str) for c in classes) \
             and len(set(classes)) != len(classes):
@@ -114,18 +113,16 @@ def check_head(d, decl):
         raise corrupt(f"its row count {str(instances)[:30]} is not a whole number >= 0")
 
 
-def _has_huge_int(d):
-    """Whether the parsed JSON ``d`` holds an integer no 64-bit column takes."""
-    stack = [d]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, dict):
-            stack.extend(x.values())
-        elif isinstance(x, list):
-            stack.extend(x)
-        elif type(x) is int and not -2**63 <= x < 2**63:
-            return True
-    return False
+def _int64(text):
+    """A whole number of a body as it is read: refused past 64 bits, which no column
+    and no kernel takes."""
+    x = int(text)
+    if not -2**63 <= x < 2**63:
+        raise corrupt("it holds a whole number beyond 64 bits")
+    return x
+
+
+_BODY = json.JSONDecoder(parse_int=_int64)
 
 
 def _finite(values, width=None):
@@ -202,8 +199,12 @@ def check_array(values, where, shape=None, low=None, high=None, whole=False):
             raise ValueError(f"{where} is not a number")
         want = " x ".join("n" if s is None else str(s) for s in shape)
         raise ValueError(f"{where} is not {want} numbers")
-    if not np.isfinite(x).all() or (low is not None and (x < low).any()) or (
-            high is not None and (x >= high).any()) or (whole and (x != np.round(x)).any()):
+    if not x.size:
+        return x
+    least, most = x.min(), x.max()  # NaN where x holds one
+    if not (math.isfinite(least) and math.isfinite(most)) or (
+            low is not None and least < low) or (high is not None and most >= high) or (
+            whole and (x != np.round(x)).any()):
         bounds = "" if low is None and high is None else f" in [{low}, {high})"
         raise ValueError(f"{where} does not hold finite {'whole ' if whole else ''}"
                          f"numbers{bounds}")
@@ -250,7 +251,7 @@ def loads(name, version, body, model_id):
     if decl is None or body is None or model_id != digest(name, version, body):
         raise corrupt("its body does not match its id")
     try:
-        d = json.loads(body)
+        d = _BODY.decode(body)
         check_head(d, decl)
         model = decl.model_class().from_json(d)
         if hasattr(model, "validate"):

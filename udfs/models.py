@@ -8,15 +8,16 @@ of each model a chunk meets (see ``model_needed``), so a large model is not
 copied for every scored row; parsed models are cached by id and body length.
 """
 
+import gc
 import json
 import threading
-import weakref
 from collections import OrderedDict
+from contextlib import contextmanager
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..algorithms import contract, models
 from ..algorithms.classes import labels
@@ -43,10 +44,16 @@ _LOCK = threading.Lock()
 
 
 def value(model):
-    """A model as the Python form of its SQL value."""
+    """A model as the Python form of its SQL value. A model just fitted is cached
+    under its value's key: scoring in the same session (a per-group fit, then a
+    JOIN on the group) then reads no body. It is the model the body describes: the
+    contract's tests check that each learner's fitted model scores, prints and
+    serialises as the one read back from its body, and keeps nothing more."""
     body, version, model_id = models.dumps(model)
-    return {"format": FORMAT, "version": version, "learner": model.learner,
-            "id": model_id, "body": body}
+    v = {"format": FORMAT, "version": version, "learner": model.learner,
+         "id": model_id, "body": body}
+    _store(v, Scorer(model))
+    return v
 
 
 def values(items):
@@ -69,6 +76,7 @@ def cache_key(v):
 
 
 def _parse(fn, v):
+    """The Scorer of the model value ``v``, parsed, checked and cached."""
     if not isinstance(v, dict) or v.get("format") != FORMAT:
         raise ValueError(f"{fn}: expected a model value (from a *_fit function), got "
                          f"{str(v)[:60]!r}")
@@ -76,38 +84,57 @@ def _parse(fn, v):
         model = models.loads(v.get("learner"), v.get("version"), v.get("body"), v.get("id"))
     except models.ModelError as err:
         raise ValueError(f"{fn}: {err}") from None
+    scorer = Scorer(model)
+    _store(v, scorer)
+    return scorer
+
+
+def _store(v, scorer):
+    """Cache ``scorer`` under the key of the model value ``v``; the least recently
+    used go beyond CACHE_SIZE models and CACHE_BYTES of bodies."""
     global _cached_bytes
     key = cache_key(v)
     with _LOCK:  # replaced in place: the key is never missing meanwhile
         old = _cache.get(key)
         if old is not None:
             _cached_bytes -= len(old[1][3])
-        _cache[key] = (model, _key(v))
+        _cache[key] = (scorer, _key(v))
         _cache.move_to_end(key)
         _cached_bytes += len(v.get("body"))
         while len(_cache) > CACHE_SIZE and _cached_bytes > CACHE_BYTES:
             _cached_bytes -= len(_cache.popitem(last=False)[1][1][3])
-    return model
 
 
-def _lookup(key, want=None):
-    """The cached model of ``key``, made the most recent; None when it is not cached
-    (or, given ``want``, cached for another value)."""
+def forget():
+    """Empty the cache of models (the next scoring of each reads its body)."""
+    global _cached_bytes
     with _LOCK:
-        hit = _cache.get(key)
-        if hit is None or want is not None and hit[1] != want:
-            return None
-        _cache.move_to_end(key)
-        return hit[0]
+        _cache.clear()
+        _cached_bytes = 0
+
+
+def _lookup(keys, want=None):
+    """The cached Scorers of ``keys`` (a list), each made the most recent, under one
+    lock; None for a key not cached (or, given ``want``, cached for another value)."""
+    out = []
+    with _LOCK:
+        for key in keys:
+            hit = _cache.get(key)
+            if hit is None or want is not None and hit[1] != want:
+                out.append(None)
+            else:
+                _cache.move_to_end(key)
+                out.append(hit[0])
+    return out
 
 
 def model_of(fn, v):
     """The model of one SQL model value (a dict), parsed once per id and body."""
     if isinstance(v, dict):
-        hit = _lookup(cache_key(v), _key(v))
+        hit = _lookup([cache_key(v)], _key(v))[0]
         if hit is not None:
-            return hit
-    return _parse(fn, v)
+            return hit.model
+    return _parse(fn, v).model
 
 
 def option_models(decl, fn, options):
@@ -131,10 +158,11 @@ def option_models(decl, fn, options):
         elif v.get("key") is None:
             out[name] = None
         else:
-            out[name] = _lookup(v["key"])
-            if out[name] is None:
+            hit = _lookup([v["key"]])[0]
+            if hit is None:
                 raise ValueError(f"{fn}: {name}: expected a model value, got one without "
                                  "a known body")
+            out[name] = hit.model
     return out
 
 
@@ -142,35 +170,74 @@ def model_list(fn, arg):
     return [None if v is None else model_of(fn, v) for v in scalars(arg)]
 
 
+def _keys(ids):
+    """The distinct keys of a column of model keys, and each row's index among them
+    (-1 for NULL)."""
+    coded = column(ids).dictionary_encode()
+    return (coded.dictionary.to_pylist(),
+            np.asarray(coded.indices.fill_null(-1), np.int64))
+
+
 @udf("_dm_model_needed", None, "BOOLEAN", side_effects=True)
 def model_needed(ids):
     """True at the first row of each model key (``cache_key``) in the chunk that is
     not cached; NULL for no key."""
-    ids = column(ids)
-    out = np.zeros(len(ids), np.bool_)
-    for k in pc.unique(ids.drop_null()).to_pylist():
-        if _lookup(k) is None:
-            out[pc.index(ids, k).as_py()] = True
-    return pa.array(out, mask=ids.is_null().to_numpy(zero_copy_only=False))
+    keys, codes = _keys(ids)
+    out = np.zeros(len(codes), np.bool_)
+    if keys:
+        _, first = np.unique(codes, return_index=True)
+        first = first[-len(keys):]  # (past the -1 of NULL keys)
+        out[first[[j for j, s in enumerate(_lookup(keys)) if s is None]]] = True
+    return pa.array(out, mask=codes < 0)
+
+
+_parsing = [0, False]  # threads parsing now; whether the collector was on before
+
+
+@contextmanager
+def _collection_paused():
+    """Python's cyclic garbage collector paused while chunks' models are parsed
+    (on from the first thread's start to the last one's end, if it was on): each
+    parse makes many small objects, and with thousands of models already cached the
+    collections they set off traverse them all again, a third of the time of a
+    first scoring against 20,000 models. Parsing makes no cycles to collect."""
+    with _LOCK:
+        if _parsing[0] == 0:
+            _parsing[1] = gc.isenabled()
+            gc.disable()
+        _parsing[0] += 1
+    try:
+        yield
+    finally:
+        with _LOCK:
+            _parsing[0] -= 1
+            if _parsing[0] == 0 and _parsing[1]:
+                gc.enable()
+
+
+def _models(fn, ids, bodies):
+    """The chunk's Scorers (the bodies it carries parsed first), and each row's index
+    among them (-1 for no model)."""
+    bodies = column(bodies)
+    if bodies.null_count < len(bodies):
+        with _collection_paused():
+            for v in bodies.filter(bodies.is_valid()).to_pylist():
+                model_of(fn, v)
+    keys, codes = _keys(ids)
+    found = _lookup(keys)
+    if any(s is None for s in found):
+        raise ValueError(f"{fn}: expected a model value, got one without a known body")
+    return found, codes
 
 
 def _groups(fn, ids, bodies):
     """Rows grouped by model: [(model, row indices or None for all rows)]."""
-    ids, bodies = column(ids), column(bodies)
-    if bodies.null_count < len(bodies):
-        for v in bodies.filter(bodies.is_valid()).to_pylist():
-            model_of(fn, v)
-    coded = ids.dictionary_encode()
-    keys = coded.dictionary.to_pylist()
-    found = [_lookup(k) for k in keys]
-    if any(model is None for model in found):
-        raise ValueError(f"{fn}: expected a model value, got one without a known body")
-    if len(keys) == 1 and ids.null_count == 0:
-        return [(found[0], None)]
-    codes = np.asarray(coded.indices.fill_null(-1), np.int64)
+    found, codes = _models(fn, ids, bodies)
+    if len(found) == 1 and (codes >= 0).all():
+        return [(found[0].model, None)]
     order = np.argsort(codes, kind="stable")  # each model's rows, in row order
-    ends = np.cumsum(np.bincount(codes + 1, minlength=len(keys) + 1))
-    return [(model, order[ends[j]:ends[j + 1]]) for j, model in enumerate(found)]
+    ends = np.cumsum(np.bincount(codes + 1, minlength=len(found) + 1))
+    return [(s.model, order[ends[j]:ends[j + 1]]) for j, s in enumerate(found)]
 
 
 def declaration(model):
@@ -190,40 +257,107 @@ def require(fn, model, capability):
     return model
 
 
-class _Facts:
-    """What scoring asks of one parsed model, worked out once per model rather than
-    once per model and chunk (a chunk scored against per-group models meets
+_BATCHES = {}  # (model class, the columns it reads) -> a small int
+
+
+class Scorer:
+    """A parsed model and what scoring asks of it, worked out once when the model is
+    parsed rather than once per chunk (a chunk scored against per-group models meets
     thousands): whether it is a regressor, what it offers, the attributes it reads,
-    its classes as an array."""
+    its classes as an array, and its batch: the models that score many models'
+    rows in one call (``proba_many``) and read the same columns share one."""
 
     def __init__(self, model):
         decl = declaration(model)
-        self.model = weakref.ref(model)
+        self.model = model
         self.regressor = decl.kind_of(model) == "regressor"
-        self.offers = set(decl.capabilities_of(model))
+        self.offers = frozenset(decl.capabilities_of(model))
 
     @cached_property
     def reads(self):  # (asked only of a model that scores rows)
-        model = self.model()
-        return [model.attributes[i] for i in model.used]
+        return [self.model.attributes[i] for i in self.model.used]
 
     @cached_property
     def classes(self):
-        return np.asarray(self.model().classes, object)
+        return tuple(self.model.classes)
+
+    @cached_property
+    def class_array(self):
+        return np.asarray(self.classes, object)
+
+    @cached_property
+    def batch(self):
+        """The batch's number, or -1 for a model scored alone."""
+        if self.regressor or not hasattr(self.model, "proba_many"):
+            return -1
+        reads = (type(self.model), tuple((a.name, a.kind, a.values) for a in self.reads))
+        return _BATCHES.setdefault(reads, len(_BATCHES))
 
 
-_facts = weakref.WeakKeyDictionary()
+class Part(NamedTuple):
+    """The rows of a chunk that one call scored: ``members``' rows in turn (``at``:
+    their indices in the chunk, None for all of it; ``counts``: how many of each),
+    and the capability's output for them: for many classifiers, their class
+    probabilities padded with zeros to the most classes among them."""
+    members: list
+    at: np.ndarray | None
+    counts: np.ndarray
+    result: np.ndarray
 
 
-def facts(model):
-    out = _facts.get(model)
-    if out is None:
-        out = _facts[model] = _Facts(model)
+def _scored(fn, ids, bodies, rows, capability):
+    """The chunk's rows scored, as Parts: the rows of each batch of models in one
+    call, those of any other model in one call of its own. Class probabilities are
+    checked once for the whole chunk."""
+    chunk = Encoder(rows, fn)
+    found, codes = _models(fn, ids, bodies)
+    for s in found:
+        if capability not in s.offers:
+            require(fn, s.model, capability)  # refuses, naming what it offers
+    if len(found) == 1 and (codes >= 0).all():
+        parts = [_part(found, None, np.array([len(codes)]), chunk, capability)]
+    else:
+        parts = [_part(members, at, counts, chunk, capability)
+                 for members, at, counts in _partition(found, codes, capability)]
+    if capability in ("predict", "predict_proba"):
+        _check_distributions(fn, [p.result for p in parts if not p.members[0].regressor])
+    return parts
+
+
+def _partition(found, codes, capability):
+    """[(members, their rows in turn, rows per member)]: a part per batch of two or
+    more models, and one per other model."""
+    scored_together = capability in ("predict", "predict_proba")
+    batch = np.array([s.batch if scored_together else -1 for s in found], np.int64)
+    models_in = np.bincount(batch + 1)  # [0]: the models alone
+    alone = (batch < 0) | (models_in[batch + 1] < 2)
+    # a part's number: its batch's, and past the batches one per model alone
+    part = np.where(alone, len(models_in) + np.arange(len(found)), batch)
+    valid = np.flatnonzero(codes >= 0)
+    row_part = part[codes[valid]]
+    rows = valid[np.lexsort((codes[valid], row_part))]  # by part, model, then row
+    by_part = np.argsort(part, kind="stable")
+    n = len(models_in) + len(found)
+    m_count, r_count = np.bincount(part, minlength=n), np.bincount(row_part, minlength=n)
+    m_end, r_end = np.cumsum(m_count), np.cumsum(r_count)
+    counts = np.bincount(codes[valid], minlength=len(found))
+    out = []
+    for p in np.flatnonzero(m_count).tolist():
+        members = by_part[m_end[p] - m_count[p]:m_end[p]]
+        out.append(([found[j] for j in members.tolist()],
+                    rows[r_end[p] - r_count[p]:r_end[p]], counts[members]))
     return out
 
 
-def _regressor(model):
-    return facts(model).regressor
+def _part(members, at, counts, chunk, capability):
+    first = members[0]
+    cols = chunk.columns(first.reads, at)
+    n = int(counts.sum())
+    if len(members) > 1:
+        result = type(first.model).proba_many([s.model for s in members], cols, counts)
+    else:
+        result = _output(first.model, first.regressor, capability)(cols, n)
+    return Part(members, at, counts, result)
 
 
 def _output(model, regressor, capability):
@@ -232,52 +366,6 @@ def _output(model, regressor, capability):
     if capability == "predict":
         return model.predict if regressor else model.proba
     return getattr(model, contract.METHODS[capability])
-
-
-def _scored(fn, ids, bodies, rows, capability):
-    """[(model, row indices or None for all, the capability's output for its rows)]
-    per model; class probabilities are checked once for the whole chunk."""
-    chunk = Encoder(rows, fn)
-    parts, probabilities = [], []
-    groups = _groups(fn, ids, bodies)
-    batched = _batched(groups, chunk, capability)
-    for i, (model, at) in enumerate(groups):
-        f = facts(model)
-        if capability not in f.offers:
-            require(fn, model, capability)  # refuses, naming what it offers
-        result = batched.get(i)
-        if result is None:
-            cols = chunk.columns(f.reads, at)
-            result = _output(model, f.regressor, capability)(
-                cols, len(rows) if at is None else len(at))
-        if capability == "predict_proba" or capability == "predict" and not f.regressor:
-            probabilities.append(result)
-        parts.append((model, at, result))
-    _check_distributions(fn, probabilities)
-    return parts
-
-
-def _batched(groups, chunk, capability):
-    """{group: class probabilities} of the models whose class scores many models'
-    rows in one call (``proba_many``), by class and the columns they read: a chunk
-    scored against per-group models meets thousands of them."""
-    if capability not in ("predict", "predict_proba"):
-        return {}
-    batches = {}
-    for i, (model, at) in enumerate(groups):
-        if at is not None and hasattr(model, "proba_many"):
-            f = facts(model)
-            if capability in f.offers and not f.regressor:
-                batches.setdefault((type(model), tuple(f.reads)), []).append(i)
-    out = {}
-    for (cls, reads), members in batches.items():
-        if len(members) > 1:
-            ats = [groups[i][1] for i in members]
-            results = cls.proba_many([groups[i][0] for i in members],
-                                     chunk.columns(list(reads), np.concatenate(ats)),
-                                     [len(at) for at in ats])
-            out.update(zip(members, results))
-    return out
 
 
 def _by_width(arrays):
@@ -303,14 +391,33 @@ def _check_distributions(fn, arrays):
 
 
 def _labels(parts):
-    """Each part's predicted class codes, worked out once per width of the chunk."""
+    """Each part's predicted class codes, worked out once per width of the chunk
+    (the padding of a part of many classifiers is never the largest: it is 0, and a
+    class must beat the first by more than a margin)."""
     out = [None] * len(parts)
-    for at, p in _by_width([result for _, _, result in parts]).values():
+    for at, p in _by_width([part.result for part in parts]).values():
         codes = labels(p)
-        ends = np.cumsum([len(parts[i][2]) for i in at])
+        ends = np.cumsum([len(parts[i].result) for i in at])
         for i, lab in zip(at, np.split(codes, ends[:-1])):
             out[i] = lab
     return out
+
+
+def _class_names(part):
+    """(the names of the part's classes, each row's offset into them): one list when
+    its models share their classes (as they mostly do), else one after another."""
+    members = part.members
+    first = members[0].classes
+    if all(s.classes == first for s in members):
+        return members[0].class_array, 0
+    sizes = [len(s.classes) for s in members]
+    starts = np.cumsum([0, *sizes[:-1]])
+    return (np.concatenate([s.class_array for s in members]),
+            np.repeat(starts, part.counts))
+
+
+def _where(at):
+    return slice(None) if at is None else at
 
 
 def _numbers_text(out):
@@ -321,36 +428,40 @@ def _numbers_text(out):
 @udf("_dm_predict", None, "VARCHAR")
 def predict(ids, bodies, rows):
     parts = _scored("predict", ids, bodies, rows, "predict")
-    if len(parts) == 1 and parts[0][1] is None and not _regressor(parts[0][0]):
-        model, _, proba = parts[0]
-        return pa.DictionaryArray.from_arrays(pa.array(labels(proba), pa.int32()),
-                                              pa.array(model.classes, pa.string())
+    first = parts[0].members[0]
+    if len(parts) == 1 and parts[0].at is None and not first.regressor:
+        return pa.DictionaryArray.from_arrays(pa.array(labels(parts[0].result), pa.int32()),
+                                              pa.array(first.model.classes, pa.string())
                                               ).cast(pa.string())
-    known = [facts(model) for model, _, _ in parts]
-    classified = [i for i, f in enumerate(known) if not f.regressor]
-    codes = dict(zip(classified, _labels([parts[i] for i in classified])))
-    out = np.full(len(ids), None, object)
-    for i, (f, (_, at, result)) in enumerate(zip(known, parts)):
-        text = _numbers_text(result) if f.regressor else f.classes[codes[i]]
-        out[slice(None) if at is None else at] = text
+    out = np.full(len(column(ids)), None, object)
+    classified = []
+    for p in parts:
+        if p.members[0].regressor:
+            out[_where(p.at)] = _numbers_text(p.result)
+        else:
+            classified.append(p)
+    for p, codes in zip(classified, _labels(classified)):
+        names, offsets = _class_names(p)
+        out[_where(p.at)] = names[offsets + codes]
     return pa.array(out, pa.string())
+
+
+def _numbers(fn, ids, bodies, rows):
+    out = np.full(len(column(ids)), np.nan)
+    for p in _scored(fn, ids, bodies, rows, fn):
+        out[_where(p.at)] = p.result
+    return pa.array(out, pa.float64(), mask=np.isnan(out))
 
 
 @udf("_dm_predict_value", None, "DOUBLE")
 def predict_value(ids, bodies, rows):
-    out = np.full(len(ids), np.nan)
-    for _, at, result in _scored("predict_value", ids, bodies, rows, "predict_value"):
-        out[slice(None) if at is None else at] = result
-    return pa.array(out, pa.float64(), mask=np.isnan(out))
+    return _numbers("predict_value", ids, bodies, rows)
 
 
 @udf("_dm_log_likelihood", None, "DOUBLE")
 def log_likelihood(ids, bodies, rows):
     """The log density of each row under a density model."""
-    out = np.full(len(ids), np.nan)
-    for _, at, result in _scored("log_likelihood", ids, bodies, rows, "log_likelihood"):
-        out[slice(None) if at is None else at] = result
-    return pa.array(out, pa.float64(), mask=np.isnan(out))
+    return _numbers("log_likelihood", ids, bodies, rows)
 
 
 PROBA_SQL = "MAP(VARCHAR, DOUBLE)"
@@ -359,21 +470,35 @@ PROBA = arrow_type(PROBA_SQL)
 
 @udf("_dm_predict_proba", None, PROBA_SQL)
 def predict_proba(ids, bodies, rows):
-    n = len(ids)
+    """Each row's map of class to probability, built as flat arrays: each part's
+    rows in turn, then put in row order (NULL for a row without a model)."""
+    n = len(column(ids))
     parts = _scored("predict_proba", ids, bodies, rows, "predict_proba")
-    if len(parts) == 1 and parts[0][1] is None:  # one model for the whole chunk
-        model, _, proba = parts[0]
-        k = len(model.classes)
-        offsets = pa.array(np.arange(n + 1, dtype=np.int32) * k)
-        keys = pa.DictionaryArray.from_arrays(
-            pa.array(np.tile(np.arange(k, dtype=np.int32), n)),
-            pa.array(model.classes, pa.string())).cast(pa.string())
-        return pa.MapArray.from_arrays(offsets, keys, pa.array(proba.ravel()))
-    out = [None] * n
-    for model, at, proba in parts:
-        for i, p in zip(range(n) if at is None else at, proba.tolist()):
-            out[i] = list(zip(model.classes, p))
-    return pa.array(out, PROBA)
+    names, keys, values, widths, at = [], [], [], [], []
+    base = 0
+    for p in parts:
+        part_names, offsets = _class_names(p)
+        width = np.repeat([len(s.classes) for s in p.members], p.counts)  # per row
+        columns = np.arange(p.result.shape[1])
+        cells = columns < width[:, None]
+        keys.append(base + (np.broadcast_to(offsets, width.shape)[:, None] + columns)[cells])
+        values.append(p.result[cells])
+        widths.append(width)
+        at.append(np.arange(n) if p.at is None else p.at)
+        names.append(part_names)
+        base += len(part_names)
+    width, at = np.concatenate(widths), np.concatenate(at)
+    offsets = np.zeros(len(width) + 1, np.int32)
+    np.cumsum(width, out=offsets[1:])
+    maps = pa.MapArray.from_arrays(
+        pa.array(offsets),
+        pa.DictionaryArray.from_arrays(pa.array(np.concatenate(keys), pa.int32()),
+                                       pa.array(np.concatenate(names), pa.string())
+                                       ).cast(pa.string()),
+        pa.array(np.concatenate(values), pa.float64()))
+    where = np.full(n, -1, np.int64)  # each row's place among the parts' rows
+    where[at] = np.arange(len(at))
+    return maps.take(pa.array(where, mask=where < 0))
 
 
 @udf("_dm_model_text", None, "VARCHAR")

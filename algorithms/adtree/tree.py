@@ -426,6 +426,8 @@ class ADTree:
                 raise MemoryError(max_bytes)
         else:
             arrays = _build_split(codes, card, cutoff, depth, max_bytes)
+        if len(arrays[-1]) == 0:  # no leaf lists: the rows are never looked at again
+            codes = np.empty((0, p), codes.dtype)
         return cls(codes, card, cutoff, depth, *arrays)
 
     @property
@@ -666,8 +668,6 @@ class ADTreeModel:
 
     def to_json(self):
         t = self.tree
-        if len(t.rows) == 0:  # no leaf lists: the rows are never looked at again
-            t = ADTree(**{**vars(t), "codes": t.codes[:0]})
         return {"attributes": [a.to_json() for a in self.attributes],
                 "cutoff": t.cutoff, "max_depth": t.max_depth, "card": t.card.tolist(),
                 **{k: _pack(getattr(t, k)) for k in ("codes",) + ADTree.ARRAYS}}

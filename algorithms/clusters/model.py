@@ -9,6 +9,7 @@ centre for k-means.
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -36,6 +37,14 @@ def _enc(a):
 
 
 def _dec(v):
+    """What ``_enc`` wrote, as float64 arrays. Lists of plain numbers (the common
+    case) are converted in one call; anything else (the special values' names, or a
+    forged body's text, NULL or truth values) goes value by value, so that
+    only numbers and those names are read."""
+    if isinstance(v, list) and v:
+        x = np.array(v)
+        if x.dtype.kind in "if":
+            return x.astype(np.float64)
     if isinstance(v, list):
         return np.array([_dec(x) for x in v], dtype=np.float64) if v else np.zeros(0)
     if isinstance(v, str):
@@ -309,6 +318,12 @@ class KMeansModel(_Clustering):
     def num_clusters(self):
         return len(self.centroids)
 
+    @cached_property
+    def scaling(self):
+        """The ranges and the fill values as one (3, attributes) array: what
+        ``proba_many`` stacks, once per model rather than three times per chunk."""
+        return np.stack([self.lo, self.width, self.missing.fill])
+
     def assign(self, columns, n):
         """The nearest centre of each row."""
         return kmeans.nearest(self.matrix(columns, n).T, self.layout.nominal, self.lo,
@@ -324,23 +339,23 @@ class KMeansModel(_Clustering):
     def proba_many(models, columns, counts):
         """``proba`` of many models that read the same attributes, in one kernel call:
         ``columns`` holds each model's rows in turn, ``counts[j]`` of them for model
-        ``j``. A list of (rows, K) one-hot arrays, in the order of ``models``."""
+        ``j``. One-hot rows in that order, as wide as the most clusters among the
+        models (a model of fewer has zeros past its own)."""
         first = models[0]
         ends = np.zeros(len(models) + 1, np.int64)
         np.cumsum(counts, out=ends[1:])
         cols = np.empty((len(first.attributes), ends[-1]))  # as kernels take rows
         for j, col in enumerate(columns):
             cols[j] = col
-        sizes = [m.num_clusters for m in models]
+        sizes = [len(m.centroids) for m in models]
         c_ends = np.zeros(len(models) + 1, np.int64)
         np.cumsum(sizes, out=c_ends[1:])
-        assign = kmeans.nearest_many(
-            cols, first.layout.nominal, ends, np.stack([m.lo for m in models]),
-            np.stack([m.width for m in models]), np.stack([m.missing.fill for m in models]),
-            np.concatenate([m.centroids for m in models]), c_ends)
+        lo, width, fill = np.stack([m.scaling for m in models], axis=1)
+        assign = kmeans.nearest_many(cols, first.layout.nominal, ends, lo, width, fill,
+                                     np.concatenate([m.centroids for m in models]), c_ends)
         hot = np.zeros((len(assign), max(sizes)))
         hot[np.arange(len(assign)), assign] = 1.0
-        return [hot[ends[j]:ends[j + 1], :k] for j, k in enumerate(sizes)]
+        return hot
 
     def log_density(self, columns, n):
         raise ValueError("k-means has no likelihood (it is not a density model; use em)")
@@ -366,17 +381,29 @@ class KMeansModel(_Clustering):
         if k < 1:
             raise ValueError("its clusters do not each have a centre and a size")
         check_array(self.sizes, "its cluster sizes", (k,), 0, 2**62, whole=True)
-        for name, x in (("minima", self.lo), ("ranges", self.width), ("full", self.full)):
+        ranges = (("minima", self.lo), ("ranges", self.width), ("full", self.full))
+        for name, x in ranges:
             if x.shape != (p,):
                 raise ValueError(f"its {name} are not one per attribute")
-            check_array(x[~np.isnan(x)], f"its {name}")  # NaN: an attribute never seen
         check_array(self.squared_errors, "its squared errors", (k,), low=0)
         check_array([self.sse], "its squared error", (1,), low=0)
+        # all the ranges and centres checked at once; where that fails, one by one
+        # for the error (NaN: an attribute never seen, or a centre without a value)
+        centres = np.vstack([self.centroids, self.full])  # and the whole data's centre
+        known = ~np.isnan(centres)
+        nominal, values = self.layout.nominal, self.layout.nvals
+        if not (np.isinf(np.concatenate([self.lo, self.width, self.full])).any()
+                or np.isinf(centres).any() or (known & nominal & (
+                    (centres < 0) | (centres >= values) | (centres != np.round(centres))
+                )).any()):
+            return
+        for name, x in ranges:
+            check_array(x[~np.isnan(x)], f"its {name}")
         for j, a in enumerate(self.attributes):
-            col = np.append(self.centroids[:, j], self.full[j])  # the whole data's centre
-            check_array(col[~np.isnan(col)], f"its centres' {a.name!r}", None,
+            check_array(centres[known[:, j], j], f"its centres' {a.name!r}", None,
                         *((0, len(a.values)) if a.nominal else (None, None)),
                         whole=a.nominal)
+        raise ValueError("its centres or ranges do not hold finite numbers")
 
     def value_text(self, j, x):
         a = self.attributes[j]
