@@ -113,6 +113,29 @@ def test_scoring_a_whole_table_passes_the_model_once(weather):
     assert counts == [("no", 5 * 20000), ("yes", 9 * 20000)]
 
 
+def test_a_fit_caches_only_small_models(weather, monkeypatch):
+    """Scoring in the session of the fit reads no body of a model it fitted, unless
+    the body is larger than a fit may keep (FITTED_BYTES): fits alone hold at most
+    CACHE_SIZE such models in memory."""
+    from duckmine.algorithms import models as core
+    from duckmine.udfs import models as udf_models
+
+    parsed = []
+    loads = core.loads
+    monkeypatch.setattr(core, "loads", lambda *a: parsed.append(a[3]) or loads(*a))
+    def scored(leaf):  # a fit, then its model scored in the same query
+        return weather.execute(f"WITH m AS (SELECT c45_fit(t, 'play', min_leaf := {leaf}) "
+                               "AS model FROM weather t) SELECT predict(m.model, w) FROM "
+                               "weather w, m").fetchall()
+
+    assert len(scored(2)) == 14 and parsed == []
+    body = weather.execute("SELECT c45_fit(t, 'play', min_leaf := 3) FROM weather t"
+                           ).fetchall()[0][0]["body"]
+    udf_models.forget()
+    monkeypatch.setattr(udf_models, "FITTED_BYTES", len(body) - 1)
+    assert len(scored(3)) == 14 and len(parsed) == 1
+
+
 def test_threads_that_store_and_read_one_model_find_it(weather):
     """DuckDB scores chunks on several threads: while one stores a model it parsed,
     another that was told the model is cached (so its rows came without the body)

@@ -34,6 +34,7 @@ MODEL = arrow_type(MODEL_SQL)
 # models (a JOIN on the group) do not parse each model again for every chunk.
 CACHE_SIZE = 8192
 CACHE_BYTES = 256 * 2**20
+FITTED_BYTES = CACHE_BYTES // CACHE_SIZE  # (32 KiB)
 _cached_bytes = 0
 
 _cache = OrderedDict()
@@ -45,14 +46,17 @@ _LOCK = threading.Lock()
 
 def value(model):
     """A model as the Python form of its SQL value. A model just fitted is cached
-    under its value's key: scoring in the same session (a per-group fit, then a
-    JOIN on the group) then reads no body. It is the model the body describes: the
-    contract's tests check that each learner's fitted model scores, prints and
-    serialises as the one read back from its body, and keeps nothing more."""
+    under its value's key, if its body is at most FITTED_BYTES: scoring in the same
+    session (a per-group fit, then a JOIN on the group) then reads no body, and
+    fits alone hold at most CACHE_SIZE such models. It is the model the body
+    describes: the contract's tests check that each learner's fitted model scores,
+    prints and serialises as the one read back from its body, and keeps nothing
+    more."""
     body, version, model_id = models.dumps(model)
     v = {"format": FORMAT, "version": version, "learner": model.learner,
          "id": model_id, "body": body}
-    _store(v, Scorer(model))
+    if len(body) <= FITTED_BYTES:
+        _store(v, Scorer(model))
     return v
 
 
