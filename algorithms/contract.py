@@ -156,7 +156,8 @@ class Param:
             if self.choices and v not in self.choices:
                 self._fail(fn, v)
             return v if self.type == "text" else tuple(v)
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Real, Decimal)):
+        if type(v) not in (int, float) and (  # (the common case first: ABCs are slow)
+                isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Real, Decimal))):
             self._fail(fn, v)
         x = float(v)
         if math.isnan(x) or math.isinf(x):

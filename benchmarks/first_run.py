@@ -4,7 +4,8 @@ counts the callee's time too) and how many signatures it compiles.
 
     python -m duckmine.benchmarks.first_run [--top 30]
 
-The demo runs in a fresh process whose ``NUMBA_CACHE_DIR`` is an empty directory.
+The demo runs in a fresh process whose kernel cache (``DUCKMINE_CACHE_DIR``) is an
+empty directory.
 """
 
 import argparse
@@ -59,7 +60,7 @@ def main(argv=None):
     if args.child:
         return child(args.child, args.top)
     with tempfile.TemporaryDirectory() as tmp:
-        env = dict(os.environ, NUMBA_CACHE_DIR=os.path.join(tmp, "kernels"))
+        env = dict(os.environ, DUCKMINE_CACHE_DIR=os.path.join(tmp, "cache"))
         subprocess.run([sys.executable, "-m", "duckmine.benchmarks.first_run", "--child",
                         os.path.join(tmp, "demo.duckdb"), "--top", str(args.top)],
                        env=env, check=True)

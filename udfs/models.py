@@ -195,27 +195,27 @@ def model_needed(ids):
     return pa.array(out, mask=codes < 0)
 
 
-_parsing = [0, False]  # threads parsing now; whether the collector was on before
+# One thread parses at a time: parsing is Python, so two threads would only take
+# turns at the interpreter's lock, and cost a third more time doing so (DuckDB
+# scores chunks on several threads); a thread that waits for another's parse also
+# finds the models they share already cached. Scoring itself (numba kernels that
+# release the interpreter's lock) is not held back.
+_PARSING = threading.Lock()
 
 
 @contextmanager
-def _collection_paused():
-    """Python's cyclic garbage collector paused while chunks' models are parsed
-    (on from the first thread's start to the last one's end, if it was on): each
-    parse makes many small objects, and with thousands of models already cached the
-    collections they set off traverse them all again, a third of the time of a
-    first scoring against 20,000 models. Parsing makes no cycles to collect."""
-    with _LOCK:
-        if _parsing[0] == 0:
-            _parsing[1] = gc.isenabled()
-            gc.disable()
-        _parsing[0] += 1
-    try:
-        yield
-    finally:
-        with _LOCK:
-            _parsing[0] -= 1
-            if _parsing[0] == 0 and _parsing[1]:
+def _parsing():
+    """Hold ``_PARSING``, with Python's cyclic garbage collector paused (if it was
+    on): each parse makes many small objects, and with thousands of models already
+    cached the collections they set off traverse them all again, a third of the
+    time of a first scoring against 20,000 models. Parsing makes no cycles."""
+    with _PARSING:
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            yield
+        finally:
+            if paused:
                 gc.enable()
 
 
@@ -224,7 +224,7 @@ def _models(fn, ids, bodies):
     among them (-1 for no model)."""
     bodies = column(bodies)
     if bodies.null_count < len(bodies):
-        with _collection_paused():
+        with _parsing():
             for v in bodies.filter(bodies.is_valid()).to_pylist():
                 model_of(fn, v)
     keys, codes = _keys(ids)
