@@ -261,7 +261,7 @@ def require(fn, model, capability):
     return model
 
 
-_BATCHES = {}  # (model class, the columns it reads) -> a small int
+_BATCHES = {}  # (model class, the columns it reads) -> a small int, one per schema met
 
 
 class Scorer:
@@ -295,7 +295,8 @@ class Scorer:
         if self.regressor or not hasattr(self.model, "proba_many"):
             return -1
         reads = (type(self.model), tuple((a.name, a.kind, a.values) for a in self.reads))
-        return _BATCHES.setdefault(reads, len(_BATCHES))
+        with _LOCK:  # (two threads must not number two batches alike)
+            return _BATCHES.setdefault(reads, len(_BATCHES))
 
 
 class Part(NamedTuple):
