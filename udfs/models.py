@@ -485,9 +485,14 @@ def predict_proba(ids, bodies, rows):
         part_names, offsets = _class_names(p)
         width = np.repeat([len(s.classes) for s in p.members], p.counts)  # per row
         columns = np.arange(p.result.shape[1])
-        cells = columns < width[:, None]
-        keys.append(base + (np.broadcast_to(offsets, width.shape)[:, None] + columns)[cells])
-        values.append(p.result[cells])
+        key = base + np.broadcast_to(offsets, width.shape)[:, None] + columns
+        if (width == len(columns)).all():  # no padding (one model, or alike ones)
+            keys.append(key.ravel())
+            values.append(p.result.ravel())
+        else:
+            cells = columns < width[:, None]
+            keys.append(key[cells])
+            values.append(p.result[cells])
         widths.append(width)
         at.append(np.arange(n) if p.at is None else p.at)
         names.append(part_names)
@@ -501,6 +506,8 @@ def predict_proba(ids, bodies, rows):
                                        pa.array(np.concatenate(names), pa.string())
                                        ).cast(pa.string()),
         pa.array(np.concatenate(values), pa.float64()))
+    if len(parts) == 1 and parts[0].at is None:  # one model for the whole chunk
+        return maps
     where = np.full(n, -1, np.int64)  # each row's place among the parts' rows
     where[at] = np.arange(len(at))
     return maps.take(pa.array(where, mask=where < 0))
