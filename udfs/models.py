@@ -306,7 +306,7 @@ class Part(NamedTuple):
     probabilities padded with zeros to the most classes among them."""
     members: list
     at: np.ndarray | None
-    counts: np.ndarray
+    counts: list
     result: np.ndarray
 
 
@@ -320,7 +320,7 @@ def _scored(fn, ids, bodies, rows, capability):
         if capability not in s.offers:
             require(fn, s.model, capability)  # refuses, naming what it offers
     if len(found) == 1 and (codes >= 0).all():
-        parts = [_part(found, None, np.array([len(codes)]), chunk, capability)]
+        parts = [_part(found, None, [len(codes)], chunk, capability)]
     else:
         parts = [_part(members, at, counts, chunk, capability)
                  for members, at, counts in _partition(found, codes, capability)]
@@ -341,23 +341,24 @@ def _partition(found, codes, capability):
     valid = np.flatnonzero(codes >= 0)
     row_part = part[codes[valid]]
     rows = valid[np.lexsort((codes[valid], row_part))]  # by part, model, then row
-    by_part = np.argsort(part, kind="stable")
+    by_part = np.argsort(part, kind="stable").tolist()
     n = len(models_in) + len(found)
     m_count, r_count = np.bincount(part, minlength=n), np.bincount(row_part, minlength=n)
-    m_end, r_end = np.cumsum(m_count), np.cumsum(r_count)
-    counts = np.bincount(codes[valid], minlength=len(found))
-    out = []
+    m_end, r_end = np.cumsum(m_count).tolist(), np.cumsum(r_count).tolist()
+    counts = np.bincount(codes[valid], minlength=len(found)).tolist()
+    m_count, r_count = m_count.tolist(), r_count.tolist()
+    out = []  # (in Python numbers: a chunk may hold thousands of parts)
     for p in np.flatnonzero(m_count).tolist():
         members = by_part[m_end[p] - m_count[p]:m_end[p]]
-        out.append(([found[j] for j in members.tolist()],
-                    rows[r_end[p] - r_count[p]:r_end[p]], counts[members]))
+        out.append(([found[j] for j in members], rows[r_end[p] - r_count[p]:r_end[p]],
+                    [counts[j] for j in members]))
     return out
 
 
 def _part(members, at, counts, chunk, capability):
     first = members[0]
     cols = chunk.columns(first.reads, at)
-    n = int(counts.sum())
+    n = sum(counts)
     if len(members) > 1:
         result = type(first.model).proba_many([s.model for s in members], cols, counts)
     else:
@@ -413,7 +414,7 @@ def _class_names(part):
     its models share their classes (as they mostly do), else one after another."""
     members = part.members
     first = members[0].classes
-    if all(s.classes == first for s in members):
+    if len(members) == 1 or all(s.classes == first for s in members):
         return members[0].class_array, 0
     sizes = [len(s.classes) for s in members]
     starts = np.cumsum([0, *sizes[:-1]])
