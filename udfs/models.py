@@ -5,7 +5,8 @@ capabilities the model's learner declares; and the model value itself.
 A model value is a STRUCT: a format tag and version, the learner, an id (a digest
 of the body) and the JSON body. Scoring macros pass the body only for the first row
 of each model a chunk meets (see ``model_needed``), so a large model is not
-copied for every scored row; parsed models are cached by id and body length.
+copied for every scored row; parsed models (and small models just fitted) are
+cached by id and body length.
 """
 
 import gc
@@ -208,7 +209,8 @@ def _parsing():
     """Hold ``_PARSING``, with Python's cyclic garbage collector paused (if it was
     on): each parse makes many small objects, and with thousands of models already
     cached the collections they set off traverse them all again, a third of the
-    time of a first scoring against 20,000 models. Parsing makes no cycles."""
+    time of a first scoring against 20,000 models. Whatever garbage a parse leaves
+    is collected once the collector is back on."""
     with _PARSING:
         paused = gc.isenabled()
         gc.disable()
