@@ -55,7 +55,6 @@ def ad_count(ids, bodies, conditions):
         if model.learner != "ad_tree":
             raise ValueError(f"ad_count: expected an ad_tree model, got a "
                              f"{model.learner} model")
-        at = np.arange(len(conds)) if at is None else at
         q_off, q_attr, q_val, asked = [0], [], [], []
         for i in at:
             if conds[i] is None:

@@ -237,13 +237,9 @@ def _models(fn, ids, bodies):
 
 
 def _groups(fn, ids, bodies):
-    """Rows grouped by model: [(model, row indices or None for all rows)]."""
+    """Rows grouped by model, each model's in row order: [(model, row indices)]."""
     found, codes = _models(fn, ids, bodies)
-    if len(found) == 1 and (codes >= 0).all():
-        return [(found[0].model, None)]
-    order = np.argsort(codes, kind="stable")  # each model's rows, in row order
-    ends = np.cumsum(np.bincount(codes + 1, minlength=len(found) + 1))
-    return [(s.model, order[ends[j]:ends[j + 1]]) for j, s in enumerate(found)]
+    return [(members[0].model, at) for members, at, _ in _partition(found, codes, None)]
 
 
 def declaration(model):
@@ -333,7 +329,8 @@ def _scored(fn, ids, bodies, rows, capability):
 
 def _partition(found, codes, capability):
     """[(members, their rows in turn, rows per member)]: a part per batch of two or
-    more models, and one per other model."""
+    more models, and one per other model (every model, for a ``capability`` that
+    no batch scores)."""
     scored_together = capability in ("predict", "predict_proba")
     batch = np.array([s.batch if scored_together else -1 for s in found], np.int64)
     models_in = np.bincount(batch + 1)  # [0]: the models alone
