@@ -41,12 +41,11 @@ def _dec(v):
     case) are converted in one call; anything else (the special values' names, or a
     forged body's text, NULL or truth values) goes value by value, so that
     only numbers and those names are read."""
-    if isinstance(v, list) and v:
-        x = np.array(v)
+    if isinstance(v, list):
+        x = np.array(v) if v else np.zeros(0)
         if x.dtype.kind in "if":
             return x.astype(np.float64)
-    if isinstance(v, list):
-        return np.array([_dec(x) for x in v], dtype=np.float64) if v else np.zeros(0)
+        return np.array([_dec(x) for x in v], dtype=np.float64)
     if isinstance(v, str):
         return _SPECIAL[v]
     return float(v)
