@@ -2,16 +2,22 @@
 
 Transactions arrive as integer item codes with a map from code to rank by descending
 global support (rank 0 is the most frequent item; -1 drops an infrequent item): the
-book's first pass has been done. An FP-tree is a
-set of flat arrays: per node its parent and item packed in one integer (a walk to
-the root touches one array), its count, and the node link that threads all nodes of
-one item from the header table. While a tree is built, an open-addressing table
-keyed by (parent, item) finds a node's children.
+book's first pass has been done. An FP-tree is a set of flat arrays: per node its
+parent and item packed in one integer, and its count.
 
-Mining builds conditional FP-trees with no candidate generation. The conditional
-trees live in one arena used as a stack: a tree is built on top of its parent and
-dropped when its items are done, so memory stays proportional to the trees and the
-recursion is an explicit loop (numba cannot cache recursive functions).
+The first tree is built from the transactions sorted as item sequences: each shares
+the nodes of its common prefix with the one before it, so nodes need no lookup and
+come in depth-first order. Its prefix paths (the conditional pattern bases of the
+items) are then read in one sequential pass with the path from the root on a stack,
+rather than by walking up from every node through memory at random.
+
+Mining builds conditional FP-trees with no candidate generation. A conditional tree
+also threads the nodes of each item with a node link from its header, and an
+open-addressing table keyed by (parent, item) finds a node's children while it is
+built. The conditional trees live in one arena used as a stack: a tree is built on
+top of its parent and dropped when its items are done, so memory stays proportional
+to the trees and the recursion is an explicit loop (numba cannot cache recursive
+functions).
 
 Frequent itemsets come out as *records* ``(parent record, item, count)``: the
 itemset of a record is its item plus the itemset of its parent. A record's item is
@@ -19,6 +25,7 @@ more frequent (a smaller code) than every item of its parent, so the records for
 a trie of itemsets keyed by descending codes; ``itemsets.py`` looks subsets up in it.
 """
 
+import heapq
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 
@@ -155,40 +162,143 @@ def first_items(offsets, codes, rank):
 
 
 @njit(cache=True)
+def _part_paths(offsets, codes, rank, n_items, first, owner, part):
+    """The paths of the transactions that ``owner`` gives to ``part`` (those whose
+    most frequent item it owns): each one's ranks sorted and de-duplicated, as CSR
+    offsets and items."""
+    n = offsets.shape[0] - 1
+    cap = 0
+    m = 0
+    for t in range(n):
+        if first[t] >= 0 and owner[first[t]] == part:
+            cap += offsets[t + 1] - offsets[t]
+            m += 1
+    poff = np.empty(m + 1, np.int64)
+    pitems = np.empty(cap, np.int32)
+    path = np.empty(n_items + 1, np.int32)
+    poff[0] = 0
+    k = 0
+    used = 0
+    for t in range(n):
+        if first[t] < 0 or owner[first[t]] != part:
+            continue
+        plen = _sorted_unique(codes, offsets[t], offsets[t + 1], rank, path)
+        pitems[used:used + plen] = path[:plen]
+        used += plen
+        k += 1
+        poff[k] = used
+    return poff, pitems[:used]
+
+
+@njit(cache=True)
+def _chunk_keys(poff, pitems, order, a, b, depth, per, bits, keys):
+    """For the paths ``order[a:b]``, their items ``depth .. depth + per - 1`` packed
+    into ``keys`` (each as rank + 1 in ``bits`` bits, 0 past a path's end, so that
+    a shorter path comes first). Returns whether a path goes on past them."""
+    longer = False
+    for q in range(a, b):
+        t = order[q]
+        lo = poff[t] + depth
+        hi = poff[t + 1]
+        key = np.int64(0)
+        for j in range(per):
+            key <<= bits
+            if lo + j < hi:
+                key |= np.int64(pitems[lo + j] + 1)
+        longer |= lo + per < hi
+        keys[q] = key
+    return longer
+
+
+@njit(cache=True)
+def _lexicographic(poff, pitems, n_items):
+    """The order of the paths sorted as item sequences: one sort of 64-bit keys of
+    their first items, then each run of equal keys sorted by its next items (an
+    explicit stack of runs)."""
+    m = poff.shape[0] - 1
+    bits = 1
+    while (np.int64(1) << bits) <= n_items + 1:
+        bits += 1
+    per = max(1, 63 // bits)
+    last = (np.int64(1) << bits) - 1  # the key's last item: 0 when a path ended
+    order = np.arange(m)
+    keys = np.empty(m, np.int64)
+    runs = np.empty(48, np.int64)  # (first, end, depth) of each run to sort
+    runs[0], runs[1], runs[2] = 0, m, 0
+    sp = 1
+    while sp > 0:
+        sp -= 1
+        a, b, depth = runs[3 * sp], runs[3 * sp + 1], runs[3 * sp + 2]
+        longer = _chunk_keys(poff, pitems, order, a, b, depth, per, bits, keys)
+        by = np.argsort(keys[a:b])
+        order[a:b] = order[a:b][by]
+        keys[a:b] = keys[a:b][by]
+        if not longer:
+            continue
+        q = a
+        while q < b:
+            r = q + 1
+            while r < b and keys[r] == keys[q]:
+                r += 1
+            if r - q > 1 and keys[q] & last != 0:
+                runs = grow(runs, 3 * sp + 3)
+                runs[3 * sp], runs[3 * sp + 1], runs[3 * sp + 2] = q, r, depth + per
+                sp += 1
+            q = r
+    return order
+
+
+@njit(cache=True)
+def _trie(poff, pitems, order, n_items):
+    """The FP-tree of the paths taken in lexicographic ``order``: a path shares the
+    nodes of its common prefix with the path before it and adds the rest, so nodes
+    are made in depth-first order with no lookup. Each path counts at its last
+    node, and counts are summed up the tree in one backward pass (a node's
+    children come after it)."""
+    cap = pitems.shape[0] + 1
+    up = np.empty(cap, np.int64)
+    count = np.zeros(cap, np.int64)
+    item_count = np.zeros(n_items, np.int64)
+    stack = np.empty(n_items + 1, np.int64)  # the nodes of the path before
+    prev_lo = 0
+    prev_n = 0
+    top = 0
+    for q in range(order.shape[0]):
+        lo = poff[order[q]]
+        n = poff[order[q] + 1] - lo
+        shared = 0
+        while (shared < min(n, prev_n)
+               and pitems[prev_lo + shared] == pitems[lo + shared]):
+            shared += 1
+        parent = stack[shared - 1] if shared > 0 else -1
+        for j in range(shared, n):
+            up[top] = pack_key(parent, pitems[lo + j])
+            stack[j] = top
+            parent = top
+            top += 1
+        if n > 0:
+            count[stack[n - 1]] += 1
+        prev_lo = lo
+        prev_n = n
+    for c in range(top - 1, -1, -1):
+        key = up[c]
+        p = (key >> 32) - 1
+        if p >= 0:
+            count[p] += count[c]
+        item_count[key & ITEM_MASK] += count[c]
+    return up[:top].copy(), count[:top].copy(), item_count
+
+
+@njit(cache=True)
 def build_part(offsets, codes, rank, n_items, first, owner, part):
     """The part of the first FP-tree below the root items that ``owner`` gives to
     ``part``: the transactions whose most frequent item is one of them. Parts
     share no node, so they can be built at once and then concatenated.
 
-    Returns its nodes (packed parent and item, count, node link) and header
-    (first and last node and count of each item)."""
-    cap = 16
-    for t in range(offsets.shape[0] - 1):
-        if first[t] >= 0 and owner[first[t]] == part:
-            cap += offsets[t + 1] - offsets[t]
-    up = np.empty(cap, np.int64)
-    count = np.empty(cap, np.int64)
-    next_link = np.empty(cap, np.int32)
-    slot = np.empty(cap, np.int32)
-    table = np.full(1 << 12, -1, np.int32)
-    head = np.full(n_items, -1, np.int32)
-    item_count = np.zeros(n_items, np.int64)
-    path = np.empty(n_items + 1, np.int32)
-    top = 0
-    for t in range(offsets.shape[0] - 1):
-        if first[t] < 0 or owner[first[t]] != part:
-            continue
-        plen = _sorted_unique(codes, offsets[t], offsets[t + 1], rank, path)
-        top, table = _insert(path, np.int64(plen), np.int64(1), np.int64(0), up, count,
-                             next_link, slot, head, item_count, table, np.int64(0),
-                             np.int64(top))
-    tail = np.full(n_items, -1, np.int32)  # chains were built by prepending
-    for c in range(top):
-        it = up[c] & ITEM_MASK
-        if tail[it] == -1:
-            tail[it] = c
-    return (up[:top].copy(), count[:top].copy(), next_link[:top].copy(), head, tail,
-            item_count)
+    Returns its nodes (packed parent and item, and count) in depth-first order,
+    and the count of each item."""
+    poff, pitems = _part_paths(offsets, codes, rank, n_items, first, owner, part)
+    return _trie(poff, pitems, _lexicographic(poff, pitems, n_items), n_items)
 
 
 @njit(cache=True)
@@ -225,11 +335,119 @@ def _pattern_base(node, up, count, next_link, scratch, touched, n_touched, pbuf,
 
 
 @njit(cache=True)
-def mine(g_up, g_count, g_next_link, g_head, g_item_count, items, n_items, min_count,
-         max_len, limit, halt):
+def _path_pass(up, count, lo, hi, pos, n_items, at, begin, pitems, end, weight, fill):
+    """One pass over the nodes ``lo .. hi`` of the first tree (whole subtrees of the
+    root, in depth-first order), with the path from the root on a stack. For each
+    node whose item has a place ``q = pos[item]``: without ``fill``, count the path
+    and its items into ``at[q + 1]`` and ``begin[q + 1]``; with ``fill``, copy them
+    (leaf first) to ``begin[q]`` and path ``at[q]``, and move those cursors on."""
+    nodes = np.empty(n_items + 1, np.int64)  # a path has distinct items
+    stacked = np.empty(n_items + 1, np.int32)
+    sp = 0
+    for c in range(lo, hi):
+        key = up[c]
+        p = (key >> 32) - 1
+        while sp > 0 and nodes[sp - 1] != p:
+            sp -= 1
+        it = key & ITEM_MASK
+        q = pos[it]
+        if q >= 0 and sp > 0:
+            if fill:
+                w = begin[q]
+                for j in range(sp):
+                    pitems[w + j] = stacked[sp - 1 - j]
+                begin[q] = w + sp
+                end[at[q]] = w + sp
+                weight[at[q]] = count[c]
+                at[q] += 1
+            else:
+                at[q + 1] += 1
+                begin[q + 1] += sp
+        nodes[sp] = c
+        stacked[sp] = it
+        sp += 1
+
+
+def prefix_paths(up, count, bounds, items, n_items, pool=None):
+    """The prefix paths (conditional pattern bases) of every node of ``items`` in
+    the first tree, grouped by item. They are read in two passes over the nodes in
+    depth-first order, the first to size each item's paths and the second to copy
+    them; each of the tree's parts (``bounds``) is read on its own, on ``pool``'s
+    threads. Walking up from each node instead reads the tree at random, and that
+    walk was nearly all of the mining's time.
+
+    Returns, as ``mine`` takes them: the paths' items (leaf first, as
+    ``_pattern_base`` gives them), each path's end and count, the first path and
+    the first path item of each of ``items`` (with the ends of the last), and each
+    item's place among ``items`` (-1 for other items)."""
+    pos = np.full(n_items, -1, np.int64)
+    pos[items] = np.arange(len(items))
+    ranges = list(zip(bounds[:-1], bounds[1:]))
+    run = map if pool is None else pool.map
+    empty = (np.empty(0, np.int32), np.empty(0, np.int64), np.empty(0, np.int64))
+
+    def size(lo_hi):
+        at, begin = np.zeros((2, len(items) + 1), np.int64)
+        _path_pass(up, count, lo_hi[0], lo_hi[1], pos, n_items, at, begin, *empty, False)
+        return at[1:], begin[1:]
+
+    sizes = list(run(size, ranges))
+    paths = np.array([s[0] for s in sizes]).reshape(len(ranges), len(items))
+    lengths = np.array([s[1] for s in sizes]).reshape(len(ranges), len(items))
+    at = np.concatenate(([0], np.cumsum(paths.sum(axis=0))))
+    begin = np.concatenate(([0], np.cumsum(lengths.sum(axis=0))))
+    pitems = np.empty(begin[-1], np.int32)
+    end = np.empty(at[-1], np.int64)
+    weight = np.empty(at[-1], np.int64)
+    before = np.cumsum(paths, axis=0) - paths  # each part's paths follow the earlier's
+    items_before = np.cumsum(lengths, axis=0) - lengths
+
+    def fill(r):
+        lo, hi = ranges[r]
+        _path_pass(up, count, lo, hi, pos, n_items, at[:-1] + before[r],
+                   begin[:-1] + items_before[r], pitems, end, weight, True)
+
+    list(run(fill, range(len(ranges))))
+    return pitems, end, weight, at, begin, pos
+
+
+@njit(cache=True)
+def _stored_base(paths, i, scratch, touched, pbuf, pend, pcnt):
+    """The conditional pattern base of item ``i`` from ``prefix_paths``' result, in
+    ``_pattern_base``'s form and with its counts."""
+    pitems, end, weight, at, begin, pos = paths
+    q = pos[i]
+    lo = begin[q]
+    used = begin[q + 1] - lo
+    pbuf = grow(pbuf, used)
+    n_touched = 0
+    v = lo
+    n_paths = at[q + 1] - at[q]
+    if n_paths > pend.shape[0]:
+        pend = grow(pend, n_paths)
+        pcnt = grow(pcnt, n_paths)
+    for r in range(n_paths):
+        c = weight[at[q] + r]
+        stop = end[at[q] + r]
+        while v < stop:
+            it = pitems[v]
+            if scratch[it] == 0:
+                touched[n_touched] = it
+                n_touched += 1
+            scratch[it] += c
+            pbuf[v - lo] = it
+            v += 1
+        pend[r] = stop - lo
+        pcnt[r] = c
+    return pbuf, pend, pcnt, n_paths, used, n_touched
+
+
+@njit(cache=True)
+def mine(g_item_count, paths, items, n_items, min_count, max_len, limit, halt):
     """Every frequent itemset of at most ``max_len`` items whose least frequent item
-    is one of ``items``, mined from the first FP-tree (the ``g_`` arrays, only read,
-    so that several threads can mine disjoint ``items`` at once).
+    is one of ``items``, mined from the first FP-tree: its item counts and the
+    prefix paths of its nodes (``prefix_paths``), only read, so that several
+    threads can mine disjoint ``items`` at once.
 
     Returns the records ``(parent, item, count)`` and a status: ``STATUS_LIMIT``
     when there are more than ``limit`` itemsets (then ``limit`` records are kept),
@@ -304,9 +522,8 @@ def mine(g_up, g_count, g_next_link, g_head, g_item_count, items, n_items, min_c
 
         # the conditional pattern base of item i
         if L == 0:
-            pbuf, pend, pcnt, n_paths, used, n_touched = _pattern_base(
-                g_head[i], g_up, g_count, g_next_link, scratch, touched, 0, pbuf, pend,
-                pcnt)
+            pbuf, pend, pcnt, n_paths, used, n_touched = _stored_base(
+                paths, i, scratch, touched, pbuf, pend, pcnt)
         else:
             pbuf, pend, pcnt, n_paths, used, n_touched = _pattern_base(
                 head[ib + i], up, count, next_link, scratch, touched, 0, pbuf, pend, pcnt)
@@ -369,20 +586,27 @@ def _shifted(index, shift):
 
 
 def _deal(weights, items, threads):
-    """Split ``items`` into ``threads`` shares of about equal total weight."""
-    loads = np.zeros(threads)
+    """Split ``items`` into ``threads`` shares of about equal total weight: the
+    heaviest first, each to the lightest share; items of no weight go to the
+    lightest share at the end."""
+    heavy = items[weights[items] > 0]
+    heavy = heavy[np.argsort(-weights[heavy], kind="stable")]
     shares = [[] for _ in range(threads)]
-    for i in items[np.argsort(-weights[items], kind="stable")]:
-        j = int(np.argmin(loads))
+    loads = [(0, j) for j in range(threads)]
+    for i in heavy.tolist():
+        load, j = heapq.heappop(loads)
         shares[j].append(i)
-        loads[j] += weights[i]
+        heapq.heappush(loads, (load + int(weights[i]), j))
+    shares[min(loads)[1]].extend(items[weights[items] <= 0].tolist())
     return [np.sort(np.array(s, np.int32)) for s in shares]
 
 
 def build_tree(offsets, codes, rank, n_items, pool=None, threads=1):
     """The first FP-tree (the book's second pass) over the items ranked by ``rank``
     (raw code -> rank, -1 = infrequent): built in ``threads`` parts that share no
-    node, then concatenated. Returns nodes and header as ``mine`` takes them."""
+    node, then concatenated. Returns its nodes (packed parent and item, and count)
+    in depth-first order, each item's count, and where each part's nodes begin
+    (with the end of the last)."""
     codes = frozen(codes)  # from a table or computed: one kernel for both
     first = first_items(offsets, codes, rank)
     owner = np.zeros(n_items, np.int32)
@@ -395,23 +619,12 @@ def build_tree(offsets, codes, rank, n_items, pool=None, threads=1):
         parts = list(pool.map(
             lambda j: build_part(offsets, codes, rank, n_items, first, owner, j),
             range(threads)))
-    up, count, next_link, head, tail, item_count = parts[0]
-    ups, counts, links = [up], [count], [next_link]
-    shift = len(up)
-    for p_up, p_count, p_link, p_head, p_tail, p_item_count in parts[1:]:
-        # renumber the part's nodes after those before
-        ups.append((_shifted((p_up >> 32) - 1, shift) + 1 << 32) | (p_up & 0xFFFFFFFF))
-        counts.append(p_count)
-        links.append(_shifted(p_link, shift))
-        p_head, p_tail = _shifted(p_head, shift), _shifted(p_tail, shift)
-        both = (head >= 0) & (p_head >= 0)  # chain the part's node links on
-        links[0][tail[both]] = p_head[both]
-        head = np.where(head >= 0, head, p_head)
-        tail = np.where(p_tail >= 0, p_tail, tail)
-        item_count = item_count + p_item_count
-        shift += len(p_up)
-    return (np.concatenate(ups), np.concatenate(counts), np.concatenate(links), head,
-            item_count)
+    bounds = np.cumsum([0] + [len(p[0]) for p in parts])
+    # renumber each part's nodes after those before
+    up = np.concatenate([(_shifted((p[0] >> 32) - 1, shift) + 1 << 32) | (p[0] & ITEM_MASK)
+                         for p, shift in zip(parts, bounds)])
+    return (up, np.concatenate([p[1] for p in parts]), sum(p[2] for p in parts),
+            bounds)
 
 
 def fp_growth(offsets, codes, rank, n_items, min_count, max_len, limit, threads=2):
@@ -419,25 +632,31 @@ def fp_growth(offsets, codes, rank, n_items, min_count, max_len, limit, threads=
     records ``(parent, item, count)`` over ranked items, and a status (see
     ``mine``). ``rank`` maps raw codes to ranks 0..n_items-1 (or -1).
 
-    The first tree is built in parts and its items are mined on ``threads``
-    threads (the kernels release the GIL), each with about equal work.
+    The first tree is built, and its prefix paths read, in parts, and its items are
+    mined on ``threads`` threads (the kernels release the GIL), each with about
+    equal work.
     """
     big = len(codes) >= 200_000 and threads >= 2
     halt = stop.flag()  # the caller's, also read by the pool's threads
     with ThreadPoolExecutor(threads) if big else nullcontext() as pool:
-        tree = build_tree(offsets, codes, rank, n_items, pool, threads)
-        frequent = np.flatnonzero(tree[4] >= min_count).astype(np.int32)
+        up, count, item_count, bounds = build_tree(offsets, codes, rank, n_items, pool,
+                                                   threads)
+        frequent = np.flatnonzero(item_count >= min_count).astype(np.int32)
+        paths = prefix_paths(up, count, bounds, frequent, n_items, pool)
+        del up, count
         if not big or len(frequent) < 2:
-            parts = [mine(*tree, frequent, n_items, min_count, max_len, limit, halt)]
+            parts = [mine(item_count, paths, frequent, n_items, min_count, max_len, limit,
+                          halt)]
         else:
-            # the work of an item grows with its number of nodes; shares of about
-            # equal work, more than threads, are taken by whichever thread is free
-            # (an estimate evens out over several), and come back in their order
-            nodes = np.bincount((tree[0] & 0xFFFFFFFF).astype(np.int64),
-                                minlength=n_items)
+            # the work of an item grows with its prefix paths; shares of about equal
+            # work, more than threads, are taken by whichever thread is free (an
+            # estimate evens out over several), and come back in their order
+            work = np.zeros(n_items, np.int64)
+            work[frequent] = np.diff(paths[4]) + np.diff(paths[3])
             parts = list(pool.map(
-                lambda share: mine(*tree, share, n_items, min_count, max_len, limit, halt),
-                _deal(nodes, frequent, SHARES * threads)))
+                lambda share: mine(item_count, paths, share, n_items, min_count, max_len,
+                                   limit, halt),
+                _deal(work, frequent, SHARES * threads)))
     stop.check(halt)
     starts = np.cumsum([0] + [len(p[0]) for p in parts])
     # renumber each part's parents after the parts before it

@@ -3,14 +3,17 @@ Weka's FPGrowth, every input layout, and the aggregate form."""
 
 import json
 import re
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from duckmine.algorithms.baskets import quest_baskets
-from duckmine.algorithms.fpgrowth import fp_growth
+from duckmine.algorithms.fpgrowth import build_tree, fp_growth, prefix_paths
 from duckmine.algorithms.itemsets import expand
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -224,3 +227,65 @@ def test_threaded_mining_matches_one_thread():
         assert status == 0
     assert len(results[0]) > 1000
     assert results[0] == results[1]
+
+
+# item codes far apart, so that a sort key holds only three items of a path (the
+# tree's sort then orders runs of equal keys by their next items), and few of them,
+# so that paths share long prefixes
+WIDE_ITEMS = 1 << 20
+CODES = [0, 1, 7, 4_000, 65_536, 500_000, WIDE_ITEMS - 1]
+long_paths = st.lists(st.lists(st.sampled_from(CODES), max_size=10), max_size=40)
+
+
+def tree_paths(up):
+    """Each node's path of items from the root, read by walking up its parents."""
+    parent, item = (up >> 32) - 1, up & 0xFFFFFFFF
+    out = []
+    for c in range(len(up)):
+        path, p = [], c
+        while p >= 0:
+            path.append(int(item[p]))
+            p = parent[p]
+        out.append(tuple(reversed(path)))
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(long_paths, st.sampled_from([1, 2]))
+def test_first_tree_is_the_prefix_tree_of_the_transactions(tx, threads):
+    """The first tree holds one node per distinct prefix of the transactions' sorted
+    items, counting the transactions that begin with it, in depth-first order; the
+    prefix paths of an item's nodes are their paths to the root."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    offsets = np.cumsum([0] + [len(t) for t in tx]).astype(np.int64)
+    codes = np.array([c for t in tx for c in t], np.int32)
+    rank = np.arange(WIDE_ITEMS, dtype=np.int32)
+    with ThreadPoolExecutor(threads) as pool:
+        up, count, item_count, bounds = build_tree(offsets, codes, rank, WIDE_ITEMS, pool,
+                                                   threads)
+        items = np.array(CODES[1:], np.int32)
+        pitems, end, weight, at, begin, pos = prefix_paths(up, count, bounds, items,
+                                                           WIDE_ITEMS, pool)
+    prefixes = Counter(p for t in tx for s in [sorted(set(t))]
+                       for p in (tuple(s[:k]) for k in range(1, len(s) + 1)))
+    paths = tree_paths(up)
+    assert dict(zip(paths, count.tolist())) == prefixes and len(paths) == len(prefixes)
+    assert bounds[0] == 0 and bounds[-1] == len(up)
+    parent = (up >> 32) - 1
+    assert all(parent[c] < c for c in range(len(up)))  # parents first
+    for c in range(1, len(up)):  # depth first: a node follows its parent's subtree
+        assert paths[c][:-1] == paths[c - 1][:len(paths[c]) - 1]
+    for code in CODES:
+        assert item_count[code] == sum(code in t for t in map(set, tx))
+    for q, code in enumerate(items):
+        assert pos[code] == q
+        got = Counter()
+        starts = np.concatenate(([begin[q]], end[at[q]:at[q + 1] - 1]))
+        for j, s in zip(range(at[q], at[q + 1]), starts):
+            got[tuple(pitems[s:end[j]][::-1])] += int(weight[j])
+        want = Counter()
+        for path, n in zip(paths, count.tolist()):
+            if path[-1] == code and len(path) > 1:
+                want[path[:-1]] += n
+        assert got == want
