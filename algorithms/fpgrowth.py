@@ -41,6 +41,7 @@ STATUS_LIMIT = 1
 STATUS_STOPPED = 2
 ITEM_MASK = np.int64(0xFFFFFFFF)
 SHARES = 8  # shares of the items to mine per thread
+BASES_BYTES = 64 << 20  # the least bytes of prefix paths to copy at once
 
 
 @njit(cache=True)
@@ -368,22 +369,22 @@ def _path_pass(up, count, lo, hi, pos, n_items, at, begin, pitems, end, weight, 
         sp += 1
 
 
-def prefix_paths(up, count, bounds, items, n_items, pool=None):
-    """The prefix paths (conditional pattern bases) of every node of ``items`` in
-    the first tree, grouped by item. They are read in two passes over the nodes in
-    depth-first order, the first to size each item's paths and the second to copy
-    them; each of the tree's parts (``bounds``) is read on its own, on ``pool``'s
-    threads. Walking up from each node instead reads the tree at random, and that
-    walk was nearly all of the mining's time.
+def _ranges(bounds):
+    return list(zip(bounds[:-1], bounds[1:]))
 
-    Returns, as ``mine`` takes them: the paths' items (leaf first, as
-    ``_pattern_base`` gives them), each path's end and count, the first path and
-    the first path item of each of ``items`` (with the ends of the last), and each
-    item's place among ``items`` (-1 for other items)."""
+
+def _places(items, n_items):
+    """Each item's place among ``items``, -1 for other items."""
     pos = np.full(n_items, -1, np.int64)
     pos[items] = np.arange(len(items))
-    ranges = list(zip(bounds[:-1], bounds[1:]))
-    run = map if pool is None else pool.map
+    return pos
+
+
+def path_sizes(up, count, bounds, items, n_items, run=map):
+    """Per part of the tree (``bounds``) and item of ``items``: the number of its
+    nodes' prefix paths and of their items, each an array (parts, items). The parts
+    are read at once by ``run`` (a pool's ``map``)."""
+    pos = _places(items, n_items)
     empty = (np.empty(0, np.int32), np.empty(0, np.int64), np.empty(0, np.int64))
 
     def size(lo_hi):
@@ -391,9 +392,26 @@ def prefix_paths(up, count, bounds, items, n_items, pool=None):
         _path_pass(up, count, lo_hi[0], lo_hi[1], pos, n_items, at, begin, *empty, False)
         return at[1:], begin[1:]
 
-    sizes = list(run(size, ranges))
-    paths = np.array([s[0] for s in sizes]).reshape(len(ranges), len(items))
-    lengths = np.array([s[1] for s in sizes]).reshape(len(ranges), len(items))
+    sizes = list(run(size, _ranges(bounds)))
+    shape = (len(sizes), len(items))
+    return (np.array([s[0] for s in sizes]).reshape(shape),
+            np.array([s[1] for s in sizes]).reshape(shape))
+
+
+def prefix_paths(up, count, bounds, items, n_items, sizes, run=map):
+    """The prefix paths (conditional pattern bases) of every node of ``items`` in
+    the first tree, grouped by item, copied in one pass over the nodes in
+    depth-first order with the path from the root on a stack; ``sizes`` are
+    ``path_sizes``' for ``items``, and each part of the tree is read on its own, at
+    once by ``run``. Walking up from each node instead reads the tree at random,
+    and that walk was nearly all of the mining's time.
+
+    Returns, as ``mine`` takes them: the paths' items (leaf first, as
+    ``_pattern_base`` gives them), each path's end and count, the first path and
+    the first path item of each of ``items`` (with the ends of the last), and each
+    item's place among ``items`` (-1 for other items)."""
+    pos = _places(items, n_items)
+    paths, lengths = sizes
     at = np.concatenate(([0], np.cumsum(paths.sum(axis=0))))
     begin = np.concatenate(([0], np.cumsum(lengths.sum(axis=0))))
     pitems = np.empty(begin[-1], np.int32)
@@ -401,6 +419,7 @@ def prefix_paths(up, count, bounds, items, n_items, pool=None):
     weight = np.empty(at[-1], np.int64)
     before = np.cumsum(paths, axis=0) - paths  # each part's paths follow the earlier's
     items_before = np.cumsum(lengths, axis=0) - lengths
+    ranges = _ranges(bounds)
 
     def fill(r):
         lo, hi = ranges[r]
@@ -627,6 +646,65 @@ def build_tree(offsets, codes, rank, n_items, pool=None, threads=1):
             bounds)
 
 
+def _rounds(nbytes, budget):
+    """``nbytes`` (per item, in order) cut into consecutive runs of at most
+    ``budget`` bytes each, or of one item: slices."""
+    out, first, total = [], 0, 0
+    for q, b in enumerate(nbytes.tolist()):
+        if q > first and total + b > budget:
+            out.append(slice(first, q))
+            first, total = q, 0
+        total += b
+    if first < len(nbytes):
+        out.append(slice(first, len(nbytes)))
+    return out
+
+
+def mine_tree(up, count, item_count, bounds, items, n_items, min_count, max_len, limit,
+              halt, pool=None, shares=1, budget=None):
+    """The records (as ``mine``'s) of every itemset whose least frequent item is one
+    of ``items``, from the first tree as ``build_tree`` returns it, and a status.
+
+    The items' prefix paths can be many times the tree (a transaction of ``L``
+    items gives up to ``L (L - 1) / 2`` path items), so they are copied and mined
+    in rounds of items whose paths take at most ``budget`` bytes (by default as
+    many as the tree, or ``BASES_BYTES``), or of one item. With a ``pool``, the
+    tree's parts are read at once, and each round's items are mined in ``shares``
+    shares of about equal work, taken by whichever thread is free (an estimate
+    evens out over several).
+    """
+    run = map if pool is None else pool.map
+    paths, lengths = path_sizes(up, count, bounds, items, n_items, run)
+    work = lengths.sum(axis=0) + paths.sum(axis=0)  # an item's prefix paths and items
+    nbytes = 4 * lengths.sum(axis=0) + 16 * paths.sum(axis=0)
+    parts, found = [], 0
+    if budget is None:
+        budget = max(BASES_BYTES, up.nbytes + count.nbytes)
+    for r in _rounds(nbytes, budget) or [slice(0, 0)]:
+        sel = items[r]
+        based = prefix_paths(up, count, bounds, sel, n_items,
+                             (paths[:, r], lengths[:, r]), run)
+        weights = np.zeros(n_items, np.int64)
+        weights[sel] = work[r]
+        for part in run(lambda share, based=based: mine(item_count, based, share, n_items,
+                                                        min_count, max_len, limit, halt),
+                        _deal(weights, sel, shares) if shares > 1 else [sel]):
+            parts.append(part)
+            found += len(part[0])
+        del based  # before the next round's
+        if found > limit or any(p[3] != STATUS_OK for p in parts):
+            break
+    starts = np.cumsum([0] + [len(p[0]) for p in parts])
+    # renumber each part's parents after the parts before it
+    rec_parent = np.concatenate([_shifted(p[0], s) for p, s in zip(parts, starts)])
+    rec_item = np.concatenate([p[1] for p in parts])
+    rec_count = np.concatenate([p[2] for p in parts])
+    status = max(p[3] for p in parts)
+    if len(rec_parent) > limit:
+        status = STATUS_LIMIT
+    return rec_parent[:limit], rec_item[:limit], rec_count[:limit], status
+
+
 def fp_growth(offsets, codes, rank, n_items, min_count, max_len, limit, threads=2):
     """All itemsets with support >= ``min_count`` and at most ``max_len`` items, as
     records ``(parent, item, count)`` over ranked items, and a status (see
@@ -642,28 +720,7 @@ def fp_growth(offsets, codes, rank, n_items, min_count, max_len, limit, threads=
         up, count, item_count, bounds = build_tree(offsets, codes, rank, n_items, pool,
                                                    threads)
         frequent = np.flatnonzero(item_count >= min_count).astype(np.int32)
-        paths = prefix_paths(up, count, bounds, frequent, n_items, pool)
-        del up, count
-        if not big or len(frequent) < 2:
-            parts = [mine(item_count, paths, frequent, n_items, min_count, max_len, limit,
-                          halt)]
-        else:
-            # the work of an item grows with its prefix paths; shares of about equal
-            # work, more than threads, are taken by whichever thread is free (an
-            # estimate evens out over several), and come back in their order
-            work = np.zeros(n_items, np.int64)
-            work[frequent] = np.diff(paths[4]) + np.diff(paths[3])
-            parts = list(pool.map(
-                lambda share: mine(item_count, paths, share, n_items, min_count, max_len,
-                                   limit, halt),
-                _deal(work, frequent, SHARES * threads)))
+        found = mine_tree(up, count, item_count, bounds, frequent, n_items, min_count,
+                          max_len, limit, halt, pool, SHARES * threads if big else 1)
     stop.check(halt)
-    starts = np.cumsum([0] + [len(p[0]) for p in parts])
-    # renumber each part's parents after the parts before it
-    rec_parent = np.concatenate([_shifted(p[0], s) for p, s in zip(parts, starts)])
-    rec_item = np.concatenate([p[1] for p in parts])
-    rec_count = np.concatenate([p[2] for p in parts])
-    status = max(p[3] for p in parts)
-    if len(rec_parent) > limit:
-        status = STATUS_LIMIT
-    return rec_parent[:limit], rec_item[:limit], rec_count[:limit], status
+    return found

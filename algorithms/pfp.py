@@ -101,10 +101,10 @@ def mine_group(offsets, ranks, n_items, group, groups, min_count, max_len, limit
     up, count, item_count, bounds = fpgrowth.build_tree(offsets, ranks, identity, n_items)
     mine = np.flatnonzero((item_count >= min_count)
                           & (identity % groups == group)).astype(np.int32)
-    paths = fpgrowth.prefix_paths(up, count, bounds, mine, n_items)
     halt = stop.flag()
-    parent, item, count, status = fpgrowth.mine(item_count, paths, mine, n_items,
-                                                min_count, max_len, limit, halt)
+    parent, item, count, status = fpgrowth.mine_tree(up, count, item_count, bounds, mine,
+                                                     n_items, min_count, max_len, limit,
+                                                     halt)
     stop.check(halt)
     if status == fpgrowth.STATUS_LIMIT:
         raise TooManyItemsets(limit)

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from duckmine.algorithms.baskets import quest_baskets
-from duckmine.algorithms.fpgrowth import build_tree, fp_growth, prefix_paths
+from duckmine.algorithms.fpgrowth import build_tree, fp_growth, mine_tree, path_sizes, prefix_paths
 from duckmine.algorithms.itemsets import expand
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -265,8 +265,9 @@ def test_first_tree_is_the_prefix_tree_of_the_transactions(tx, threads):
         up, count, item_count, bounds = build_tree(offsets, codes, rank, WIDE_ITEMS, pool,
                                                    threads)
         items = np.array(CODES[1:], np.int32)
+        sizes = path_sizes(up, count, bounds, items, WIDE_ITEMS, pool.map)
         pitems, end, weight, at, begin, pos = prefix_paths(up, count, bounds, items,
-                                                           WIDE_ITEMS, pool)
+                                                           WIDE_ITEMS, sizes, pool.map)
     prefixes = Counter(p for t in tx for s in [sorted(set(t))]
                        for p in (tuple(s[:k]) for k in range(1, len(s) + 1)))
     paths = tree_paths(up)
@@ -289,3 +290,29 @@ def test_first_tree_is_the_prefix_tree_of_the_transactions(tx, threads):
             if path[-1] == code and len(path) > 1:
                 want[path[:-1]] += n
         assert got == want
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_prefix_paths_copied_in_rounds_give_the_same_itemsets(threads):
+    """Prefix paths larger than their budget are copied and mined a round of items
+    at a time; any budget gives the same itemsets."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from duckmine.algorithms import stop
+
+    offsets, codes = quest_baskets(3_000, n_items=60, seed=5)
+    rank = np.arange(60, dtype=np.int32)
+    found = []
+    with ThreadPoolExecutor(threads) as pool:
+        tree = build_tree(offsets, codes, rank, 60, pool, threads)
+        items = np.flatnonzero(tree[2] >= 30).astype(np.int32)
+        for budget in (None, 1, 4_000):
+            parent, item, count, status = mine_tree(*tree, items, 60, 30, 99, 10**7,
+                                                    stop.flag(), pool, 2 * threads,
+                                                    budget)
+            assert status == 0
+            o, flat = expand(parent, item, np.arange(len(parent)), np.arange(60))
+            found.append(sorted((tuple(flat[o[q]:o[q + 1]]), int(count[q]))
+                                for q in range(len(parent))))
+    assert len(found[0]) > 500
+    assert found[1] == found[0] and found[2] == found[0]
