@@ -80,15 +80,22 @@ def check(fn, per_cell, rows, columns, limit, so_far=False, advice=ADVICE,
     (a size, or None for no limit). ``so_far``: ``rows`` are those read so far of
     rows still arriving, so the fit would take more. ``advice``: the ways out, as
     the engine words them; ``what``: the limit's setting."""
+    counted = f"{rows:,} rows x {columns} columns{' read so far' if so_far else ''}"
+    refuse(fn, "fit", needed(per_cell, rows, columns), counted, limit, so_far, advice,
+           what)
+
+
+def refuse(fn, job, estimate, counted, limit, so_far=False, advice=ADVICE,
+           what="duckmine_memory_limit"):
+    """Refuse (ValueError naming ``fn``) a ``job`` whose ``estimate`` in bytes,
+    made from what ``counted`` says, exceeds ``limit`` (a size, or None)."""
     if limit is None:
         return
     bytes_ = parse_size(limit, f"{fn}: {what}")
-    estimate = needed(per_cell, rows, columns)
     if estimate > bytes_:
         size = f"{'over' if so_far else 'about'} {size_text(estimate)}"
-        counted = f"{rows:,} rows x {columns} columns{' read so far' if so_far else ''}"
         raise ValueError(
-            f"{fn}: this fit would take {size} of memory ({counted}), more than the "
+            f"{fn}: this {job} would take {size} of memory ({counted}), more than the "
             f"limit of {size_text(bytes_)}; {advice}")
 
 

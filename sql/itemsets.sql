@@ -6,7 +6,8 @@ SELECT r.itemset, r.support_count, r.support
 FROM (SELECT unnest(_dm_itemsets(tx, items, min_support,
                                  max_length, target,
                                  getvariable('duckmine_max_itemsets'),
-                              getvariable('duckmine_connection'))) AS r
+                                 _dm_settings().memory_limit,
+                                 getvariable('duckmine_connection'))) AS r
       FROM _dm_baskets(tbl, 'fp_growth', layout := layout))
 ORDER BY r.support_count DESC, len(r.itemset), r.itemset;
 
@@ -18,6 +19,7 @@ SELECT r.antecedent, r.consequent, r.support_count, r.support, r.confidence, r.l
 FROM (SELECT unnest(_dm_rules(tx, items, min_support,
                               min_confidence, max_length, max_consequent,
                               getvariable('duckmine_max_itemsets'),
+                              _dm_settings().memory_limit,
                               getvariable('duckmine_connection'))) AS r
       FROM _dm_baskets(tbl, 'association_rules', layout := layout))
 ORDER BY r.confidence DESC, r.support_count DESC, r.antecedent, r.consequent;
@@ -28,7 +30,7 @@ CREATE OR REPLACE TEMP MACRO fp_growth_agg(items, min_support, max_length := NUL
                                            target := 'all') AS
 _dm_itemsets_agg(list(items::VARCHAR[]), min_support, max_length,
                  target, getvariable('duckmine_max_itemsets'),
-                              getvariable('duckmine_connection'));
+                 _dm_settings().memory_limit, getvariable('duckmine_connection'));
 
 CREATE OR REPLACE TEMP MACRO association_rules_agg(items, min_support,
                                                    min_confidence := 0.9,
@@ -36,4 +38,4 @@ CREATE OR REPLACE TEMP MACRO association_rules_agg(items, min_support,
                                                    max_consequent := NULL) AS
 _dm_rules_agg(list(items::VARCHAR[]), min_support, min_confidence,
               max_length, max_consequent, getvariable('duckmine_max_itemsets'),
-                              getvariable('duckmine_connection'));
+              _dm_settings().memory_limit, getvariable('duckmine_connection'));

@@ -109,3 +109,30 @@ def test_a_clustering_that_must_fill_missing_cells_counts_the_copy(learner):
     con.execute("SET VARIABLE duckmine_memory_limit = '1GB'")
     assert con.execute(sql.format(learner, "holes")).fetchall()
     con.close()
+
+
+@pytest.mark.parametrize("sql,fn,counted", [
+    ("SELECT count(*) FROM fp_growth('b', 2)", "fp_growth",
+     "(60,000 frequent items in 20,000 transactions)"),
+    ("SELECT count(*) FROM association_rules('b', 2)", "association_rules",
+     "(60,000 frequent items in 20,000 transactions)"),
+    ("SELECT fp_growth_agg(items, 2) FROM (SELECT list(item) AS items FROM b GROUP BY "
+     "tid)", "fp_growth_agg", "(60,000 frequent items in 20,000 transactions)"),
+    # an infrequent item is dropped before the tree is built: it takes no memory
+    ("SELECT count(*) FROM fp_growth('b', 15000)", "fp_growth",
+     "(40,000 frequent items in 20,000 transactions)"),
+])
+def test_an_itemset_search_over_the_limit_is_refused_by_name(sql, fn, counted):
+    """FP-growth's memory grows with the occurrences of frequent items: a search
+    over the limit is refused with its estimate, the limit and the ways out, and
+    runs once the limit allows it."""
+    con = duckmine.connect()
+    con.execute("CREATE TABLE b AS SELECT i // 3 AS tid, 'i' || (i % 3 + (i // 3) % 2) AS "
+                "item FROM range(60000) r(i)")
+    con.execute("SET VARIABLE duckmine_memory_limit = '1MB'")
+    fails(con, sql, f"{fn}: this search would take about", f"{counted}, more than the "
+          "limit of 976.6 KiB", "raise min_support", "USING SAMPLE", "GROUP BY", "Spark",
+          "duckmine_memory_limit")
+    con.execute("SET VARIABLE duckmine_memory_limit = '1GB'")
+    assert con.execute(sql).fetchall()
+    con.close()

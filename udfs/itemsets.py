@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..algorithms import stop
+from ..algorithms import memory, stop
 from ..algorithms.contract import ContractError, choice, literal, number, whole
 from .registry import arrow_type, column, list_csr, scalars, udf
 
@@ -76,6 +76,18 @@ def min_count(fn, min_support, n):
 
 
 UNBOUNDED = np.iinfo(np.int32).max
+# bytes a search holds at its peak per occurrence of a frequent item, and per
+# transaction, beyond its input: the transactions' sorted paths (4), the first tree,
+# made at its largest size and then cut (16 + 16), and its prefix paths, copied in
+# rounds of at most the tree's bytes (16); per transaction its path's offset, place in
+# the sort, sort key and first item (28). Measured: 23 to 34 bytes an item on the
+# benchmark's baskets, where the tree shares many nodes.
+ITEM_BYTES = 56
+TRANSACTION_BYTES = 32
+ADVICE = ("raise min_support, mine a sample (FROM t USING SAMPLE 10%), one set per group "
+          "(fp_growth_agg with GROUP BY), or on Spark (duckmine.spark.fp_growth); the "
+          "limit is SET VARIABLE duckmine_memory_limit = '...' (by default DuckDB's "
+          "memory_limit)")
 
 
 def check_options(fn, options, limit):
@@ -97,18 +109,23 @@ class Transactions:
     for infrequent items), the frequent item names in rank order, and each one's
     position in name order (itemsets are shown sorted by name)."""
 
-    def __init__(self, offsets, codes, names, fn, min_support):
-        """``codes`` index ``names``; -1 is a missing item."""
+    def __init__(self, offsets, codes, names, fn, min_support, memory_limit=None):
+        """``codes`` index ``names``; -1 is a missing item. A search that would hold
+        more than ``memory_limit`` (a size, or None) is refused before it starts."""
         self.n = len(offsets) - 1
         self.threshold = min_count(fn, min_support, self.n)
         self.offsets = offsets
         from ..algorithms.fpgrowth import item_supports
 
         support = item_supports(offsets, codes, len(names))
+        frequent = np.flatnonzero(support >= self.threshold)
+        found = int(support[frequent].sum())
+        memory.refuse(fn, "search", ITEM_BYTES * found + TRANSACTION_BYTES * self.n,
+                      f"{found:,} frequent items in {self.n:,} transactions", memory_limit,
+                      advice=ADVICE)
         by_name = np.asarray(pc.array_sort_indices(names))
         name_pos = np.empty(len(names), np.int64)
         name_pos[by_name] = np.arange(len(names))
-        frequent = np.flatnonzero(support >= self.threshold)
         ranked = frequent[np.lexsort((name_pos[frequent], -support[frequent]))]
         self.rank = np.full(len(names), -1, np.int32)
         self.rank[ranked] = np.arange(len(ranked))
@@ -149,20 +166,23 @@ def _too_many(fn, err, limit):
         "limit with SET VARIABLE duckmine_max_itemsets = N")
 
 
-def _rows(fn, tx, names, min_support, limit, **options):
+def _rows(fn, tx, names, min_support, limit, memory_limit, **options):
     """Per row (one transaction set each): its Transactions and its checked options
-    (``check_options``). ``names`` is None when ``tx`` holds item lists."""
+    (``check_options``). ``names`` is None when ``tx`` holds item lists;
+    ``memory_limit`` (a size per row, or None) bounds each search."""
     tx = column(tx)
     names = None if names is None else column(names)
     values = {k: scalars(v) for k, v in options.items()}
     empty = pa.array([], pa.list_(pa.int32() if names is not None else pa.string()))
-    for i, (support, lim) in enumerate(zip(scalars(min_support), scalars(limit))):
+    bounds = scalars(memory_limit) if memory_limit is not None else [None] * len(tx)
+    for i, (support, lim, bound) in enumerate(zip(scalars(min_support), scalars(limit),
+                                                  bounds)):
         opts = check_options(fn, {k: v[i] for k, v in values.items()}, lim)
         group = tx[i].values if tx[i].is_valid else empty
         if names is None:
-            t = Transactions.from_items(group, fn, support)
+            t = Transactions.from_items(group, fn, support, bound)
         else:
-            t = Transactions.from_codes(group, names[i].values, fn, support)
+            t = Transactions.from_codes(group, names[i].values, fn, support, bound)
         yield t, opts
 
 
@@ -174,10 +194,10 @@ def _wrap(parts, value_type):
     return pa.ListArray.from_arrays(pa.array(offsets), values)
 
 
-def _itemsets(fn, tx, names, min_support, max_length, target, limit):
+def _itemsets(fn, tx, names, min_support, max_length, target, limit, memory_limit=None):
     parts = []
-    for t, o in _rows(fn, tx, names, min_support, limit, max_length=max_length,
-                      target=target):
+    for t, o in _rows(fn, tx, names, min_support, limit, memory_limit,
+                      max_length=max_length, target=target):
         lim = o["limit"]
         try:
             rec_parent, rec_item, rec_count, sel = t.itemsets(o["max_length"],
@@ -192,10 +212,11 @@ def _itemsets(fn, tx, names, min_support, max_length, target, limit):
 
 
 def _rules(fn, tx, names, min_support, min_confidence, max_length, max_consequent,
-           limit):
+           limit, memory_limit=None):
     parts = []
-    for t, o in _rows(fn, tx, names, min_support, limit, min_confidence=min_confidence,
-                      max_length=max_length, max_consequent=max_consequent):
+    for t, o in _rows(fn, tx, names, min_support, limit, memory_limit,
+                      min_confidence=min_confidence, max_length=max_length,
+                      max_consequent=max_consequent):
         lim = o["limit"]
         try:
             rec_parent, rec_item, rec_count, _ = t.itemsets(o["max_length"], "all", lim)
@@ -221,25 +242,29 @@ def _rules(fn, tx, names, min_support, min_confidence, max_length, max_consequen
 
 # the options arrive as given (no parameter types), to be checked by name here
 @udf("_dm_itemsets", None, ITEMSET_SQL, stoppable=True)
-def itemsets(tx, names, min_support, max_length, target, limit):
-    return _itemsets("fp_growth", tx, names, min_support, max_length, target, limit)
+def itemsets(tx, names, min_support, max_length, target, limit, memory_limit):
+    return _itemsets("fp_growth", tx, names, min_support, max_length, target, limit,
+                     memory_limit)
 
 
 @udf("_dm_rules", None, RULE_SQL, stoppable=True)
-def rules(tx, names, min_support, min_confidence, max_length, max_consequent, limit):
+def rules(tx, names, min_support, min_confidence, max_length, max_consequent, limit,
+          memory_limit):
     return _rules("association_rules", tx, names, min_support, min_confidence, max_length,
-                  max_consequent, limit)
+                  max_consequent, limit, memory_limit)
 
 
 @udf("_dm_itemsets_agg", None, ITEMSET_SQL, stoppable=True)
-def itemsets_agg(tx, min_support, max_length, target, limit):
-    return _itemsets("fp_growth_agg", tx, None, min_support, max_length, target, limit)
+def itemsets_agg(tx, min_support, max_length, target, limit, memory_limit):
+    return _itemsets("fp_growth_agg", tx, None, min_support, max_length, target, limit,
+                     memory_limit)
 
 
 @udf("_dm_rules_agg", None, RULE_SQL, stoppable=True)
-def rules_agg(tx, min_support, min_confidence, max_length, max_consequent, limit):
+def rules_agg(tx, min_support, min_confidence, max_length, max_consequent, limit,
+              memory_limit):
     return _rules("association_rules_agg", tx, None, min_support, min_confidence,
-                  max_length, max_consequent, limit)
+                  max_length, max_consequent, limit, memory_limit)
 
 
 def rule_columns(t, rec_parent, rec_item, rec_count, whole, ant, con):
