@@ -79,11 +79,11 @@ UNBOUNDED = np.iinfo(np.int32).max
 # bytes a search holds at its peak per occurrence of a frequent item, and per
 # transaction, beyond its input: the transactions' sorted paths (4), the first tree,
 # made at its largest size and then cut (16 + 16), and its prefix paths, copied in
-# rounds of at most the tree's bytes (16); per transaction its path's offset, place in
-# the sort, sort key and first item (28). Measured: 23 to 34 bytes an item on the
-# benchmark's baskets, where the tree shares many nodes.
+# rounds of at most the tree's bytes (16); per transaction its path's offset, first
+# item, and place and key in the sort with their spares (44). Measured: 23 to 34 bytes
+# an item on the benchmark's baskets, where the tree shares many nodes.
 ITEM_BYTES = 56
-TRANSACTION_BYTES = 32
+TRANSACTION_BYTES = 48
 ADVICE = ("raise min_support, mine a sample (FROM t USING SAMPLE 10%), one set per group "
           "(fp_growth_agg with GROUP BY), or on Spark (duckmine.spark.fp_growth); the "
           "limit is SET VARIABLE duckmine_memory_limit = '...' (by default DuckDB's "
