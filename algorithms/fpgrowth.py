@@ -350,36 +350,49 @@ def build_part(offsets, codes, rank, n_items, first, owner, part):
 
 
 @njit(cache=True)
-def _pattern_base(node, up, count, next_link, scratch, touched, n_touched, pbuf, pend,
-                  pcnt):
+def _pattern_base(node, up, count, next_link, pbuf, pend, pcnt):
     """Copy the prefix paths of the nodes linked from ``node`` (leaf to root) to
-    ``pbuf``, each ending at ``pend`` with count ``pcnt``, while counting their
-    items in ``scratch`` (``touched`` lists the items counted)."""
+    ``pbuf``, each ending at ``pend`` with count ``pcnt``. Returns the buffers (grown
+    as needed) and the number of paths."""
     n_paths = 0
     used = 0
     while node != -1:
-        c = count[node]
         p = (up[node] >> 32) - 1
         while p != -1:
             key = up[p]
-            it = key & ITEM_MASK
-            if scratch[it] == 0:
-                touched[n_touched] = it
-                n_touched += 1
-            scratch[it] += c
             if used == pbuf.shape[0]:
                 pbuf = grow(pbuf, used + 1)
-            pbuf[used] = it
+            pbuf[used] = key & ITEM_MASK
             used += 1
             p = (key >> 32) - 1
         if n_paths == pend.shape[0]:
             pend = grow(pend, n_paths + 1)
             pcnt = grow(pcnt, n_paths + 1)
         pend[n_paths] = used
-        pcnt[n_paths] = c
+        pcnt[n_paths] = count[node]
         n_paths += 1
         node = next_link[node]
-    return pbuf, pend, pcnt, n_paths, used, n_touched
+    return pbuf, pend, pcnt, n_paths
+
+
+@njit(cache=True)
+def _count_base(buf, ends, counts, first, n_paths, start, scratch, touched):
+    """Count the items of the pattern base whose paths are ``first .. first +
+    n_paths`` (items ``buf[start:ends[first + n_paths - 1]]``, each path's count
+    ``counts``) into ``scratch``; ``touched`` gets the items counted. Returns their
+    number."""
+    n_touched = 0
+    v = start
+    for r in range(first, first + n_paths):
+        c = counts[r]
+        while v < ends[r]:
+            it = buf[v]
+            if scratch[it] == 0:
+                touched[n_touched] = it
+                n_touched += 1
+            scratch[it] += c
+            v += 1
+    return n_touched
 
 
 @njit(cache=True)
@@ -478,37 +491,6 @@ def prefix_paths(up, count, bounds, items, n_items, sizes, run=map):
 
 
 @njit(cache=True)
-def _stored_base(paths, i, scratch, touched, pbuf, pend, pcnt):
-    """The conditional pattern base of item ``i`` from ``prefix_paths``' result, in
-    ``_pattern_base``'s form and with its counts."""
-    pitems, end, weight, at, begin, pos = paths
-    q = pos[i]
-    lo = begin[q]
-    used = begin[q + 1] - lo
-    pbuf = grow(pbuf, used)
-    n_touched = 0
-    v = lo
-    n_paths = at[q + 1] - at[q]
-    if n_paths > pend.shape[0]:
-        pend = grow(pend, n_paths)
-        pcnt = grow(pcnt, n_paths)
-    for r in range(n_paths):
-        c = weight[at[q] + r]
-        stop = end[at[q] + r]
-        while v < stop:
-            it = pitems[v]
-            if scratch[it] == 0:
-                touched[n_touched] = it
-                n_touched += 1
-            scratch[it] += c
-            pbuf[v - lo] = it
-            v += 1
-        pend[r] = stop - lo
-        pcnt[r] = c
-    return pbuf, pend, pcnt, n_paths, used, n_touched
-
-
-@njit(cache=True)
 def mine(g_item_count, paths, items, n_items, min_count, max_len, limit, halt):
     """Every frequent itemset of at most ``max_len`` items whose least frequent item
     is one of ``items``, mined from the first FP-tree: its item counts and the
@@ -519,6 +501,7 @@ def mine(g_item_count, paths, items, n_items, min_count, max_len, limit, halt):
     when there are more than ``limit`` itemsets (then ``limit`` records are kept),
     ``STATUS_STOPPED`` when the stop flag ``halt`` was set.
     """
+    g_paths, g_ends, g_counts, g_at, g_begin, g_pos = paths
     # arena of the conditional trees: nodes, and per tree item its first node,
     # count and global code
     up = np.empty(1024, np.int64)
@@ -586,13 +569,19 @@ def mine(g_item_count, paths, items, n_items, min_count, max_len, limit, halt):
         if L + 1 >= max_len or i == 0:
             continue
 
-        # the conditional pattern base of item i
+        # the conditional pattern base of item i: read in place from the first
+        # tree's prefix paths, or copied from a conditional tree's
         if L == 0:
-            pbuf, pend, pcnt, n_paths, used, n_touched = _stored_base(
-                paths, i, scratch, touched, pbuf, pend, pcnt)
+            q = g_pos[i]
+            buf, ends, counts, first = g_paths, g_ends, g_counts, g_at[q]
+            n_paths = g_at[q + 1] - first
+            start = g_begin[q]
         else:
-            pbuf, pend, pcnt, n_paths, used, n_touched = _pattern_base(
-                head[ib + i], up, count, next_link, scratch, touched, 0, pbuf, pend, pcnt)
+            pbuf, pend, pcnt, n_paths = _pattern_base(head[ib + i], up, count, next_link,
+                                                      pbuf, pend, pcnt)
+            buf, ends, counts, first, start = pbuf, pend, pcnt, 0, 0
+        used = ends[first + n_paths - 1] - start if n_paths else 0
+        n_touched = _count_base(buf, ends, counts, first, n_paths, start, scratch, touched)
         k = 0
         for q in range(n_touched):
             if scratch[touched[q]] >= min_count:
@@ -621,16 +610,15 @@ def mine(g_item_count, paths, items, n_items, min_count, max_len, limit, halt):
             slot = grow(slot, need)
         # the conditional FP-tree: each prefix path, filtered, with the node's count
         base = top
-        start = 0
-        for q in range(n_paths):
+        for q in range(first, first + n_paths):
             plen = 0
-            for j in range(pend[q] - 1, start - 1, -1):  # root first
-                li = local[pbuf[j]]
+            for j in range(ends[q] - 1, start - 1, -1):  # root first
+                li = local[buf[j]]
                 if li >= 0:
                     path[plen] = li
                     plen += 1
-            start = pend[q]
-            top, table = _insert(path, np.int64(plen), np.int64(pcnt[q]), np.int64(nib),
+            start = ends[q]
+            top, table = _insert(path, np.int64(plen), np.int64(counts[q]), np.int64(nib),
                                  up, count, next_link, slot, head, item_count, table,
                                  np.int64(base), np.int64(top))
         for c in range(base, top):
@@ -722,8 +710,9 @@ def mine_tree(up, count, item_count, bounds, items, n_items, min_count, max_len,
     """
     run = map if pool is None else pool.map
     paths, lengths = path_sizes(up, count, bounds, items, n_items, run)
-    work = lengths.sum(axis=0) + paths.sum(axis=0)  # an item's prefix paths and items
-    nbytes = 4 * lengths.sum(axis=0) + 16 * paths.sum(axis=0)
+    n_paths, n_path_items = paths.sum(axis=0), lengths.sum(axis=0)
+    work = n_paths + n_path_items
+    nbytes = 16 * n_paths + 4 * n_path_items
     parts, found = [], 0
     if budget is None:
         budget = max(BASES_BYTES, up.nbytes + count.nbytes)
