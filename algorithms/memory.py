@@ -66,9 +66,10 @@ def needed(per_cell, rows, columns):
     return rows * ((columns + 1) * 8.0 + per_cell * columns)
 
 
+LIMIT = ("the limit is SET VARIABLE duckmine_memory_limit = '...' (by default DuckDB's "
+         "memory_limit)")
 ADVICE = ("fit a sample (FROM t USING SAMPLE 10%), fewer columns, one model per group "
-          "(GROUP BY), or run it on Spark; the limit is SET VARIABLE "
-          "duckmine_memory_limit = '...' (by default DuckDB's memory_limit)")
+          "(GROUP BY), or run it on Spark; " + LIMIT)
 # for the aggregate form, which also holds the group's list
 ADVICE_GROUP = ("fit the whole table with the table form or fit(...), which read its "
                 "rows without a list of them, or " + ADVICE)

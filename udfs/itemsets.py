@@ -85,9 +85,8 @@ UNBOUNDED = np.iinfo(np.int32).max
 ITEM_BYTES = 56
 TRANSACTION_BYTES = 48
 ADVICE = ("raise min_support, mine a sample (FROM t USING SAMPLE 10%), one set per group "
-          "(fp_growth_agg with GROUP BY), or on Spark (duckmine.spark.fp_growth); the "
-          "limit is SET VARIABLE duckmine_memory_limit = '...' (by default DuckDB's "
-          "memory_limit)")
+          "(fp_growth_agg with GROUP BY), or on Spark (duckmine.spark.fp_growth); "
+          + memory.LIMIT)
 
 
 def check_options(fn, options, limit):
