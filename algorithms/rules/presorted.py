@@ -40,13 +40,19 @@ def sorted_rows(X, attrs, lengths, rows):
 
 
 @njit(cache=True)
+def unit_weights(w):
+    """Whether every row weighs 1, so that no weight is kept beside the lists."""
+    for v in w:
+        if v != 1.0:
+            return False
+    return True
+
+
+@njit(cache=True)
 def listed_weights(w, rows):
     """The weights to keep beside a presorted list of ``rows``: none (an empty
     array) where every row weighs 1, which ``weight_at`` then gives."""
-    for v in w:
-        if v != 1.0:
-            return w[rows]
-    return np.empty(0)
+    return np.empty(0) if unit_weights(w) else w[rows]
 
 
 @njit(cache=True, inline="always")
@@ -58,20 +64,53 @@ def weight_at(ws, i):
 @njit(cache=True)
 def narrowed(srt_rows, srt_off, srt_x, srt_w, srt_y, ids, mark):
     """Each attribute's list (rows, values, weights (none where every row weighs
-    1), classes; offsets ``srt_off``) kept to the rows ``ids``, in its order;
-    ``mark`` is scratch, left clear."""
+    1), classes; offsets ``srt_off``) kept to the rows ``ids``, in its order, in new
+    arrays; ``mark`` is scratch, left clear."""
+    return kept(srt_rows, srt_off, srt_x, srt_w, srt_y, ids, mark,
+                *storage(srt_rows, srt_off, len(srt_w) > 0, srt_y, len(ids)))
+
+
+@njit(cache=True)
+def storage(srt_rows, srt_off, weighed, srt_y, n):
+    """Arrays (rows, values, weights (none unless ``weighed``), classes) that the
+    lists kept to ``n`` of their rows fit in, with the one spare entry ``kept``
+    writes."""
+    size = 1
+    for a in range(len(srt_off) - 1):
+        size += min(n, srt_off[a + 1] - srt_off[a])
+    return (np.empty(size, srt_rows.dtype), np.empty(size),
+            np.empty(size if weighed else 0), np.empty(size, srt_y.dtype))
+
+
+@njit(cache=True)
+def rows_kept(srt_rows, srt_off, ids, mark, rows):
+    """The lists of rows alone (``srt_rows``, offsets ``srt_off``) kept to the rows
+    ``ids``, written to the front of ``rows`` (one longer than what is kept, or
+    ``srt_rows`` itself); a view of what is kept, and its offsets."""
+    mark[ids] = True
+    off = np.zeros(len(srt_off), np.int64)
+    c = 0
+    for a in range(len(srt_off) - 1):
+        for o in range(srt_off[a], srt_off[a + 1]):
+            r = srt_rows[o]
+            rows[c] = r
+            c += mark[r]
+        off[a + 1] = c
+    mark[ids] = False
+    return rows[:c], off
+
+
+@njit(cache=True)
+def kept(srt_rows, srt_off, srt_x, srt_w, srt_y, ids, mark, rows, xs, ws, ys):
+    """The lists kept to the rows ``ids``, in order, written to the front of
+    ``rows``, ``xs``, ``ws`` and ``ys`` (``storage`` for as many rows, or the lists
+    themselves: an entry only moves towards the front); views of what is kept,
+    and their offsets. ``mark`` is scratch, left clear."""
     mark[ids] = True
     m = len(srt_off) - 1
-    n = 1  # every entry is written, and the next one written over unless kept
-    for a in range(m):
-        n += min(len(ids), srt_off[a + 1] - srt_off[a])
-    rows = np.empty(n, srt_rows.dtype)
-    xs = np.empty(n)
     weighed = len(srt_w) > 0
-    ws = np.empty(n if weighed else 0)
-    ys = np.empty(n, srt_y.dtype)
     off = np.zeros(m + 1, np.int64)
-    c = 0
+    c = 0  # every entry is written, and the next one written over unless kept
     for a in range(m):
         for o in range(srt_off[a], srt_off[a + 1]):
             r = srt_rows[o]
@@ -82,6 +121,16 @@ def narrowed(srt_rows, srt_off, srt_x, srt_w, srt_y, ids, mark):
         off[a + 1] = c
     mark[ids] = False
     return rows[:c], off, xs[:c], ws[:c], ys[:c]
+
+
+@njit(cache=True)
+def values_beside(X, attrs, srt_rows, srt_off):
+    """The values of each attribute's presorted list (``sorted_rows``)."""
+    out = np.empty(len(srt_rows))
+    for c in range(len(attrs)):
+        for o in range(srt_off[c], srt_off[c + 1]):
+            out[o] = X[attrs[c], srt_rows[o]]
+    return out
 
 
 @njit(cache=True)

@@ -28,13 +28,24 @@ from ..evaluation import check_folds, stratified
 from ..halt import halted
 from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, _randomize, sorted_by
-from ..jit import njit
+from ..jit import PRANGE_ONLY, njit, prange
 from ..models import Classifier, attributes_of, body, check_array, check_attribute, check_records
-from .presorted import listed_weights, log2_above, narrowed, sorted_rows, weight_at
+from .presorted import (
+    kept,
+    log2_above,
+    rows_kept,
+    sorted_rows,
+    storage,
+    unit_weights,
+    weight_at,
+)
 
 SMALL = 1e-6
 LOG2 = math.log(2.0)
-PARALLEL_ROWS = 50_000  # rows from which the classes' rule sets pay for two threads
+PARALLEL_ROWS = 50_000  # rows from which a rule's candidates pay for two threads
+# the most bytes of presorted lists (13 an entry: a row, its value, its label) with
+# which the classes' rule sets are learned side by side, each with its copies
+SIDE_BY_SIDE_BYTES = 32 << 20
 
 
 def _eq(a, b):
@@ -209,45 +220,88 @@ def _numeric_candidate(xs, ls, ws, min_weight, default_rate, row):
     return gain
 
 
-@njit(cache=True)
+@njit(cache=False)  # holds parallel code, called from _grow (see jit.PRANGE_ONLY)
 def _candidates(X, nominal, n_values, attrs, used, ids, w, label, min_weight,
-                default_rate, presorted):
+                default_rate, presorted, wide):
     """Every unused attribute's best condition; with ``exact``, ``presorted`` holds
-    each numeric attribute's rows of ``ids`` in order. (Not in parallel: a kernel
-    that calls a parallel one runs several times slower on small data.)"""
+    each numeric attribute's rows of ``ids`` in order, and with ``wide``, from
+    ``PARALLEL_ROWS`` rows, those are searched two at a time (a kernel that calls a
+    parallel one runs several times slower on small data)."""
     m = len(attrs)
     gains = np.zeros(m)
     rows = np.zeros((m, 7))
     exact, srt_rows, srt_off, mark, srt_x, srt_w, srt_lab = presorted
+    listed = np.zeros(m, np.bool_)  # searched in the presorted lists
+    for counter in range(m):
+        listed[counter] = exact and not used[counter] and not nominal[attrs[counter]]
+    wide = wide and len(ids) >= PARALLEL_ROWS
+    if wide:
+        _numeric_candidates(np.flatnonzero(listed), srt_off, srt_x, srt_lab, srt_w,
+                            min_weight, default_rate, gains, rows)
     wi = w[ids]
     for counter in range(m):
         if used[counter]:
             continue
         a = attrs[counter]
-        if exact and not nominal[a]:
-            lo, hi = srt_off[counter], srt_off[counter + 1]
-            gains[counter] = _numeric_candidate(srt_x[lo:hi], srt_lab[lo:hi], srt_w[lo:hi],
-                                                min_weight, default_rate, rows[counter])
+        if listed[counter]:
+            if not wide:
+                lo, hi = srt_off[counter], srt_off[counter + 1]
+                gains[counter] = _numeric_candidate(srt_x[lo:hi], srt_lab[lo:hi],
+                                                    srt_w[lo:hi], min_weight, default_rate,
+                                                    rows[counter])
         else:
             gains[counter] = _candidate(X[a][ids], nominal[a], n_values[a], wi, label,
                                         min_weight, default_rate, rows[counter])
     return gains, rows
 
 
+@njit(cache=False, parallel=PRANGE_ONLY)  # called from _candidates (see jit.PRANGE_ONLY)
+def _numeric_candidates(counters, srt_off, srt_x, srt_lab, srt_w, min_weight, default_rate,
+                        gains, rows):
+    """``_numeric_candidate`` of the attributes at positions ``counters``, into
+    ``gains`` and ``rows``, two at a time."""
+    for j in prange(len(counters)):
+        c = counters[j]
+        lo, hi = srt_off[c], srt_off[c + 1]
+        gains[c] = _numeric_candidate(srt_x[lo:hi], srt_lab[lo:hi], srt_w[lo:hi],
+                                      min_weight, default_rate, rows[c])
+
+
 @njit(cache=True)
-def _grow(X, nominal, n_values, attrs, w, ids, label, min_weight, antds, presorted):
+def _gathered(srt_rows, srt_off, X, attrs, w, weighed, lab_row, ids, mark, store):
+    """The lists of rows ``srt_rows`` (offsets ``srt_off``, one for each of
+    ``attrs``) kept to the rows ``ids``, in ``store`` (``storage``), with each
+    row's value, weight (where ``weighed``) and label beside it; their offsets."""
+    rows, xs, ws, ys = store
+    rows, off = rows_kept(srt_rows, srt_off, ids, mark, rows)
+    for a in range(len(off) - 1):
+        x = X[attrs[a]]
+        for o in range(off[a], off[a + 1]):
+            r = rows[o]
+            xs[o], ys[o] = x[r], lab_row[r]
+            if weighed:
+                ws[o] = w[r]
+    n = len(rows)
+    return rows, off, xs[:n], ws[:n if weighed else 0], ys[:n]
+
+
+@njit(cache=False)  # holds parallel code, called from _ruleset (see jit.PRANGE_ONLY)
+def _grow(X, nominal, n_values, attrs, w, ids, label, min_weight, antds, lists, store,
+          wide):
     """Grow one rule on the rows ``ids`` (labels 0: other, 1: default): add the
     condition of highest gain while one gains (the first such attribute on a tie).
     ``antds`` rows are (attribute, value, split, cover, accurate, rate); returns
     them, the rule's length, and the grow weights (accurate, covered).
 
-    ``presorted`` = (exact, rows sorted per numeric attribute, their offsets, a
-    scratch mask, and the sorted rows' values, weights and labels). With ``exact``
-    (whole weights, so that sums do not depend on the order of equal values) a
-    numeric attribute's rows come from that presorted list, kept to the rule's
-    rows as it grows, instead of the reference's quicksort at every step: the same
-    cuts, the same sums."""
-    exact, srt_rows, srt_off, mark, srt_x, srt_w, srt_lab = presorted
+    ``lists`` = (exact, rows sorted per numeric attribute, their offsets, a scratch
+    mask, whether weights are kept, each row's label). With ``exact`` (whole
+    weights, so that sums do not depend on the order of equal values) a numeric
+    attribute's rows come from that presorted list, kept to the rule's rows as it
+    grows, instead of the reference's quicksort at every step: the same cuts, the
+    same sums. The rule's lists are written to ``store`` (``storage`` for the rows
+    ``ids``) with their values, weights and labels beside them, so that a search
+    reads memory in order, then narrowed in place. ``wide``: see ``_candidates``."""
+    exact, srt_rows, srt_off, mark, weighed, lab_row = lists
     accu = _wsum(w, ids, label, np.int64(0))
     cover = _wsum(w, ids, label, np.int64(-1))
     default_rate = accu / cover
@@ -255,14 +309,15 @@ def _grow(X, nominal, n_values, attrs, w, ids, label, min_weight, antds, presort
     used = np.zeros(n_attr, np.bool_)  # tested by position among attrs, set by index
     unused = n_attr
     size = 0
-    # each numeric attribute's rows of ids in order, narrowed as conditions are added
-    if exact:
-        srt_rows, srt_off, srt_x, srt_w, srt_lab = narrowed(srt_rows, srt_off, srt_x, srt_w,
-                                                            srt_lab, ids, mark)
+    srt_x, srt_w, srt_lab = store[1][:0], store[2][:0], store[3][:0]
+    if exact:  # each numeric attribute's rows of ids in order
+        srt_rows, srt_off, srt_x, srt_w, srt_lab = _gathered(
+            srt_rows, srt_off, X, attrs, w, weighed, lab_row, ids, mark, store)
     while True:
         gains, rows = _candidates(X, nominal, n_values, attrs, used, ids, w, label,
                                   min_weight, default_rate,
-                                  (exact, srt_rows, srt_off, mark, srt_x, srt_w, srt_lab))
+                                  (exact, srt_rows, srt_off, mark, srt_x, srt_w, srt_lab),
+                                  wide)
         pick = -1
         best_gain = 0.0
         for counter in range(len(attrs)):
@@ -296,9 +351,10 @@ def _grow(X, nominal, n_values, attrs, w, ids, label, min_weight, antds, presort
         if abs(_wsum(w, ids, label, np.int64(-1))) < SMALL or abs(default_rate - 1.0) < SMALL \
                 or unused == 0:
             return antds, size, accu, cover
-        if exact:
-            srt_rows, srt_off, srt_x, srt_w, srt_lab = narrowed(srt_rows, srt_off, srt_x,
-                                                                srt_w, srt_lab, ids, mark)
+        if exact:  # in place: the lists are this rule's own
+            srt_rows, srt_off, srt_x, srt_w, srt_lab = kept(
+                srt_rows, srt_off, srt_x, srt_w, srt_lab, ids, mark, srt_rows, srt_x, srt_w,
+                srt_lab)
 
 
 @njit(cache=True)
@@ -345,11 +401,16 @@ def _prune(X, nominal, w, ids, label, antds, size, stats):
 
 @njit(cache=True)
 def _ruleset(X, nominal, n_values, attrs, w, ids, label, class_count, folds, shuffles,
-             init, state, all_data_error, min_weight, exact, srt_rows, srt_off, halt):
+             init, state, all_data_error, min_weight, exact, srt_rows, srt_off, wide, halt):
     """Rules for the rows labelled 0 (other) against 1, added while the best of
     ``shuffles`` builds is at least half accurate (and the stop flag ``halt`` is
     not set). Returns (weighted accuracy, generator state, rule lengths, their
-    conditions, their statistics); a length -1 means too few rows for the folds."""
+    conditions, their statistics); a length -1 means too few rows for the folds.
+
+    The presorted lists of rows (``srt_rows``, offsets ``srt_off``) hold at least
+    the rows ``ids``; every class's rule set reads the same ones. A build copies
+    them kept to its rows, so they are narrowed here (a copy of this rule set's
+    own) only once the rows left are at most half of them."""
     lengths = np.empty(0, np.int64)
     conds = np.empty((0, 6))
     stats = np.empty((0, 5))
@@ -359,12 +420,15 @@ def _ruleset(X, nominal, n_values, attrs, w, ids, label, class_count, folds, shu
     lab_row = np.zeros(X.shape[1], label.dtype)
     for i in range(len(ids)):
         lab_row[ids[i]] = label[i]
-    srt_x = np.empty(len(srt_rows))  # the values beside the rows
-    for c in range(len(attrs)):
-        for o in range(srt_off[c], srt_off[c + 1]):
-            srt_x[o] = X[attrs[c], srt_rows[o]]
-    presorted = (exact, srt_rows, srt_off, np.zeros(X.shape[1], np.bool_), srt_x,
-                 listed_weights(w, srt_rows), lab_row[srt_rows])
+    listed = 0  # the most rows an attribute's list holds
+    for c in range(len(srt_off) - 1):
+        listed = max(listed, srt_off[c + 1] - srt_off[c])
+    mark = np.zeros(X.shape[1], np.bool_)
+    weighed = not unit_weights(w)
+    # where each build's lists are written: made for the first build's rows, and
+    # again once the lists above are narrowed, so that builds allocate nothing
+    store = storage(srt_rows, srt_off, weighed, lab_row, 0)
+    stored = 0  # the rows it is made for
     while class_count >= folds:
         best_rate = -1.0
         best_worth = -1.0
@@ -388,8 +452,12 @@ def _ruleset(X, nominal, n_values, attrs, w, ids, label, class_count, folds, shu
             grow = order[:first].copy()
             state = _randomize(grow, state)
             held = order[first:]
-            antds, size, accu, cover = _grow(X, nominal, n_values, attrs, w, ids[grow],
-                                             label[grow], min_weight, antds, presorted)
+            if exact and len(grow) > stored:
+                store = storage(srt_rows, srt_off, weighed, lab_row, len(grow))
+                stored = len(grow)
+            antds, size, accu, cover = _grow(
+                X, nominal, n_values, attrs, w, ids[grow], label[grow], min_weight, antds,
+                (exact, srt_rows, srt_off, mark, weighed, lab_row), store, wide)
             rule[3], rule[4] = cover, accu
             size = _prune(X, nominal, w, ids[held], label[held], antds, size, rule)
             if all_data_error:
@@ -414,11 +482,12 @@ def _ruleset(X, nominal, n_values, attrs, w, ids, label, class_count, folds, shu
             elif label[i] == 0:
                 class_count += w[ids[i]]
         ids, label = ids[~hit], label[~hit]
-        if exact:  # the next rule's builds read only the rows left
-            _, srt_rows, srt_off, mark, srt_x, srt_w, srt_lab = presorted
-            srt_rows, srt_off, srt_x, srt_w, srt_lab = narrowed(srt_rows, srt_off, srt_x, srt_w,
-                                                                srt_lab, ids, mark)
-            presorted = (exact, srt_rows, srt_off, mark, srt_x, srt_w, srt_lab)
+        if exact and 2 * len(ids) <= listed:  # the next rule's builds read the rows left
+            store = storage(srt_rows, srt_off, weighed, lab_row, 0)  # freed first
+            stored = 0
+            srt_rows, srt_off = rows_kept(srt_rows, srt_off, ids, mark,
+                                          np.empty(len(srt_rows) + 1, srt_rows.dtype))
+            listed = len(ids)
         w_ac += best_rate * (cover / total)
         lengths = np.concatenate((lengths, np.full(1, size, np.int64)))
         conds = np.concatenate((conds, antds[:size].copy()))
@@ -449,36 +518,45 @@ class Learner:
         self.error = 0.0
 
     def rulesets(self, jobs):
-        """``ruleset`` of each (rows, labels, weight of the others) in turn. With one
-        shuffle the generator's state reaches no build (each restarts it from the
-        seed), so the classes' rule sets do not depend on each other: on large
-        data they are learned on two threads (the kernels release the GIL)."""
+        """``ruleset`` of each (rows, labels, weight of the others).
+
+        Every job reads the same rows, in its own order, so each numeric attribute
+        is sorted once for all of them, ties in the order of the rows: with whole
+        weights, the only case that reads the sorted lists, the order of equal
+        values changes no sum. With one shuffle the generator's state reaches no
+        build (each restarts it from the seed), so the jobs do not depend on each
+        other, and while their lists take at most ``SIDE_BY_SIDE_BYTES`` they are
+        learned on two threads (the kernels release the GIL). Otherwise each goes on
+        from the generator's state the last left, and holds its copies of the lists
+        alone; a large rule's candidates are then searched on two threads."""
         halt = stop.flag()  # the caller's, also read on the pool's threads
-        if self.shuffles == 1 and len(jobs) > 1 and \
-                sum(len(ids) for ids, _, _ in jobs) >= PARALLEL_ROWS:
+        rows = np.sort(jobs[0][0])
+        srt_rows, srt_off = sorted_rows(
+            self.X, self.attrs,
+            [len(rows) if self.exact and not self.nominal[a] else 0 for a in self.attrs], rows)
+        if self.shuffles == 1 and len(jobs) > 1 and len(rows) >= PARALLEL_ROWS and \
+                13 * len(srt_rows) <= SIDE_BY_SIDE_BYTES:
             with ThreadPoolExecutor(2) as pool:
-                out = list(pool.map(lambda job: self.ruleset(*job, halt), jobs))
+                out = list(pool.map(
+                    lambda job: self.ruleset(*job, (srt_rows, srt_off, False), halt), jobs))
             self.state = out[-1][2]
         else:
             out = []
-            for job in jobs:  # each goes on from the generator's state the last left
-                out.append(self.ruleset(*job, halt))
+            for job in jobs:
+                out.append(self.ruleset(*job, (srt_rows, srt_off, True), halt))
                 self.state = out[-1][2]
         stop.check(halt)
         return [(rate, rules) for rate, rules, _ in out]
 
-    def ruleset(self, ids, label, class_count, halt):
+    def ruleset(self, ids, label, class_count, lists, halt):
         """(weighted accuracy, the rules, the generator's state after them) for the
-        rows labelled 0 (other) / 1."""
-        srt_rows, srt_off = sorted_rows(
-            self.X, self.attrs,
-            [len(ids) if self.exact and not self.nominal[a] else 0 for a in self.attrs], ids)
-        # narrow rows and labels: the presorted lists are read and narrowed often
+        rows labelled 0 (other) / 1: ``lists`` are the presorted lists of ``rulesets``
+        and whether to search candidates on two threads."""
         rate, state, lengths, conds, stats = _ruleset(
-            self.X, self.nominal, self.n_values, self.attrs, self.w, ids.astype(np.int32),
-            label.astype(np.int8),
-            float(class_count), self.folds, self.shuffles, self.init, np.uint64(self.state),
-            self.all_data_error, self.min_weight, self.exact, srt_rows, srt_off, halt)
+            self.X, self.nominal, self.n_values, self.attrs, self.w,
+            np.asarray(ids, np.int32), np.asarray(label, np.int8), float(class_count),
+            self.folds, self.shuffles, self.init, np.uint64(self.state), self.all_data_error,
+            self.min_weight, self.exact, *lists, halt)
         stop.check(halt)
         if len(lengths) and lengths[0] < 0:
             raise ValueError(f"folds: a rule's rows are fewer than the {self.folds} folds "
@@ -496,12 +574,12 @@ class Learner:
 
     def merged(self, by_class, i):
         """The rows of class ``i`` (labelled 1) with the others' (0), merged in the
-        reference's order."""
-        ids, label = by_class[i], np.ones(len(by_class[i]), np.int64)
+        reference's order, the labels in a byte."""
+        ids, label = by_class[i], np.ones(len(by_class[i]), np.int8)
         for k, other in enumerate(by_class):
             if k == i:
                 continue
-            zeros = np.zeros(len(other), np.int64)
+            zeros = np.zeros(len(other), np.int8)
             if len(ids) >= len(other):
                 ids, label = np.concatenate([ids, other]), np.concatenate([label, zeros])
             else:
@@ -737,7 +815,8 @@ def fit(data, target, options, settings):
     learner = Learner(data.columns, [a.nominal for a in data.attributes],
                       [len(a.values) for a in data.attributes], target, data.weights,
                       options)
-    by_class = [keep[y[keep] == c] for c in range(k)]
+    # rows as 32-bit numbers: the presorted lists, read and narrowed often, hold them
+    by_class = [keep[y[keep] == c].astype(np.int32) for c in range(k)]
     root = learner.find_rules(by_class, 0)
     cover = _sum(data.weights[keep])
     return RidorModel(data.attributes, data.attributes[target].name, root,

@@ -37,6 +37,7 @@ from .presorted import (
     log2_above,
     narrowed,
     sorted_rows,
+    values_beside,
     weight_at,
 )
 
@@ -647,9 +648,7 @@ class Fit:
             if 2 * known <= len(rows):
                 lengths[a], self.sparse[a] = known, True
         srt, off = sorted_rows(self.X, range(self.n_attributes), lengths, rows)
-        values = np.empty(off[-1])
-        for a in range(self.n_attributes):
-            values[off[a]:off[a + 1]] = self.X[a, srt[off[a]:off[a + 1]]]
+        values = values_beside(self.X, np.arange(self.n_attributes), srt, off)
         # the classes beside the lists in a byte where they fit in one
         small = np.int8 if self.n_classes <= np.iinfo(np.int8).max else np.int32
         self.presorted = (exact, srt, off, np.zeros(len(self.w), np.bool_), values,
