@@ -49,7 +49,7 @@ LEARNERS = (
                   ("coverage", "DOUBLE"), ("errors", "DOUBLE")),
         order_by=("rule",)),
     Learner(
-        memory=135,  # bytes a cell, measured at 1M rows (benchmarks/memory.py)
+        memory=55,  # bytes a cell, measured at 1M rows (benchmarks/memory.py)
         name="ridor", kind="classifier", package=__name__,
         doc="ripple-down rules: a default class with exceptions, grown by IREP, as "
             "Weka's Ridor",
