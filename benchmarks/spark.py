@@ -4,6 +4,7 @@ group), at ``local[1]`` and ``local[2]`` on this machine.
     python -m duckmine.benchmarks.spark [--baskets 1000000 5000000] [--support 0.01]
         [--rows 5000000] [--group-rows 1000000] [--groups 1000] [--cores 1 2]
         [--parts fp kmeans em c45 bn tree] [--tree-rows 200000] [--timeout 3600]
+        [--tools duckmine peer]
 
 Needs the ``spark`` and ``bench`` extras and Java 17+. Each core count runs in a
 process of its own (one SparkSession, its JVM and Python workers), whose peak
@@ -43,7 +44,8 @@ DataFrame (built and counted first) and forces the whole result:
 
 It prints each timing, duckmine's speed-up over the peer, and each tool's speed-up
 from 1 to 2 cores. Targets: at least 3x MLlib's FPGrowth and KMeans, and at least
-1.6x from 1 to 2 cores.
+1.6x from 1 to 2 cores. ``--tools duckmine`` times duckmine alone: MLlib's FPGrowth
+takes about ten minutes at a million baskets, and most of an hour at five million.
 """
 
 import argparse
@@ -106,6 +108,20 @@ def timed(fn):
     start = time.perf_counter()
     out = fn()
     return time.perf_counter() - start, out
+
+
+PEERS = True  # whether the peers run (``--tools``)
+
+
+def peer_timed(fn):
+    """``timed(fn)`` of a peer, or (NaN, None) when the peers do not run."""
+    return timed(fn) if PEERS else (float("nan"), None)
+
+
+def agree(ours, theirs):
+    """What the check says of two model ids (``theirs`` None: no peer ran)."""
+    return "no peer run" if theirs is None else \
+        "same model" if ours == theirs else "MODELS DIFFER"
 
 
 def per_pass():
@@ -184,10 +200,11 @@ def _fp(spark, args, cores, out):
         df = baskets(spark, n, cores)
         df.count()
         t, ours = timed(lambda df=df: dm.fp_growth(df, args.support).count())
-        t2, theirs = timed(lambda df=df: FPGrowth(itemsCol="items", minSupport=args.support)
-                           .fit(df).freqItemsets.count())
+        t2, theirs = peer_timed(lambda df=df: FPGrowth(itemsCol="items",
+                                                       minSupport=args.support)
+                                .fit(df).freqItemsets.count())
         out.append({"part": "fp", "size": n, "duckmine": t, "peer": t2, "peer_name": "MLlib",
-                    "check": f"{ours} itemsets" + ("" if ours == theirs else
+                    "check": f"{ours} itemsets" + ("" if theirs in (None, ours) else
                                                    f" (MLlib {theirs})")})
         say(out[-1])
         df.unpersist()
@@ -211,8 +228,8 @@ def _clusters(spark, args, cores, out):
         t, model = timed(lambda: dm.kmeans(df, 10))
         each = per_pass()
         passes = json.loads(model["body"])["iterations"]
-        t2, _ = timed(lambda: KMeans(k=10, initMode="random", tol=0.0, maxIter=passes,
-                                     seed=1).fit(vectors))
+        t2, _ = peer_timed(lambda: KMeans(k=10, initMode="random", tol=0.0,
+                                          maxIter=passes, seed=1).fit(vectors))
         out.append({"part": "kmeans", "size": args.rows, "duckmine": t, "peer": t2,
                     "peer_name": "MLlib",
                     "check": f"{passes} passes each; duckmine {each:.2f} s a pass"})
@@ -222,8 +239,8 @@ def _clusters(spark, args, cores, out):
         t, model = timed(lambda: dm.em(df, 5, max_iterations=10))
         each = per_pass()
         steps = json.loads(model["body"])["iterations"]
-        t2, _ = timed(lambda: GaussianMixture(k=5, maxIter=10, tol=0.0, seed=1)
-                      .fit(vectors))
+        t2, _ = peer_timed(lambda: GaussianMixture(k=5, maxIter=10, tol=0.0, seed=1)
+                           .fit(vectors))
         out.append({"part": "em", "size": args.rows, "duckmine": t, "peer": t2,
                     "peer_name": "MLlib GMM",
                     "check": f"{steps} E steps vs 10; duckmine {each:.2f} s a step, MLlib "
@@ -250,10 +267,11 @@ def _c45(spark, args, cores, out):
         DecisionTreeClassifier(random_state=1).fit(X, pdf["y"])
         return pd.DataFrame({"g": [pdf["g"].iloc[0]]})
 
-    t2, theirs = timed(lambda: df.groupBy("g").applyInPandas(fit, "g long").count())
+    t2, theirs = peer_timed(lambda: df.groupBy("g").applyInPandas(fit, "g long").count())
     out.append({"part": "c45", "size": args.group_rows, "duckmine": t, "peer": t2,
                 "peer_name": "sklearn per group",
-                "check": f"{ours} models" + ("" if ours == theirs else f" ({theirs})")})
+                "check": f"{ours} models" + ("" if theirs in (None, ours) else
+                                             f" ({theirs})")})
     say(out[-1])
     df.unpersist()
 
@@ -265,12 +283,12 @@ def _bn(spark, args, cores, out):
     df.count()
     df.createOrReplaceTempView("bench_network")
     t, ours = timed(lambda: dm.bayes_net(df, "y", search="tan"))
-    t2, theirs = timed(lambda: spark.sql(
+    t2, theirs = peer_timed(lambda: spark.sql(
         "SELECT model FROM bayes_net_fit(TABLE(bench_network) WITH SINGLE PARTITION, "
         "target => 'y', search => 'tan')").collect()[0][0])
     out.append({"part": "bn", "size": args.rows, "duckmine": t, "peer": t2,
                 "peer_name": "one worker",
-                "check": "same model" if ours["id"] == theirs["id"] else "MODELS DIFFER"})
+                "check": agree(ours["id"], theirs and theirs["id"])})
     say(out[-1])
     df.unpersist()
 
@@ -289,7 +307,7 @@ def _tree(spark, args, cores, out):
     df.count()
     df.createOrReplaceTempView("bench_tree")
     t, ours = timed(lambda: dm.c45(df, "y"))
-    t2, theirs = timed(lambda: spark.sql(
+    t2, theirs = peer_timed(lambda: spark.sql(
         "SELECT model FROM c45_fit(TABLE(bench_tree) WITH SINGLE PARTITION, "
         "target => 'y')").collect()[0][0])
     parent = json.loads(ours["body"])["tree"]["parent"]
@@ -298,7 +316,7 @@ def _tree(spark, args, cores, out):
         depth[i] = depth[q] + 1 if q >= 0 else 0
     out.append({"part": "tree", "size": args.tree_rows, "duckmine": t, "peer": t2,
                 "peer_name": "one worker",
-                "check": ("same model" if ours["id"] == theirs["id"] else "MODELS DIFFER")
+                "check": agree(ours["id"], theirs and theirs["id"])
                 + f"; {len(parent)} nodes, {max(depth)} levels, "
                 f"{trees.LAST.get('passes', 0)} pruning passes"})
     say(out[-1])
@@ -306,7 +324,10 @@ def _tree(spark, args, cores, out):
 
 
 def child(args):
+    global PEERS
     import duckmine.spark as dm
+
+    PEERS = "peer" in args.tools
 
     memory = PeakMemory()
     spark = dm.session(f"local[{args.cores[0]}]",
@@ -345,6 +366,8 @@ def main():
     parser.add_argument("--cores", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--parts", nargs="+", default=list(PARTS), choices=PARTS)
     parser.add_argument("--timeout", type=float, default=3600)
+    parser.add_argument("--tools", nargs="+", default=["duckmine", "peer"],
+                        choices=["duckmine", "peer"])
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -354,7 +377,7 @@ def main():
         argv = ["--cores", cores, "--support", args.support, "--rows", args.rows,
                 "--group-rows", args.group_rows, "--groups", args.groups,
                 "--tree-rows", args.tree_rows,
-                "--baskets", *args.baskets, "--parts", *args.parts]
+                "--baskets", *args.baskets, "--parts", *args.parts, "--tools", *args.tools]
         got = run_child("duckmine.benchmarks.spark", argv, args.timeout)
         if got is None:
             print(f"local[{cores}]: out of time ({args.timeout:.0f} s)")
