@@ -3,9 +3,11 @@
 
 1. The rows become transactions (an ``items`` list per transaction) by the
    layout rule DuckDB uses (``udfs/transactions.layout``), in Spark SQL.
-2. One aggregation counts the items; the driver ranks the frequent ones.
+2. Each batch counts its items' supports, one aggregation sums them, and the
+   driver ranks the frequent ones.
 3. Each partition turns its transactions into group-dependent transactions
-   (``pfp.shards``), which Spark shuffles by group.
+   (``pfp.shards``), packed as bytes a group and a batch, which Spark shuffles by
+   group.
 4. Each group is mined on its own (``pfp.mine_group``) into itemsets and counts.
 5. Closed and maximal itemsets are derived from the result with one more
    aggregation: an itemset is closed when none of one more item has its support,
@@ -18,13 +20,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..algorithms import pfp
+from ..algorithms import fpgrowth, pfp
 from ..udfs import itemsets
 from ..udfs.transactions import LAYOUT, layout
 from . import calls
 from .itemsets import _type_name
 
 RESULT = "itemset array<string>, support_count bigint"
+SHARD_DTYPE = np.dtype("<i4")  # a shard's lengths and ranks as bytes, whatever the host
 
 
 def transactions(fn, df, requested="auto"):
@@ -64,8 +67,9 @@ def fp_growth(df, min_support, max_length=None, target="all", layout="auto", gro
     tx = transactions(fn, df, layout).cache()
     n = tx.count()
     min_count = itemsets.min_count(fn, min_support, n)
-    counted = (tx.select(F.explode(F.array_distinct("items")).alias("item"))
-               .groupBy("item").count().where(F.col("count") >= min_count).collect())
+    counted = (tx.mapInArrow(_supports, "item string, count bigint").groupBy("item")
+               .agg(F.sum("count").alias("count")).where(F.col("count") >= min_count)
+               .collect())
     ranked = sorted(((r["item"], r["count"]) for r in counted), key=lambda r: (-r[1], r[0]))
     names = [name for name, _ in ranked]
     if not names:
@@ -84,24 +88,22 @@ def fp_growth(df, min_support, max_length=None, target="all", layout="auto", gro
 
     def shard(batches):
         for b in batches:
-            lists = b.column("items")
-            offsets, flat = itemsets.list_csr(lists)
+            offsets, flat = itemsets.list_csr(b.column("items"))
             codes = np.asarray(pc.index_in(flat, value_set=known).fill_null(-1), np.int32)
             offsets, ranks = pfp.ranked(offsets, codes)
-            group, out_offsets, out = pfp.shards(offsets, ranks, groups)
-            yield pa.RecordBatch.from_arrays(
-                [pa.array(group, pa.int32()),
-                 pa.ListArray.from_arrays(pa.array(out_offsets.astype(np.int32)),
-                                          pa.array(out, pa.int32()))], names=["g", "ranks"])
+            yield _packed(*pfp.shards(offsets, ranks, groups), groups)
 
     def mine(key, table):
         from ..algorithms.itemsets import TooManyItemsets, expand
 
         g = key[0].as_py()
-        offsets, flat = itemsets.list_csr(table.column("ranks").combine_chunks())
+        lengths, flat = (np.concatenate([np.frombuffer(b, SHARD_DTYPE)
+                                         for b in table.column(c).to_pylist()])
+                         for c in ("lengths", "ranks"))
+        offsets = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
         try:
-            parent, item, count = pfp.mine_group(offsets, np.asarray(flat, np.int32),
-                                                 n_items, g, groups, min_count, depth, limit)
+            parent, item, count = pfp.mine_group(offsets, flat.astype(np.int32), n_items, g,
+                                                 groups, min_count, depth, limit)
         except TooManyItemsets:
             raise ValueError(f"{fn}: stopped after finding more than {limit:,} frequent "
                              "itemsets in one group; raise min_support or set "
@@ -111,11 +113,47 @@ def fp_growth(df, min_support, max_length=None, target="all", layout="auto", gro
                                          known.take(pa.array(codes)))
         return pa.table({"itemset": lists, "support_count": pa.array(count, pa.int64())})
 
-    shards = tx.mapInArrow(shard, "g int, ranks array<int>")
+    shards = tx.mapInArrow(shard, "g int, lengths binary, ranks binary")
     found = shards.groupBy("g").applyInArrow(mine, RESULT)
     if options["target"] != "all":
         found = _closed_or_maximal(found.cache(), options["target"], max_len)
     return found.withColumn("support", F.col("support_count") / F.lit(float(n)))
+
+
+def _supports(batches):
+    """Each batch's items with the number of its transactions holding each: a few
+    rows a batch for Spark to sum, rather than a row per item of every transaction
+    (3.6 s of 8.3 at a million baskets on two cores)."""
+    for b in batches:
+        offsets, flat = itemsets.list_csr(b.column("items"))
+        names = pc.dictionary_encode(flat)
+        support = fpgrowth.item_supports(offsets, np.asarray(names.indices.fill_null(-1),
+                                                            np.int32),
+                                         len(names.dictionary))
+        held = support > 0
+        yield pa.RecordBatch.from_arrays([names.dictionary.filter(pa.array(held)),
+                                          pa.array(support[held], pa.int64())],
+                                         names=["item", "count"])
+
+
+def _packed(group, offsets, ranks, groups):
+    """A batch's group-dependent transactions (``pfp.shards``) as one row per group:
+    their lengths and their ranks as bytes. Spark then shuffles a few large values
+    rather than a row of a list per transaction, which at a million baskets took
+    most of the time (9 s of 15 on two cores)."""
+    lengths = np.diff(offsets)
+    of_entry = np.repeat(group, lengths)
+    shards_of = np.bincount(group, minlength=groups)
+    entries_of = np.bincount(of_entry, minlength=groups)
+    present = np.flatnonzero(shards_of)
+    out = []
+    for values, keys, sizes in ((lengths, group, shards_of), (ranks, of_entry, entries_of)):
+        data = values[np.argsort(keys, kind="stable")].astype(SHARD_DTYPE).tobytes()
+        ends = np.cumsum(sizes) * SHARD_DTYPE.itemsize
+        out.append(pa.array([data[e - sizes[g] * SHARD_DTYPE.itemsize:e]
+                             for g, e in zip(present, ends[present])], pa.binary()))
+    return pa.RecordBatch.from_arrays([pa.array(present.astype(np.int32), pa.int32()), *out],
+                                      names=["g", "lengths", "ranks"])
 
 
 def _closed_or_maximal(found, target, max_len):
