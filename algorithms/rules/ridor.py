@@ -43,8 +43,8 @@ from .presorted import (
 SMALL = 1e-6
 LOG2 = math.log(2.0)
 PARALLEL_ROWS = 50_000  # rows from which a rule's candidates pay for two threads
-# the most bytes of presorted lists (13 an entry: a row, its value, its label) with
-# which the classes' rule sets are learned side by side, each with its copies
+# the classes' rule sets are learned side by side while a rule set's copy of the
+# presorted lists (13 bytes an entry: a row, its value, its label) takes at most this
 SIDE_BY_SIDE_BYTES = 32 << 20
 
 
