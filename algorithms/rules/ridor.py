@@ -18,7 +18,6 @@ order in which it merges the classes' rows), because the rules depend on it.
 """
 
 import math
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -529,16 +528,15 @@ class Learner:
         learned on two threads (the kernels release the GIL). Otherwise each goes on
         from the generator's state the last left, and holds its copies of the lists
         alone; a large rule's candidates are then searched on two threads."""
-        halt = stop.flag()  # the caller's, also read on the pool's threads
+        halt = stop.flag()  # the caller's, which stop.each also gives its threads
         rows = np.sort(jobs[0][0])
         srt_rows, srt_off = sorted_rows(
             self.X, self.attrs,
             [len(rows) if self.exact and not self.nominal[a] else 0 for a in self.attrs], rows)
         if self.shuffles == 1 and len(jobs) > 1 and len(rows) >= PARALLEL_ROWS and \
                 13 * len(srt_rows) <= SIDE_BY_SIDE_BYTES:
-            with ThreadPoolExecutor(2) as pool:
-                out = list(pool.map(
-                    lambda job: self.ruleset(*job, (srt_rows, srt_off, False), halt), jobs))
+            out = stop.each(lambda job: self.ruleset(*job, (srt_rows, srt_off, False), halt),
+                            jobs, threads=2)
             self.state = out[-1][2]
         else:
             out = []
