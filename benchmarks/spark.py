@@ -110,12 +110,9 @@ def timed(fn):
     return time.perf_counter() - start, out
 
 
-PEERS = True  # whether the peers run (``--tools``)
-
-
-def peer_timed(fn):
-    """``timed(fn)`` of a peer, or (NaN, None) when the peers do not run."""
-    return timed(fn) if PEERS else (float("nan"), None)
+def peer_timed(args, fn):
+    """``timed(fn)`` of a peer, or (NaN, None) when ``--tools`` leaves the peers out."""
+    return timed(fn) if "peer" in args.tools else (float("nan"), None)
 
 
 def agree(ours, theirs):
@@ -200,9 +197,8 @@ def _fp(spark, args, cores, out):
         df = baskets(spark, n, cores)
         df.count()
         t, ours = timed(lambda df=df: dm.fp_growth(df, args.support).count())
-        t2, theirs = peer_timed(lambda df=df: FPGrowth(itemsCol="items",
-                                                       minSupport=args.support)
-                                .fit(df).freqItemsets.count())
+        t2, theirs = peer_timed(args, lambda df=df: FPGrowth(
+            itemsCol="items", minSupport=args.support).fit(df).freqItemsets.count())
         out.append({"part": "fp", "size": n, "duckmine": t, "peer": t2, "peer_name": "MLlib",
                     "check": f"{ours} itemsets" + ("" if theirs in (None, ours) else
                                                    f" (MLlib {theirs})")})
@@ -228,8 +224,8 @@ def _clusters(spark, args, cores, out):
         t, model = timed(lambda: dm.kmeans(df, 10))
         each = per_pass()
         passes = json.loads(model["body"])["iterations"]
-        t2, _ = peer_timed(lambda: KMeans(k=10, initMode="random", tol=0.0,
-                                          maxIter=passes, seed=1).fit(vectors))
+        t2, _ = peer_timed(args, lambda: KMeans(k=10, initMode="random", tol=0.0,
+                                                maxIter=passes, seed=1).fit(vectors))
         out.append({"part": "kmeans", "size": args.rows, "duckmine": t, "peer": t2,
                     "peer_name": "MLlib",
                     "check": f"{passes} passes each; duckmine {each:.2f} s a pass"})
@@ -239,8 +235,8 @@ def _clusters(spark, args, cores, out):
         t, model = timed(lambda: dm.em(df, 5, max_iterations=10))
         each = per_pass()
         steps = json.loads(model["body"])["iterations"]
-        t2, _ = peer_timed(lambda: GaussianMixture(k=5, maxIter=10, tol=0.0, seed=1)
-                           .fit(vectors))
+        t2, _ = peer_timed(args, lambda: GaussianMixture(k=5, maxIter=10, tol=0.0, seed=1)
+                                 .fit(vectors))
         out.append({"part": "em", "size": args.rows, "duckmine": t, "peer": t2,
                     "peer_name": "MLlib GMM",
                     "check": f"{steps} E steps vs 10; duckmine {each:.2f} s a step, MLlib "
@@ -267,7 +263,8 @@ def _c45(spark, args, cores, out):
         DecisionTreeClassifier(random_state=1).fit(X, pdf["y"])
         return pd.DataFrame({"g": [pdf["g"].iloc[0]]})
 
-    t2, theirs = peer_timed(lambda: df.groupBy("g").applyInPandas(fit, "g long").count())
+    t2, theirs = peer_timed(args,
+                            lambda: df.groupBy("g").applyInPandas(fit, "g long").count())
     out.append({"part": "c45", "size": args.group_rows, "duckmine": t, "peer": t2,
                 "peer_name": "sklearn per group",
                 "check": f"{ours} models" + ("" if theirs in (None, ours) else
@@ -283,7 +280,7 @@ def _bn(spark, args, cores, out):
     df.count()
     df.createOrReplaceTempView("bench_network")
     t, ours = timed(lambda: dm.bayes_net(df, "y", search="tan"))
-    t2, theirs = peer_timed(lambda: spark.sql(
+    t2, theirs = peer_timed(args, lambda: spark.sql(
         "SELECT model FROM bayes_net_fit(TABLE(bench_network) WITH SINGLE PARTITION, "
         "target => 'y', search => 'tan')").collect()[0][0])
     out.append({"part": "bn", "size": args.rows, "duckmine": t, "peer": t2,
@@ -307,7 +304,7 @@ def _tree(spark, args, cores, out):
     df.count()
     df.createOrReplaceTempView("bench_tree")
     t, ours = timed(lambda: dm.c45(df, "y"))
-    t2, theirs = peer_timed(lambda: spark.sql(
+    t2, theirs = peer_timed(args, lambda: spark.sql(
         "SELECT model FROM c45_fit(TABLE(bench_tree) WITH SINGLE PARTITION, "
         "target => 'y')").collect()[0][0])
     parent = json.loads(ours["body"])["tree"]["parent"]
@@ -324,10 +321,7 @@ def _tree(spark, args, cores, out):
 
 
 def child(args):
-    global PEERS
     import duckmine.spark as dm
-
-    PEERS = "peer" in args.tools
 
     memory = PeakMemory()
     spark = dm.session(f"local[{args.cores[0]}]",

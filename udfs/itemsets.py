@@ -142,10 +142,7 @@ class Transactions:
     @classmethod
     def from_items(cls, tx, *args):
         """From item lists: ``tx`` a ListArray of VARCHAR lists."""
-        offsets, flat = list_csr(tx)
-        encoded = pc.dictionary_encode(flat.cast(pa.string()))
-        codes = np.asarray(encoded.indices.fill_null(-1), np.int32)
-        return cls(offsets, codes, encoded.dictionary, *args)
+        return cls(*encoded_items(tx), *args)
 
     def itemsets(self, max_len, target, limit):
         return _core().frequent_itemsets(self.offsets, self.codes, self.rank, len(self.names),
@@ -156,6 +153,14 @@ class Transactions:
         offsets, flat = _core().expand(rec_parent, rec_item, records, self.name_rank)
         return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)),
                                         self.names.take(pa.array(flat)))
+
+
+def encoded_items(tx):
+    """Item lists (a ListArray of VARCHAR lists) as CSR offsets, int32 codes (-1
+    for a NULL item) and the item names the codes index."""
+    offsets, flat = list_csr(tx)
+    encoded = pc.dictionary_encode(flat.cast(pa.string()))
+    return offsets, np.asarray(encoded.indices.fill_null(-1), np.int32), encoded.dictionary
 
 
 def _too_many(fn, err, limit):
