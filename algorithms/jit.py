@@ -71,7 +71,13 @@ def _stoppable(dispatcher):
     return dispatcher
 
 
-__all__ = ["PRANGE_ONLY", "frozen", "njit", "prange"]
+def threads(wide):
+    """The ``threads`` argument of a kernel that may call parallel kernels: None
+    unless ``wide`` (then numba compiles it without them), else True."""
+    return True if wide else None
+
+
+__all__ = ["PRANGE_ONLY", "frozen", "njit", "prange", "threads"]
 
 # ``parallel=PRANGE_ONLY``: threads for the kernel's prange loops only, not for every
 # array expression (a small ``np.zeros`` made parallel costs more than it saves).

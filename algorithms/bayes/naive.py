@@ -27,11 +27,12 @@ from ..dataset import Attribute
 from ..filters import Discretize, Pipeline
 from ..javafmt import double_to_string, java_double
 from ..javautil import weka_order
-from ..jit import njit, prange
+from ..jit import PRANGE_ONLY, njit, prange
 from ..models import check_array, check_class
 
 PRECISION = 0.01  # without two distinct values
 SMALL = 1e-6  # the least kernel precision
+PARALLEL_ROWS = 10_000  # rows from which scoring pays for numba's threads
 SQRTH = 0.70710678118654752440  # sqrt(1/2)
 DISCRETE, NORMAL, KERNEL = 0, 1, 2
 ESTIMATORS = ("normal", "kernel", "discretize")
@@ -116,7 +117,8 @@ class NaiveBayesModel:
         if self._flat is None:
             self._flat = _flatten(self.estimators, len(self.classes))
         out = np.empty((n, len(self.classes)))
-        _scores(X, self.prior["counts"] / self.prior["total"], *self._flat, out)
+        score = _scores_wide if n >= PARALLEL_ROWS else _scores
+        score(X, self.prior["counts"] / self.prior["total"], *self._flat, out)
         return out
 
     # -------------------------------------------------------------- printing
@@ -472,8 +474,8 @@ def _kernel_probability(x, values, weights, total, sd, prec):
     return s / total
 
 
-@njit(cache=True, parallel=True)
-def _scores(X, prior, kind, prec, mean, sd, weight, counts, c_off, kv, kw, k_off, out):
+def _class_scores(X, prior, kind, prec, mean, sd, weight, counts, c_off, kv, kw, k_off, out):
+    """Each row's class scores into ``out`` (``_wide``: the rows on numba's threads)."""
     p, n = X.shape
     k = len(prior)
     for r in prange(n):
@@ -505,3 +507,8 @@ def _scores(X, prior, kind, prec, mean, sd, weight, counts, c_off, kv, kw, k_off
             total += probs[c]
         for c in range(k):
             out[r, c] = probs[c] / total
+
+
+_scores = njit(cache=True)(_class_scores)
+# called from Python only (see jit); scoring a few rows compiles no parallel code
+_scores_wide = njit(cache=True, parallel=PRANGE_ONLY)(_class_scores)

@@ -44,7 +44,7 @@ import numpy as np
 from .. import progress, stop
 from ..evaluation import test_cv, train_cv
 from ..javautil import JavaRandom, randomize
-from ..jit import njit, prange
+from ..jit import njit, prange, threads
 from . import kmeans
 
 MAX_VALUE = 1.7976931348623157e308
@@ -264,7 +264,7 @@ def _e_step(cols, w, nominal, nvals, offs, nomidx, priors, mean, sd, counts, tot
     n = cols.shape[1]
     nch = (n + chunk - 1) // chunk
     ll_c, sw_c, bad_c = np.zeros(nch), np.zeros(nch), np.zeros(nch, np.bool_)
-    if nch > 1 and par:
+    if par is not None and nch > 1:
         _e_par(cols, w, nominal, offs, nomidx, mean, denom, logsd, logp, logprior, W, ld, sums,
                chunk, ll_c, sw_c, bad_c)
     else:
@@ -571,7 +571,8 @@ def iterate(rows, params, max_iter, min_sd, seed, full, init=None, chunk=kmeans.
         buf = np.empty(max_iter)
         status, llk, steps, reverted = iterate_kernel(
             rows.X.T, rows.w, lay.nominal, lay.nvals, lay.offs, nomidx, *params.arrays(),
-            llk, max_iter, min_sd, rows.fsd, rows.fsd_done, chunk, bool(par), buf,
+            llk, max_iter, min_sd, rows.fsd, rows.fsd_done, chunk,
+            threads(par and rows.X.shape[0] > chunk), buf,
             progress.counter(f"EM: iterations with {params.k} clusters", max_iter))
         trace.extend(buf[:steps].tolist())
         if status == OK:
@@ -606,7 +607,8 @@ def log_likelihood(rows, params, chunk=kmeans.CHUNK, par=True):
     lay = rows.layout
     status, ll = e_step(rows.X.T, rows.w, lay.nominal, lay.nvals, lay.offs, nominal_index(lay),
                         *params.arrays(), np.zeros((0, params.k)), np.empty(0),
-                        no_sums(rows.X.shape[1], params.k), chunk, bool(par))
+                        no_sums(rows.X.shape[1], params.k), chunk,
+                        threads(par and rows.X.shape[0] > chunk))
     if status != OK:
         raise StepFailed(FAILURES[status])
     return ll
@@ -619,7 +621,7 @@ def densities(X, layout, params, chunk=kmeans.CHUNK):
     ld = np.empty(n)
     e_step(kmeans.rows_of(X).T, np.ones(n), layout.nominal, layout.nvals, layout.offs,
            nominal_index(layout), *params.arrays(), W, ld, no_sums(X.shape[1], params.k),
-           chunk, True)
+           chunk, threads(n > chunk))
     return W, ld
 
 

@@ -48,7 +48,7 @@ import numpy as np
 from .. import progress, stop
 from ..halt import halted
 from ..javautil import JavaRandom, next_int
-from ..jit import njit, prange
+from ..jit import njit, prange, threads
 
 CHUNK = 4096
 BLOCK = 32  # rows whose distances are computed side by side (_block_distances)
@@ -259,12 +259,13 @@ def _nearest_par(cols, nominal, lo, width, Z, chunk, out):
 
 
 @njit(cache=True)
-def nearest(cols, nominal, lo, width, C, chunk):
-    """Index of the nearest centre of every row (first of equal distances)."""
+def nearest(cols, nominal, lo, width, C, chunk, threads):
+    """Index of the nearest centre of every row (first of equal distances); the
+    chunks on numba's threads unless ``threads`` is None (see ``jit.threads``)."""
     n = cols.shape[1]
     Z = _scaled(C, nominal, lo, width)
     out = np.zeros(n, np.int64)
-    if n > chunk:
+    if threads is not None and n > chunk:
         _nearest_par(cols, nominal, lo, width, Z, chunk, out)
     else:
         _nearest_chunk(cols, nominal, lo, width, Z, np.int64(0), n, out)  # (np.int64: see jit)
@@ -318,10 +319,11 @@ def _d2_par(cols, nominal, lo, width, Z, chunk, d2):
 
 
 @njit(cache=True)
-def _update_d2(cols, nominal, lo, width, C, d2, chunk):
-    """``d2[i] = min(d2[i], squared scaled distance to the single centre C)``."""
+def _update_d2(cols, nominal, lo, width, C, d2, chunk, threads):
+    """``d2[i] = min(d2[i], squared scaled distance to the single centre C)``; see
+    ``nearest`` for ``threads``."""
     Z = _scaled(C, nominal, lo, width)
-    if cols.shape[1] > chunk:
+    if threads is not None and cols.shape[1] > chunk:
         _d2_par(cols, nominal, lo, width, Z, chunk, d2)
     else:
         _d2_chunk(cols, nominal, lo, width, Z, np.int64(0), cols.shape[1], d2)
@@ -388,7 +390,8 @@ def seed_plus_plus(X, w, nominal, lo, width, k, seed, chunk=CHUNK):
     rows = [first]
     d2 = np.full(n, np.inf)
     while len(rows) < k:
-        _update_d2(X.T, nominal, lo, width, centre_rows(X, rows[-1:]), d2, chunk)
+        _update_d2(X.T, nominal, lo, width, centre_rows(X, rows[-1:]), d2, chunk,
+                   threads(n > chunk))
         i = _draw(d2, w, rng.random())  # a draw the last, failed step does not use
         if i < 0:
             break
@@ -516,7 +519,7 @@ def lloyd(cols, w, nominal, nvals, offs, V, lo, width, C, max_iter, chunk, par, 
         mode_c = np.zeros((nch, K, V), np.int64)
         nom_c = np.zeros((nch, K, V), np.int64)
         changed = np.zeros(nch, np.bool_)
-        if nch > 1 and par:
+        if par is not None and nch > 1:
             _passes_par(cols, w, nominal, offs, lo, width, Z, assign, chunk,
                         sse_c, sw_c, s_c, ss_c, cnt_c, mode_c, nom_c, changed, halt)
         else:
@@ -646,7 +649,7 @@ def run(X, w, layout, k, seed, init="random", max_iter=500, lo=None, width=None,
     with reordered(X, w, moves, in_place) as (Xp, wp):
         C, assign, it, sse, errs, sizes, std, nom = lloyd(
             Xp.T, wp, layout.nominal, layout.nvals, layout.offs, layout.V, lo, width, C,
-            max_iter, chunk, bool(par), halt, count)
+            max_iter, chunk, threads(par and len(X) > chunk), halt, count)
     stop.check(halt)
     if moves is not None:  # each row's cluster back in its own place
         assign[moves[1]] = assign[moves[0]]

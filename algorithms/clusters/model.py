@@ -17,7 +17,7 @@ from .. import contract, memory
 from ..dataset import Attribute, stacked
 from ..filters import ReplaceMissing, fill_values
 from ..javafmt import double_to_string, java_double
-from ..jit import frozen, njit
+from ..jit import frozen, njit, threads
 from ..models import check_array
 from . import em, kmeans
 from .kmeans import Layout
@@ -326,7 +326,8 @@ class KMeansModel(_Clustering):
     def assign(self, columns, n):
         """The nearest centre of each row."""
         return kmeans.nearest(self.matrix(columns, n).T, self.layout.nominal, self.lo,
-                              self.width, self.centroids, kmeans.CHUNK)
+                              self.width, self.centroids, kmeans.CHUNK,
+                              threads(n > kmeans.CHUNK))
 
     def proba(self, columns, n):
         """(n, K) one-hot rows: 1 for the nearest centre."""

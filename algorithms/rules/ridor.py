@@ -27,7 +27,7 @@ from ..evaluation import check_folds, stratified
 from ..halt import halted
 from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, _randomize, sorted_by
-from ..jit import PRANGE_ONLY, njit, prange
+from ..jit import PRANGE_ONLY, njit, prange, threads
 from ..models import Classifier, attributes_of, body, check_array, check_attribute, check_records
 from .presorted import (
     kept,
@@ -221,11 +221,11 @@ def _numeric_candidate(xs, ls, ws, min_weight, default_rate, row):
 
 @njit(cache=False)  # holds parallel code, called from _grow (see jit.PRANGE_ONLY)
 def _candidates(X, nominal, n_values, attrs, used, ids, w, label, min_weight,
-                default_rate, presorted, wide):
+                default_rate, presorted, threads):
     """Every unused attribute's best condition; with ``exact``, ``presorted`` holds
-    each numeric attribute's rows of ``ids`` in order, and with ``wide``, from
-    ``PARALLEL_ROWS`` rows, those are searched two at a time (a kernel that calls a
-    parallel one runs several times slower on small data)."""
+    each numeric attribute's rows of ``ids`` in order, and with ``threads`` (see
+    ``jit.threads``), from ``PARALLEL_ROWS`` rows, those are searched two at a time
+    (a kernel that calls a parallel one runs several times slower on small data)."""
     m = len(attrs)
     gains = np.zeros(m)
     rows = np.zeros((m, 7))
@@ -233,8 +233,9 @@ def _candidates(X, nominal, n_values, attrs, used, ids, w, label, min_weight,
     listed = np.zeros(m, np.bool_)  # searched in the presorted lists
     for counter in range(m):
         listed[counter] = exact and not used[counter] and not nominal[attrs[counter]]
-    wide = wide and len(ids) >= PARALLEL_ROWS
-    if wide:
+    wide = False
+    if threads is not None and len(ids) >= PARALLEL_ROWS:
+        wide = True
         _numeric_candidates(np.flatnonzero(listed), srt_off, srt_x, srt_lab, srt_w,
                             min_weight, default_rate, gains, rows)
     wi = w[ids]
@@ -286,7 +287,7 @@ def _gathered(srt_rows, srt_off, X, attrs, w, weighed, lab_row, ids, mark, store
 
 @njit(cache=False)  # holds parallel code, called from _ruleset (see jit.PRANGE_ONLY)
 def _grow(X, nominal, n_values, attrs, w, ids, label, min_weight, antds, lists, store,
-          wide):
+          threads):
     """Grow one rule on the rows ``ids`` (labels 0: other, 1: default): add the
     condition of highest gain while one gains (the first such attribute on a tie).
     ``antds`` rows are (attribute, value, split, cover, accurate, rate); returns
@@ -299,7 +300,7 @@ def _grow(X, nominal, n_values, attrs, w, ids, label, min_weight, antds, lists, 
     grows, instead of the reference's quicksort at every step: the same cuts, the
     same sums. The rule's lists are written to ``store`` (``storage`` for the rows
     ``ids``) with their values, weights and labels beside them, so that a search
-    reads memory in order, then narrowed in place. ``wide``: see ``_candidates``."""
+    reads memory in order, then narrowed in place. ``threads``: see ``_candidates``."""
     exact, srt_rows, srt_off, mark, weighed, lab_row = lists
     accu = _wsum(w, ids, label, np.int64(0))
     cover = _wsum(w, ids, label, np.int64(-1))
@@ -316,7 +317,7 @@ def _grow(X, nominal, n_values, attrs, w, ids, label, min_weight, antds, lists, 
         gains, rows = _candidates(X, nominal, n_values, attrs, used, ids, w, label,
                                   min_weight, default_rate,
                                   (exact, srt_rows, srt_off, mark, srt_x, srt_w, srt_lab),
-                                  wide)
+                                  threads)
         pick = -1
         best_gain = 0.0
         for counter in range(len(attrs)):
@@ -400,7 +401,8 @@ def _prune(X, nominal, w, ids, label, antds, size, stats):
 
 @njit(cache=True)
 def _ruleset(X, nominal, n_values, attrs, w, ids, label, class_count, folds, shuffles,
-             init, state, all_data_error, min_weight, exact, srt_rows, srt_off, wide, halt):
+             init, state, all_data_error, min_weight, exact, srt_rows, srt_off, threads,
+             halt):
     """Rules for the rows labelled 0 (other) against 1, added while the best of
     ``shuffles`` builds is at least half accurate (and the stop flag ``halt`` is
     not set). Returns (weighted accuracy, generator state, rule lengths, their
@@ -456,7 +458,7 @@ def _ruleset(X, nominal, n_values, attrs, w, ids, label, class_count, folds, shu
                 stored = len(grow)
             antds, size, accu, cover = _grow(
                 X, nominal, n_values, attrs, w, ids[grow], label[grow], min_weight, antds,
-                (exact, srt_rows, srt_off, mark, weighed, lab_row), store, wide)
+                (exact, srt_rows, srt_off, mark, weighed, lab_row), store, threads)
             rule[3], rule[4] = cover, accu
             size = _prune(X, nominal, w, ids[held], label[held], antds, size, rule)
             if all_data_error:
@@ -535,13 +537,14 @@ class Learner:
             [len(rows) if self.exact and not self.nominal[a] else 0 for a in self.attrs], rows)
         if self.shuffles == 1 and len(jobs) > 1 and len(rows) >= PARALLEL_ROWS and \
                 13 * len(srt_rows) <= SIDE_BY_SIDE_BYTES:
-            out = stop.each(lambda job: self.ruleset(*job, (srt_rows, srt_off, False), halt),
+            out = stop.each(lambda job: self.ruleset(*job, (srt_rows, srt_off, None), halt),
                             jobs, threads=2)
             self.state = out[-1][2]
         else:
             out = []
             for job in jobs:
-                out.append(self.ruleset(*job, (srt_rows, srt_off, True), halt))
+                out.append(self.ruleset(*job, (srt_rows, srt_off,
+                                               threads(len(rows) >= PARALLEL_ROWS)), halt))
                 self.state = out[-1][2]
         stop.check(halt)
         return [(rate, rules) for rate, rules, _ in out]

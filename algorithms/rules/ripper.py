@@ -27,7 +27,7 @@ from ..dataset import stacked, whole_weights
 from ..evaluation import check_folds
 from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, randomize, sorted_by, weka_order
-from ..jit import PRANGE_ONLY, njit, prange
+from ..jit import PRANGE_ONLY, njit, prange, threads
 from ..models import Classifier, attributes_of, body, check_attribute, check_weights
 from ..stop import checkpoint
 from .description_length import RuleStats, check_stop, data_dl
@@ -398,7 +398,7 @@ def _weights(w, y, cls, ids):
 
 @njit(cache=True)
 def _grow(X, nominal, n_values, attrs, n_attributes, w, y, cls, min_no, ids, antds, size,
-          presorted, sparse):
+          presorted, sparse, threads):
     """Grow a rule for class ``cls`` on the rows ``ids`` (in order), from its first
     ``size`` conditions: add the condition of highest gain (the first attribute on a
     tie) while one gains, covers at least ``min_no`` positive weight and the rule is
@@ -413,7 +413,9 @@ def _grow(X, nominal, n_values, attrs, n_attributes, w, y, cls, min_no, ids, ant
     to the rule's rows as it grows, instead of the reference's quicksort at every
     step: the same cuts and sums, and the sorted orders reach no shuffle (only
     sums). A nominal attribute where ``sparse`` (few rows with a value) is counted
-    from its list too, which holds only the rows with a value."""
+    from its list too, which holds only the rows with a value. ``threads``: from
+    ``PARALLEL_ROWS`` rows the numeric attributes are searched on two threads
+    (see ``jit.threads``)."""
     total, default_accu = _weights(w, y, cls, ids)
     if not total > SMALL:
         return antds, size, ids
@@ -448,7 +450,7 @@ def _grow(X, nominal, n_values, attrs, n_attributes, w, y, cls, min_no, ids, ant
             numeric = np.array([a for a in attrs if not nominal[a] and not used[a]],
                                np.int64)
             cover, accu = _weights(w, y, cls, cur)
-            if len(cur) >= PARALLEL_ROWS:
+            if threads is not None and len(cur) >= PARALLEL_ROWS:
                 gains, outs = _presorted_gains(numeric, srt_rows, srt_off, srt_x, srt_w,
                                                srt_y, mark, cls, default_rate, cover, accu)
             else:
@@ -708,7 +710,8 @@ class Fit:
         size = 0 if rule is None else len(rule)
         antds, size, rows = _grow(self.X, self.nominal, self.n_values, self.attrs,
                                   self.n_attributes, self.w, self.y, self.cls, self.min_no,
-                                  rows, start, size, self.presorted, self.sparse)
+                                  rows, start, size, self.presorted, self.sparse,
+                                  threads(len(rows) >= PARALLEL_ROWS))
         return antds[:size].copy(), rows
 
     def prune(self, rule, rows, use_whole):

@@ -448,12 +448,11 @@ class Node:
         self.is_leaf = True
 
 
-@njit(cache=True, parallel=PRANGE_ONLY)  # called from Python only (see jit)
-def _presorted(X, rows, nominal, target):
+def _presorted_rows(X, rows, nominal, target):
     """Every attribute's ``rows`` in the order the reference sorts them (its
     quicksort, missing last; a nominal attribute's in data order, missing last), one
-    after another (none for the target), and each one's offset: the attributes on
-    two threads."""
+    after another (none for the target), and each one's offset: with ``_wide``, the
+    attributes on two threads."""
     p, n = X.shape[0], len(rows)
     off = np.zeros(p + 1, np.int64)
     for a in range(p):
@@ -465,6 +464,11 @@ def _presorted(X, rows, nominal, target):
             for i in range(n):
                 idx[off[a] + i] = rows[order[i]]
     return idx, off
+
+
+_presorted = njit(cache=True)(_presorted_rows)
+# called from Python only (see jit); a small table compiles no parallel code
+_presorted_wide = njit(cache=True, parallel=PRANGE_ONLY)(_presorted_rows)
 
 
 class Grower:
@@ -481,7 +485,8 @@ class Grower:
         attribute's in data order, missing last), one after another, with their
         weights and offsets by attribute; the class weights and their total."""
         f, rows = self.f, self.rows
-        idx, off = _presorted(f.X, np.asarray(rows, np.int64), f.nominal_mask, f.target)
+        sort = _presorted_wide if len(rows) * len(f.X) >= PARALLEL_ENTRIES else _presorted
+        idx, off = sort(f.X, np.asarray(rows, np.int64), f.nominal_mask, f.target)
         dist, total = _totals(f.y, f.w, rows, f.k)  # summed in row order
         return (idx, f.w[idx].astype(np.float64), off), dist[:f.k].copy(), total
 

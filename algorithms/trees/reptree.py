@@ -47,7 +47,7 @@ from ..dataset import missing_in, stacked, whole_weights
 from ..evaluation import check_folds, randomize, stratify, test_cv, train_cv
 from ..halt import halted
 from ..javautil import JavaRandom, rows_in_order
-from ..jit import PRANGE_ONLY, frozen, njit, prange
+from ..jit import PRANGE_ONLY, frozen, njit, prange, threads
 
 LOG2 = math.log(2.0)
 SMALL = 1e-6  # the reference's tolerance for equal and greater
@@ -634,7 +634,7 @@ def _more(a, n):
 @njit(cache=True)
 def _grow(parts_r, parts_v, parts_y, parts_w, lo0, hi0, depth0, held0, branch_of, nominal,
           n_values, k, width, min_leaf, min_var, max_depth, root_probs, root_w, table,
-          plain, compact, wide_cells, defer, halt, count):
+          plain, compact, wide_cells, defer, threads, halt, count):
     """The tree grown depth first from the node of columns ``lo0:hi0`` of the
     typed lists' first arrays (``_presort``'s, which the growth frees once its
     ``held0`` columns are done with), at depth ``depth0``, until ``halt[0]`` is
@@ -646,7 +646,8 @@ def _grow(parts_r, parts_v, parts_y, parts_w, lo0, hi0, depth0, held0, branch_of
     nodes left to grow: with ``defer``, a node narrower than ``wide_cells`` (its
     rows times the attributes) is not grown but handed back, as a row of [part, lo,
     hi, depth, node] and one of [weight, class weights or mean], its rows kept.
-    A node at least that wide is scored and dealt on two threads.
+    A node at least that wide is scored and dealt on two threads (``threads``: None
+    when none is, see ``jit.threads``).
 
     A node's rows are columns of the presorted arrays, and its children's are
     dealt in place of them, so the growth holds the rows once; only the branches
@@ -719,7 +720,7 @@ def _grow(parts_r, parts_v, parts_y, parts_w, lo0, hi0, depth0, held0, branch_of
                 leaf = leaf or prior / total_w < min_var
             if not leaf:
                 known = nprobs if plain and k > 0 else nprobs[:0]
-                if wide:
+                if threads is not None and wide:
                     _score_parallel(val, yv, wts, lo, hi, nominal, n_values, k, table, known,
                                     gains, cuts, dists, sprops, sweights)
                 else:
@@ -801,7 +802,7 @@ def _grow(parts_r, parts_v, parts_y, parts_w, lo0, hi0, depth0, held0, branch_of
                 args = (rid, val, yv, wts, lo, hi, share, keep, head, slot, stay, rest,
                         branch_of, *away, scratch_r[:w2], scratch_v[:w2], scratch_y[:w2],
                         scratch_w[:w2])
-                if wide:
+                if threads is not None and wide:
                     _deal_parallel(*args)
                 else:
                     _deal_serial(*args)
@@ -898,7 +899,7 @@ def grow(columns, nominal, n_values, y, w, rows, target, k, min_leaf, min_varian
         try:
             return _grow(*lists, lo, hi, depth, held, branch_of, *settings, dist,
                          float(weight), table, plain, COMPACT_COLUMNS, wide_cells, defer,
-                         halt, count)
+                         threads(len(attrs) * (hi - lo) >= wide_cells), halt, count)
         finally:
             scratch.put(branch_of)
 
@@ -960,7 +961,8 @@ def presort(X, nominal, rows, y, w, any_order):
     order, and no row is ever split into fractions, so equal values may come in
     any order and numpy's sort (several times faster) orders them."""
     if not any_order:
-        return _presort(X, nominal, rows, y, w)
+        wide = X.shape[0] * len(rows) >= SUBTREE_CELLS
+        return (_presort_wide if wide else _presort)(X, nominal, rows, y, w)
     p, n = X.shape[0], len(rows)
     out = (np.empty((p, n), np.int32), np.empty((p, n)), np.empty((p, n)),
            np.empty((p, n)))
@@ -993,11 +995,10 @@ def _fill_sorted(X, t, rows, order, y, w, rid, val, yv, wts):
         wts[t, i] = w[r]
 
 
-@njit(cache=True, parallel=PRANGE_ONLY)  # called from Python only (see jit)
-def _presort(X, nominal, rows, y, w):
+def _presort_rows(X, nominal, rows, y, w):
     """Each attribute's ``rows`` in the reference's order (its quicksort of the
-    values, missing last; a nominal attribute's known values first, as they come),
-    the attributes on two threads."""
+    values, missing last; a nominal attribute's known values first, as they come);
+    with ``_wide``, the attributes on two threads."""
     p, n = X.shape[0], len(rows)
     rid = np.empty((p, n), np.int32)
     val, yv, wts = np.empty((p, n)), np.empty((p, n)), np.empty((p, n))
@@ -1007,6 +1008,10 @@ def _presort(X, nominal, rows, y, w):
                      yv, wts)
     return rid, val, yv, wts
 
+
+_presort = njit(cache=True)(_presort_rows)
+# called from Python only (see jit); a small table compiles no parallel code
+_presort_wide = njit(cache=True, parallel=PRANGE_ONLY)(_presort_rows)
 
 TABLE_ROWS = 1 << 23  # the largest count looked up rather than computed (64 MiB)
 
