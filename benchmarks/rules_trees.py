@@ -14,8 +14,9 @@ memory (resident set; Weka's JVM runs with ``-Xmx16g``):
 
 - duckmine: ``SELECT model FROM fit('rep_tree', 'agrawal', 'group')`` (and
   ``cart``, ``part``, ``ripper``, ``ridor``; the rows in table order, as Weka reads
-  the file) on an open connection, after a warm-up fit on 2,000 rows; the printed
-  model is kept. Then scoring:
+  the file) on an open connection, after a warm-up fit on 60,000 rows (past every
+  learner's threshold for threads, so that the kernels of large data are compiled
+  or loaded before the timing, as in a warm session); the printed model is kept. Then scoring:
   ``count(*) FILTER (WHERE predict(m.model, t) = t."group"::VARCHAR)``.
 - weka: ``REPTree -t file.arff -no-cv`` (``SimpleCart``, ``PART``, ``JRip``,
   ``Ridor``); the fit time is the "Time taken to build model" it prints (its own
@@ -62,6 +63,11 @@ SCORE = (f"SELECT count(*) FILTER (WHERE predict(m.model, t) = t.\"{TARGET}\"::V
          "AS correct FROM agrawal t, (SELECT model FROM fitted) m")
 
 
+# the warm-up's rows: more than ripper's and ridor's PARALLEL_ROWS, REPTree's
+# SUBTREE_CELLS and CART's PARALLEL_ENTRIES need for threads
+WARM_ROWS = 60_000
+
+
 def arff(n):
     """The ARFF file of ``n`` Agrawal (function 2) instances, made by Weka once."""
     path = data_dir() / f"agrawal_f2_{n}.arff"
@@ -84,7 +90,7 @@ def child_duckmine(n, repeat, learners):
 
     con = duckmine.connect(str(database(n)), read_only=True)
     con.execute("SET enable_progress_bar = false")
-    con.execute("CREATE TEMP VIEW warm AS SELECT * FROM agrawal LIMIT 2000")
+    con.execute(f"CREATE TEMP VIEW warm AS SELECT * FROM agrawal LIMIT {WARM_ROWS}")
     out = {}
     for learner in learners:
         sql = f"SELECT model FROM fit('{learner}', '{{source}}', '{TARGET}')"

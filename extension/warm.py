@@ -1,7 +1,8 @@
 """``duckmine compile``: the kernels compiled and cached before anything needs them,
 for an image's build or a CI's install (a first query otherwise waits for its
 kernels). It runs the demo's queries, then a fit of every declared learner on
-the sample tables with each scoring its models answer. numba compiles on one core,
+the sample tables with each scoring its models answer, then the fits whose kernels
+differ on large data on a table of ``LARGE_ROWS``. numba compiles on one core,
 so two processes take the list from both ends and share what they compile
 through the kernel cache."""
 
@@ -46,10 +47,25 @@ def learner_queries():
     return out
 
 
+# a table large enough for the kernels that run threads only on large data
+# (``jit.threads``: ripper's and ridor's PARALLEL_ROWS, REPTree's SUBTREE_CELLS,
+# CART's PARALLEL_ENTRIES, PART's WIDE_CELLS, k-means' and EM's chunks), and the
+# fits that compile them
+LARGE_ROWS = 100_000  # REPTree and RIPPER grow on two thirds of them
+LARGE = ("(SELECT hash(i) % 1000 / 10.0 AS a, hash(i + 1) % 1000 / 10.0 AS b, "
+         "hash(i + 2) % 1000 / 10.0 AS c, hash(i + 3) % 7 AS d, "
+         "CASE WHEN hash(i) % 1000 + hash(i + 3) % 500 > 800 THEN 'yes' ELSE 'no' END AS y "
+         f"FROM range({LARGE_ROWS}) r(i))")
+LARGE_FITS = ("rep_tree_fit(x, 'y')", "ripper_fit(x, 'y')", "ridor_fit(x, 'y', shuffles := 2)",
+              "cart_fit(x, 'y')", "part_fit(x, 'y')", "kmeans_fit(x, 2)",
+              "em_fit(x, k := 2, max_iterations := 3)")
+
+
 def queries():
     from .cli import DEMO
 
-    return [q for _, q in DEMO] + learner_queries()
+    return [q for _, q in DEMO] + learner_queries() + \
+        [f"SELECT {fit}.id FROM {LARGE} x" for fit in LARGE_FITS]
 
 
 def run(reverse=False):

@@ -132,6 +132,29 @@ def test_compile_fits_and_scores_every_learner(monkeypatch, capsys):
     assert "SELECT nope" in capsys.readouterr().err
 
 
+def test_compile_compiles_the_kernels_of_large_data_too():
+    """The kernels that run threads on large data only are compiled without them
+    for small data (``jit.threads``); ``duckmine compile``'s fits on its large table
+    compile them with threads as well."""
+    import inspect
+
+    import numba
+
+    from duckmine.algorithms.clusters import em, kmeans
+    from duckmine.algorithms.rules import ridor, ripper
+    from duckmine.algorithms.trees import reptree
+    from duckmine.extension import warm
+
+    con = duckmine.connect()
+    for fit in warm.LARGE_FITS:
+        assert con.execute(f"SELECT {fit}.id FROM {warm.LARGE} x").fetchall(), fit
+    for kernel, arg in ((reptree._grow, "threads"), (ripper._grow, "threads"),
+                        (ridor._ruleset, "threads"), (kmeans.lloyd, "par"),
+                        (em.iterate_kernel, "par")):
+        at = list(inspect.signature(kernel.py_func).parameters).index(arg)
+        assert numba.types.boolean in {sig[at] for sig in kernel.signatures}, kernel
+
+
 def test_sql_command_refuses_a_database_file_that_is_not_there(tmp_path, capsys):
     missing = str(tmp_path / "typo.duckdb")
     assert cli.main(["sql", "SELECT 1", "--db", missing]) == 1
