@@ -24,7 +24,7 @@ def nodes(draw, missing):
     m = draw(st.integers(1, 3))
     nb = draw(st.integers(2, 4))
     branch = np.array(draw(st.lists(st.integers(-1 if missing else 0, nb - 1),
-                                    min_size=n_rows, max_size=n_rows)), np.int64)
+                                    min_size=n_rows, max_size=n_rows)), np.int32)
     rows, start, end = [], [], []
     for _ in range(m):  # each attribute: some of the rows, in some order
         picked = draw(st.permutations(range(n_rows)))[:draw(st.integers(0, n_rows))]
@@ -78,6 +78,38 @@ def test_dealt_in_place_as_defined(node):
         for a in range(len(start)):
             assert start[a] <= starts[b, a] <= ends[b, a] <= end[a]
             assert tuples(entries, starts[b, a], ends[b, a]) == want[b][a]
+
+
+@SETTINGS
+@given(nodes(missing=False))
+def test_unweighted_entries_dealt_as_weighted_ones(node):
+    """Entries without weights (every row weighs 1, no value missing: see
+    ``grow.unweighted``) are dealt as the same entries with weights are."""
+    entries, start, end, branch, nb, frac = node
+    first = largest(branch, nb)
+    spare = int(np.sum(branch != first))
+    plain = tuple(x.copy() for x in entries[:3]) + (np.empty(0),)
+    starts, ends = grow.deal(*entries, start, end, branch, nb, first, spare)
+    got = grow.deal(*plain, start, end, branch, nb, first, spare)
+    assert (got[0] == starts).all() and (got[1] == ends).all()
+    for x, y in zip(plain[:3], entries[:3]):
+        assert (x == y).all()
+
+
+@SETTINGS
+@given(st.integers(2, 40), st.integers(2, 3), st.data())
+def test_unweighted_cut_search_as_weighted_by_ones(n, k, data):
+    """The threshold search reads no weights as weights of 1: the same split, by
+    the counts and by the doubles."""
+    value = np.sort(np.array(data.draw(st.lists(st.integers(0, 6), min_size=n,
+                                                 max_size=n)), np.float64))
+    cls = np.array(data.draw(st.lists(st.integers(0, k - 1), min_size=n, max_size=n)),
+                   np.int32)
+    for table in (grow.lf_table(n), grow.NO_TABLE):
+        for mdl in (True, False):
+            want = grow.numeric_split(value, cls, np.ones(n), k, 2.0, float(n), mdl, table)
+            assert grow.numeric_split(value, cls, np.empty(0), k, 2.0, float(n), mdl,
+                                      table) == want
 
 
 @SETTINGS

@@ -170,14 +170,17 @@ def _min_split(known, n_classes, min_obj):
 def _sweep(value, cls, weight, dist, per_bag, min_split, known, total, old_ent):
     """J48's walk over the sorted known values: each row moved to the left bag in
     turn, a cut between two values more than 1e-5 apart scored when both bags hold
-    ``min_split``. Returns (best gain, the last row left of its cut, cuts scored)."""
+    ``min_split``. Returns (best gain, the last row left of its cut, cuts scored).
+    ``weight`` empty: every row weighs 1 (``unweighted``)."""
     best_gain, split_at, candidates = 0.0, -1, 0
+    unit = weight.shape[0] == 0
     for i in range(value.shape[0] - 1):
         c = cls[i]
-        dist[1, c] -= weight[i]
-        dist[0, c] += weight[i]
-        per_bag[1] -= weight[i]
-        per_bag[0] += weight[i]
+        wi = 1.0 if unit else weight[i]
+        dist[1, c] -= wi
+        dist[0, c] += wi
+        per_bag[1] -= wi
+        per_bag[0] += wi
         if value[i] + 1e-5 < value[i + 1]:
             if min_split - per_bag[0] < 1e-6 and min_split - per_bag[1] < 1e-6:
                 gain = _gain(dist, per_bag, known, total, old_ent)
@@ -208,9 +211,10 @@ def _sweep_counts(value, cls, weight, cnt, min_split, known, total, old_ent, tab
         bag[1] += cnt[1, c]
     best_gain, split_at, candidates, best_left = 0.0, -1, 0, 0
     seen = -np.inf
+    unit = weight.shape[0] == 0
     for i in range(value.shape[0] - 1):
         c = cls[i]
-        wi = int(weight[i])
+        wi = 1 if unit else int(weight[i])
         cnt[1, c] -= wi
         cnt[0, c] += wi
         bag[1] -= wi
@@ -237,8 +241,9 @@ def _sweep_counts2(value, cls, weight, cnt, min_split, known, total, old_ent, ta
     a0, a1, b0, b1 = 0, 0, cnt[1, 0], cnt[1, 1]
     best_gain, split_at, candidates, best_left = 0.0, -1, 0, 0
     seen = -np.inf
+    unit = weight.shape[0] == 0
     for i in range(value.shape[0] - 1):
-        wi = int(weight[i])
+        wi = 1 if unit else int(weight[i])
         one = wi * cls[i]  # no branch on the class: it follows no pattern
         a1 += one
         b1 -= one
@@ -266,15 +271,16 @@ def _numeric_counts(value, cls, weight, n_classes, min_obj, total, table):
     row left of its cut, cuts scored (-1: too few rows), known weight, weight left
     of the cut)."""
     cnt = np.zeros((2, n_classes), np.int64)
+    unit = weight.shape[0] == 0
     if n_classes == 2:
         for i in range(value.shape[0]):
-            wi = int(weight[i])
+            wi = 1 if unit else int(weight[i])
             cnt[1, 0] += wi
             cnt[1, 1] += wi * cls[i]
         cnt[1, 0] -= cnt[1, 1]
     else:
         for i in range(value.shape[0]):
-            cnt[1, cls[i]] += int(weight[i])
+            cnt[1, cls[i]] += 1 if unit else int(weight[i])
     per_class = np.zeros(n_classes)
     known = 0
     for c in range(n_classes):
@@ -300,11 +306,13 @@ def _numeric_weights(value, cls, weight, n_classes, min_obj, total):
     per_bag = np.zeros(2)
     per_class = np.zeros(n_classes)
     known = 0.0
+    unit = weight.shape[0] == 0
     for i in range(value.shape[0]):
-        dist[1, cls[i]] += weight[i]
-        per_bag[1] += weight[i]
-        per_class[cls[i]] += weight[i]
-        known += weight[i]
+        wi = 1.0 if unit else weight[i]
+        dist[1, cls[i]] += wi
+        per_bag[1] += wi
+        per_class[cls[i]] += wi
+        known += wi
     min_split = _min_split(known, n_classes, min_obj)
     if 2.0 * min_split - value.shape[0] > 1e-6:
         return -1.0, -1, -1, known, 0.0
@@ -312,16 +320,16 @@ def _numeric_weights(value, cls, weight, n_classes, min_obj, total):
                                _old_ent(per_class, known))
     left = 0.0
     for i in range(at + 1):
-        left += weight[i]
+        left += 1.0 if unit else weight[i]
     return g, at, candidates, known, left
 
 
 @njit(cache=True)
 def numeric_split(value, cls, weight, n_classes, min_obj, total, mdl, table):
     """J48's threshold search over the node's known values of one attribute, in
-    sorted order with their classes and weights; ``table`` is ``lf_table`` when all
-    weights are whole numbers (or empty). Returns (gain, gain ratio, midpoint);
-    gain -1 when no split qualifies."""
+    sorted order with their classes and weights (none: each weighs 1); ``table`` is
+    ``lf_table`` when all weights are whole numbers (or empty). Returns (gain, gain
+    ratio, midpoint); gain -1 when no split qualifies."""
     if table.shape[0] > 0:
         best_gain, split_at, candidates, known, left = _numeric_counts(
             value, cls, weight, n_classes, min_obj, total, table)
@@ -341,7 +349,7 @@ def numeric_split(value, cls, weight, n_classes, min_obj, total, mdl, table):
         mid = lo
     right = 0.0
     for i in range(split_at + 1, value.shape[0]):
-        right += weight[i]
+        right += 1.0 if weight.shape[0] == 0 else weight[i]
     return best_gain, _gain_ratio(np.array([left, right]), known, total, best_gain), mid
 
 
@@ -723,8 +731,9 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
     stack_ent = List([entries])
     stack_start = List([start0])
     stack_end = List([end0])
-    branch_of = np.full(X.shape[1], -1, np.int64)
+    branch_of = np.full(X.shape[1], -1, np.int32)  # a row's branch at the node split
     all_rows = np.empty(0, np.int64)  # thresholds move onto values of every row
+    ones = np.empty(0)  # the weights of entries that had none, once they need them
     while len(stack_node) > 0 and not halted(halt):
         count[0] += 1
         i = stack_node.pop()
@@ -777,6 +786,10 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
             if pos[b].shape[0] > pos[first].shape[0]:
                 first = b
         if missing:  # rows that go down several branches: the others get copies
+            if ent[3].shape[0] < ent[0].shape[0]:  # entries that all weigh 1 so far
+                if ones.shape[0] == 0:  # (only the first arrays are ever without)
+                    ones = np.ones(ent[0].shape[0])
+                ent = (ent[0], ent[1], ent[2], ones)
             rows, vals, clss, wts, base, offsets, first_start, first_end = \
                 child_sorted(branch_of, frac, ent[0], ent[1], ent[2], ent[3], start,
                              end, nb, first)
@@ -809,14 +822,16 @@ def deal(rows, vals, clss, wts, start, end, branch_of, nb, first, spare):
     goes down one branch (``branch_of``): within each attribute's range, branch
     ``first`` (the largest) is compacted where it starts and the others follow it in
     turn, each keeping its order, through a buffer of ``spare`` entries (the rows
-    of the other branches). Returns each branch's start and end per attribute."""
+    of the other branches). Returns each branch's start and end per attribute.
+    ``wts`` empty: the entries weigh 1 (``unweighted``), and none is moved."""
     m = start.shape[0]
     starts = np.empty((nb, m), np.int64)
     ends = np.empty((nb, m), np.int64)
+    weighed = wts.shape[0] > 0
     t_row = np.empty(spare, rows.dtype)
     t_val = np.empty(spare)
     t_cls = np.empty(spare, clss.dtype)
-    t_wt = np.empty(spare)
+    t_wt = np.empty(spare if weighed else 0)
     sizes = np.zeros(nb, np.int64)
     for a in range(m):
         s, e = start[a], end[a]
@@ -826,10 +841,14 @@ def deal(rows, vals, clss, wts, start, end, branch_of, nb, first, spare):
             b = branch_of[rows[o]]
             sizes[b] += 1
             if b == first:
-                rows[at], vals[at], clss[at], wts[at] = rows[o], vals[o], clss[o], wts[o]
+                rows[at], vals[at], clss[at] = rows[o], vals[o], clss[o]
+                if weighed:
+                    wts[at] = wts[o]
                 at += 1
             else:
-                t_row[t], t_val[t], t_cls[t], t_wt[t] = rows[o], vals[o], clss[o], wts[o]
+                t_row[t], t_val[t], t_cls[t] = rows[o], vals[o], clss[o]
+                if weighed:
+                    t_wt[t] = wts[o]
                 t += 1
         starts[first, a], ends[first, a] = s, at
         for b in range(nb):
@@ -839,14 +858,17 @@ def deal(rows, vals, clss, wts, start, end, branch_of, nb, first, spare):
                 ends[b, a] = at
         if nb == 2:  # the other branch is the buffer, in order
             o = starts[1 - first, a]
-            rows[o:o + t], vals[o:o + t] = t_row[:t], t_val[:t]
-            clss[o:o + t], wts[o:o + t] = t_cls[:t], t_wt[:t]
+            rows[o:o + t], vals[o:o + t], clss[o:o + t] = t_row[:t], t_val[:t], t_cls[:t]
+            if weighed:
+                wts[o:o + t] = t_wt[:t]
             continue
         cursor = starts[:, a].copy()
         for q in range(t):
             b = branch_of[t_row[q]]
             o = cursor[b]
-            rows[o], vals[o], clss[o], wts[o] = t_row[q], t_val[q], t_cls[q], t_wt[q]
+            rows[o], vals[o], clss[o] = t_row[q], t_val[q], t_cls[q]
+            if weighed:
+                wts[o] = t_wt[q]
             cursor[b] = o + 1
     return starts, ends
 
@@ -862,7 +884,10 @@ def child_sorted(branch_of, frac, srow, sval, scls, swt, start, end, nb, first):
     ranges; the others get arrays of their own. Returns those arrays (rows,
     values, classes, weights: one branch after another), where each branch starts
     in them (``base``) and its offsets per attribute, and branch ``first``'s start
-    and end per attribute."""
+    and end per attribute. The entries have weights (``grow`` gives weights of 1
+    to those that had none)."""
+    if swt.shape[0] < srow.shape[0]:
+        raise ValueError("c45: unweighted entries reached a row without a value")
     m = start.shape[0]
     take = frac > 1e-6
     sizes = np.zeros((nb, m + 1), np.int64)
@@ -1104,24 +1129,36 @@ def _table(w):
 def _fill_entries(ranked, known, col, y, weights, rows, vals, clss, wts, at, by_value):
     """One attribute's entries from its rows in sorted order (``ranked``, the first
     ``known`` with a value): the rows with a class from ``at`` on, with their
-    values; and every row with a value in ``by_value`` (unless empty), in order.
-    Returns the end."""
+    values (and weights, unless ``wts`` is empty); and every row with a value in
+    ``by_value`` (unless empty), in order. Returns the end."""
     every = by_value.shape[0] == 0
+    weighed = wts.shape[0] > 0
     for o in range(known):
         r = ranked[o]
         if not every:
             by_value[o] = r
         if y[r] >= 0:
-            rows[at], vals[at], clss[at], wts[at] = r, col[r], y[r], weights[r]
+            rows[at], vals[at], clss[at] = r, col[r], y[r]
+            if weighed:
+                wts[at] = weights[r]
             at += 1
     return at
+
+
+def unweighted(weights):
+    """True when the entries start without weights (8 bytes an entry less): every
+    row weighs 1. They stay so until a split sends a row that lacks the tested value
+    down several branches with fractions of its weight; ``grow`` then gives them
+    weights of 1 (``child_sorted`` needs them), and only then."""
+    return bool((weights == 1.0).all())
 
 
 def _presort(X, n_values, y, weights):
     """One sort of each numeric attribute's known values, for thresholds and the
     scan order: (the sorted entries of the rows with a class, as ``grow`` takes
-    them: row, value, class and weight arrays, and where each attribute's start and
-    end; every row with a known value, in the order of its value; each attribute's
+    them: row, value, class and weight arrays, the weights empty while every row
+    weighs 1 (``unweighted``), and where each attribute's start and end; every row
+    with a known value, in the order of its value; each attribute's
     offset in those). The entries are dealt in place as the tree grows, so that
     order is kept apart."""
     n_all = X.shape[1]
@@ -1140,7 +1177,8 @@ def _presort(X, n_values, y, weights):
     size = int(entries.sum())
     index = np.int32 if n_all < 2**31 else np.int64
     rows, vals = np.empty(size, index), np.empty(size)
-    clss, wts = np.empty(size, np.int32), np.empty(size)
+    clss = np.empty(size, np.int32)
+    wts = np.empty(0 if unweighted(weights) else size)
     values = np.empty(value_off[-1], index)  # rows in the order of their values
 
     def one(a):  # attributes side by side: the sort and the kernel release the GIL
@@ -1170,7 +1208,7 @@ def fit(columns, n_values, y, n_classes, weights, options):
     weights = np.asarray(weights, np.float64)
     entries, start, end, values, value_off = _presort(X, n_values, y, weights)
     memory.give_back()  # the sort's scratch, before the growth's arrays
-    idx = np.flatnonzero(y >= 0).astype(np.int64)
+    idx = np.flatnonzero(y >= 0).astype(np.int64, copy=False)
     # the kernels read the classes and weights of these rows only
     w = weights if len(idx) == n_all else weights[idx]
     multi_valued = bool(len(n_values)) and all(
