@@ -15,10 +15,10 @@ NULLs filled with column means where it takes none and the text column coded as
 
 Each fit runs in a fresh process on a table kept in a database file (5 DOUBLE, 1
 INTEGER and 1 two-valued VARCHAR column and a two-class target, some NULLs), after
-a fit on its first ``WARM_ROWS`` rows has compiled or loaded the kernels (past every
-learner's threshold for threads, whose kernels differ: see ``jit.threads``), so that
-the figure is the fit's own: its high-water mark (``ru_maxrss``) over what the
-process held resident before it, once freed memory is given back.
+a fit on a small table has compiled the kernels, so that the figure is the fit's
+own. ``ru_maxrss`` is the high-water mark of the process. The kernels that run
+threads on large data only (``jit.threads``) are loaded by the large fit itself, and
+counted in it.
 
 ``--data em_numeric`` (or ``em_mixed``) fits k-means and EM instead on the EM
 benchmark's mixture (``benchmarks/em.py``: ten DOUBLE columns; the mixed one has
@@ -127,33 +127,20 @@ def peer(path, name):
     return before, time.perf_counter() - start
 
 
-WARM_ROWS = 100_000  # as many as duckmine compile's large fits (extension/warm.py)
-
-
-def resident():
-    """The process's resident bytes now."""
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-
 def child(path, name, form, data="own"):
-    """In the fresh process: warm up on ``WARM_ROWS`` rows, then fit the whole
-    table."""
+    """In the fresh process: warm up on 2,000 rows, then fit the whole table."""
     if form == "peer":
         before, seconds = peer(path, name)
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         print(before, peak, seconds)
         return
     import duckmine
-    from duckmine.algorithms import memory
 
     con = duckmine.connect(path, read_only=True)
     con.execute("SET enable_progress_bar = false")
     table = "t" if data == "own" else "points"
-    con.execute(fit_sql(name, f"(SELECT * FROM {table} LIMIT {WARM_ROWS})", form, data)
-                ).fetchall()
-    memory.give_back()
-    before = resident()
+    con.execute(fit_sql(name, f"(SELECT * FROM {table} LIMIT 2000)", form, data)).fetchall()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     start = time.perf_counter()
     con.execute(fit_sql(name, table, form, data)).fetchall()
     seconds = time.perf_counter() - start
