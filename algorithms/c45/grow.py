@@ -364,8 +364,9 @@ def below(v, threshold):
 def subsets(col, idx, kind, threshold, value):
     """The branch of each instance: 0/1 for ``<=``/``>`` a threshold (kind 0,
     ``below``), the value for a multiway nominal split (kind 1), 0/1 for ``=``/``!=``
-    a value (kind 2); -1 when the value is missing."""
-    out = np.empty(idx.shape[0], np.int64)
+    a value (kind 2); -1 when the value is missing (32-bit: one per row of the
+    node)."""
+    out = np.empty(idx.shape[0], np.int32)
     for i in range(idx.shape[0]):
         out[i] = branch(col[idx[i]], kind, threshold, value)
     return out
@@ -522,7 +523,7 @@ def branch_data(sub, nb, w, frac):
             missing += 1
     for b in range(nb):
         base[b + 1] += base[b] + (missing if take[b] else 0)
-    pos = np.empty(base[nb], np.int64)
+    pos = np.empty(base[nb], np.int32)  # positions in the node, 32-bit (one per row)
     wb = np.empty(base[nb])
     fill = base[:nb].copy()
     for j in range(sub.shape[0]):
