@@ -84,7 +84,7 @@ def test_dealt_in_place_as_defined(node):
 @given(nodes(missing=False))
 def test_unweighted_entries_dealt_as_weighted_ones(node):
     """Entries without weights (every row weighs 1, no value missing: see
-    ``grow.unweighted``) are dealt as the same entries with weights are."""
+    ``presorted.unit_weights``) are dealt as the same entries with weights are."""
     entries, start, end, branch, nb, frac = node
     first = largest(branch, nb)
     spare = int(np.sum(branch != first))

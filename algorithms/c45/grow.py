@@ -24,6 +24,7 @@ from .. import memory, progress, stop
 from ..dataset import stacked, whole_weights
 from ..halt import halted
 from ..jit import PRANGE_ONLY, njit, prange
+from ..rules.presorted import unit_weights, weight_at
 
 SMALL = 1e-6
 LOG2 = math.log(2.0)
@@ -171,12 +172,11 @@ def _sweep(value, cls, weight, dist, per_bag, min_split, known, total, old_ent):
     """J48's walk over the sorted known values: each row moved to the left bag in
     turn, a cut between two values more than 1e-5 apart scored when both bags hold
     ``min_split``. Returns (best gain, the last row left of its cut, cuts scored).
-    ``weight`` empty: every row weighs 1 (``unweighted``)."""
+    ``weight`` empty: every row weighs 1 (``presorted.weight_at``)."""
     best_gain, split_at, candidates = 0.0, -1, 0
-    unit = weight.shape[0] == 0
     for i in range(value.shape[0] - 1):
         c = cls[i]
-        wi = 1.0 if unit else weight[i]
+        wi = weight_at(weight, i)
         dist[1, c] -= wi
         dist[0, c] += wi
         per_bag[1] -= wi
@@ -211,10 +211,9 @@ def _sweep_counts(value, cls, weight, cnt, min_split, known, total, old_ent, tab
         bag[1] += cnt[1, c]
     best_gain, split_at, candidates, best_left = 0.0, -1, 0, 0
     seen = -np.inf
-    unit = weight.shape[0] == 0
     for i in range(value.shape[0] - 1):
         c = cls[i]
-        wi = 1 if unit else int(weight[i])
+        wi = int(weight_at(weight, i))
         cnt[1, c] -= wi
         cnt[0, c] += wi
         bag[1] -= wi
@@ -241,9 +240,8 @@ def _sweep_counts2(value, cls, weight, cnt, min_split, known, total, old_ent, ta
     a0, a1, b0, b1 = 0, 0, cnt[1, 0], cnt[1, 1]
     best_gain, split_at, candidates, best_left = 0.0, -1, 0, 0
     seen = -np.inf
-    unit = weight.shape[0] == 0
     for i in range(value.shape[0] - 1):
-        wi = 1 if unit else int(weight[i])
+        wi = int(weight_at(weight, i))
         one = wi * cls[i]  # no branch on the class: it follows no pattern
         a1 += one
         b1 -= one
@@ -271,16 +269,15 @@ def _numeric_counts(value, cls, weight, n_classes, min_obj, total, table):
     row left of its cut, cuts scored (-1: too few rows), known weight, weight left
     of the cut)."""
     cnt = np.zeros((2, n_classes), np.int64)
-    unit = weight.shape[0] == 0
     if n_classes == 2:
         for i in range(value.shape[0]):
-            wi = 1 if unit else int(weight[i])
+            wi = int(weight_at(weight, i))
             cnt[1, 0] += wi
             cnt[1, 1] += wi * cls[i]
         cnt[1, 0] -= cnt[1, 1]
     else:
         for i in range(value.shape[0]):
-            cnt[1, cls[i]] += 1 if unit else int(weight[i])
+            cnt[1, cls[i]] += int(weight_at(weight, i))
     per_class = np.zeros(n_classes)
     known = 0
     for c in range(n_classes):
@@ -306,9 +303,8 @@ def _numeric_weights(value, cls, weight, n_classes, min_obj, total):
     per_bag = np.zeros(2)
     per_class = np.zeros(n_classes)
     known = 0.0
-    unit = weight.shape[0] == 0
     for i in range(value.shape[0]):
-        wi = 1.0 if unit else weight[i]
+        wi = weight_at(weight, i)
         dist[1, cls[i]] += wi
         per_bag[1] += wi
         per_class[cls[i]] += wi
@@ -320,7 +316,7 @@ def _numeric_weights(value, cls, weight, n_classes, min_obj, total):
                                _old_ent(per_class, known))
     left = 0.0
     for i in range(at + 1):
-        left += 1.0 if unit else weight[i]
+        left += weight_at(weight, i)
     return g, at, candidates, known, left
 
 
@@ -349,7 +345,7 @@ def numeric_split(value, cls, weight, n_classes, min_obj, total, mdl, table):
         mid = lo
     right = 0.0
     for i in range(split_at + 1, value.shape[0]):
-        right += 1.0 if weight.shape[0] == 0 else weight[i]
+        right += weight_at(weight, i)
     return best_gain, _gain_ratio(np.array([left, right]), known, total, best_gain), mid
 
 
@@ -824,7 +820,7 @@ def deal(rows, vals, clss, wts, start, end, branch_of, nb, first, spare):
     ``first`` (the largest) is compacted where it starts and the others follow it in
     turn, each keeping its order, through a buffer of ``spare`` entries (the rows
     of the other branches). Returns each branch's start and end per attribute.
-    ``wts`` empty: the entries weigh 1 (``unweighted``), and none is moved."""
+    ``wts`` empty: the entries weigh 1 (see ``_presort``), and none is moved."""
     m = start.shape[0]
     starts = np.empty((nb, m), np.int64)
     ends = np.empty((nb, m), np.int64)
@@ -1146,19 +1142,14 @@ def _fill_entries(ranked, known, col, y, weights, rows, vals, clss, wts, at, by_
     return at
 
 
-def unweighted(weights):
-    """True when the entries start without weights (8 bytes an entry less): every
-    row weighs 1. They stay so until a split sends a row that lacks the tested value
-    down several branches with fractions of its weight; ``grow`` then gives them
-    weights of 1 (``child_sorted`` needs them), and only then."""
-    return bool((weights == 1.0).all())
-
-
 def _presort(X, n_values, y, weights):
     """One sort of each numeric attribute's known values, for thresholds and the
     scan order: (the sorted entries of the rows with a class, as ``grow`` takes
     them: row, value, class and weight arrays, the weights empty while every row
-    weighs 1 (``unweighted``), and where each attribute's start and end; every row
+    weighs 1 (``presorted.unit_weights``, read by ``weight_at``: 8 bytes an entry
+    less; ``grow`` gives them weights of 1 at the first split that sends a row down
+    several branches with fractions of its weight), and where each attribute's
+    start and end; every row
     with a known value, in the order of its value; each attribute's
     offset in those). The entries are dealt in place as the tree grows, so that
     order is kept apart."""
@@ -1179,7 +1170,7 @@ def _presort(X, n_values, y, weights):
     index = np.int32 if n_all < 2**31 else np.int64
     rows, vals = np.empty(size, index), np.empty(size)
     clss = np.empty(size, np.int32)
-    wts = np.empty(0 if unweighted(weights) else size)
+    wts = np.empty(0 if unit_weights(weights) else size)
     values = np.empty(value_off[-1], index)  # rows in the order of their values
 
     def one(a):  # attributes side by side: the sort and the kernel release the GIL
