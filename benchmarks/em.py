@@ -25,9 +25,10 @@ then EM, so a process's peak after EM covers both; Weka's is each JVM's own):
 
 - duckmine: ``SELECT em_fit(t, k := 5, max_iterations := N, seed := 100)`` and
   ``SELECT kmeans_fit(t, 5, seed := 10, init := 'k-means++')`` on an open
-  connection (the model kept in a temporary table), after warm-up fits on 10,000
-  rows (more than a chunk, so that the kernels that run chunks on threads are
-  compiled or loaded, as in a warm session). The
+  connection (the model kept in a temporary table), after warm-up fits on
+  ``duckmine compile``'s large size (``warm.LARGE_ROWS``: more than a chunk, so that
+  the kernels that run chunks on threads are compiled or loaded, as in a warm
+  session). The
   log-likelihood is the ``log_likelihood`` column of the model's relation (the
   rows ``em(...)`` shows), the mean log-density per instance at the last E step,
   as Weka prints it. Also shown: ``avg(log_likelihood(model, t))`` over the table,
@@ -96,6 +97,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..extension.warm import LARGE_ROWS as WARM_ROWS
 from .c45 import data_dir, median, peak_mb, repeated, tree_lines, verdict
 from .child import run_child, tool_options
 
@@ -110,7 +112,6 @@ NUMERIC = [f"x{i}" for i in range(1, 11)]
 NOMINAL = {"colour": ("red", "green", "blue"), "shape": ("circle", "square", "triangle", "star")}
 MISSING = 0.05  # the share of cells made missing in the mixed data
 EM_SEED, KMEANS_SEED = 100, 10  # Weka's defaults
-WARM_ROWS = 10_000  # more than kmeans.CHUNK: the kernels of threads warm too
 MIN_SD = 1e-6  # em_fit's default min_stddev
 TARGETS = {"sklearn": 1.5, "weka": 10.0}  # per EM iteration vs sklearn; times faster than Weka
 

@@ -14,9 +14,10 @@ memory (resident set; Weka's JVM runs with ``-Xmx16g``):
 
 - duckmine: ``SELECT model FROM fit('rep_tree', 'agrawal', 'group')`` (and
   ``cart``, ``part``, ``ripper``, ``ridor``; the rows in table order, as Weka reads
-  the file) on an open connection, after a warm-up fit on 60,000 rows (past every
-  learner's threshold for threads, so that the kernels of large data are compiled
-  or loaded before the timing, as in a warm session); the printed model is kept. Then scoring:
+  the file) on an open connection, after a warm-up fit on ``duckmine compile``'s
+  large size (``warm.LARGE_ROWS``, past every learner's threshold for threads), so
+  that the kernels of large data are compiled or loaded before the timing, as in a
+  warm session; the printed model is kept. Then scoring:
   ``count(*) FILTER (WHERE predict(m.model, t) = t."group"::VARCHAR)``.
 - weka: ``REPTree -t file.arff -no-cv`` (``SimpleCart``, ``PART``, ``JRip``,
   ``Ridor``); the fit time is the "Time taken to build model" it prints (its own
@@ -46,6 +47,7 @@ import re
 import subprocess
 import time
 
+from ..extension.warm import LARGE_ROWS as WARM_ROWS
 from .c45 import WEKA_JAR, arff_database, data_dir, median, peak_mb, repeated, tree_lines
 from .child import run_child, tool_options
 from .em import java
@@ -61,11 +63,6 @@ LEARNERS = {  # name: the Weka class (defaults on both sides)
 }
 SCORE = (f"SELECT count(*) FILTER (WHERE predict(m.model, t) = t.\"{TARGET}\"::VARCHAR) "
          "AS correct FROM agrawal t, (SELECT model FROM fitted) m")
-
-
-# the warm-up's rows: more than ripper's and ridor's PARALLEL_ROWS, REPTree's
-# SUBTREE_CELLS and CART's PARALLEL_ENTRIES need for threads
-WARM_ROWS = 60_000
 
 
 def arff(n):
