@@ -35,6 +35,7 @@ from . import stop
 from .buffers import grow
 from .halt import halted
 from .jit import frozen, njit
+from .sorting import sort_run
 
 STATUS_OK = 0
 STATUS_LIMIT = 1
@@ -212,53 +213,6 @@ def _chunk_keys(poff, pitems, order, a, b, depth, per, bits, keys):
 
 
 @njit(cache=True)
-def _sort_run(keys, order, a, b, width, spare_keys, spare_order):
-    """``keys[a:b]`` sorted, and ``order[a:b]`` with them: a short run by insertion,
-    a longer one by a radix sort of 8-bit digits over the ``width`` bits the keys
-    use, skipping a digit every key shares (numba's ``argsort`` took seconds to
-    compile, and sorted a run of millions several times slower)."""
-    n = b - a
-    if n <= 32:
-        for i in range(a + 1, b):
-            k = keys[i]
-            o = order[i]
-            j = i
-            while j > a and keys[j - 1] > k:
-                keys[j] = keys[j - 1]
-                order[j] = order[j - 1]
-                j -= 1
-            keys[j] = k
-            order[j] = o
-        return
-    from_keys, from_order = keys[a:b], order[a:b]
-    to_keys, to_order = spare_keys[:n], spare_order[:n]
-    counts = np.empty(256, np.int64)
-    moved = False
-    for shift in range(0, width, 8):
-        counts[:] = 0
-        for i in range(n):
-            counts[(from_keys[i] >> shift) & 255] += 1
-        if counts.max() == n:
-            continue
-        at = 0
-        for d in range(256):
-            c = counts[d]
-            counts[d] = at
-            at += c
-        for i in range(n):
-            d = (from_keys[i] >> shift) & 255
-            to_keys[counts[d]] = from_keys[i]
-            to_order[counts[d]] = from_order[i]
-            counts[d] += 1
-        from_keys, to_keys = to_keys, from_keys
-        from_order, to_order = to_order, from_order
-        moved = not moved
-    if moved:
-        keys[a:b] = from_keys
-        order[a:b] = from_order
-
-
-@njit(cache=True)
 def _lexicographic(poff, pitems, n_items):
     """The order of the paths sorted as item sequences: one sort of 64-bit keys of
     their first items, then each run of equal keys sorted by its next items (an
@@ -280,7 +234,7 @@ def _lexicographic(poff, pitems, n_items):
         sp -= 1
         a, b, depth = runs[3 * sp], runs[3 * sp + 1], runs[3 * sp + 2]
         longer = _chunk_keys(poff, pitems, order, a, b, depth, per, bits, keys)
-        _sort_run(keys, order, a, b, per * bits, spare_keys, spare_order)
+        sort_run(keys, order, a, b, per * bits, spare_keys, spare_order)
         if not longer:
             continue
         q = a

@@ -316,22 +316,3 @@ def test_prefix_paths_copied_in_rounds_give_the_same_itemsets(threads):
                                 for q in range(len(parent))))
     assert len(found[0]) > 500
     assert found[1] == found[0] and found[2] == found[0]
-
-
-@settings(max_examples=80, deadline=None)
-@given(st.lists(st.integers(0, 2**62), max_size=300), st.sampled_from([8, 20, 63]))
-def test_runs_sort_as_numpy_sorts_them(values, width):
-    """The tree's sort of a run of keys (insertion for a short run, a radix sort of
-    the bits the keys use for a longer one) orders keys and their places as a
-    stable sort does."""
-    from duckmine.algorithms.fpgrowth import _sort_run
-
-    keys = np.array(values, np.int64) & ((1 << width) - 1)
-    keys = np.concatenate([[7], keys, [3]]).astype(np.int64)  # outside the run
-    order = np.arange(len(keys), dtype=np.int64)
-    want = np.argsort(keys[1:-1], kind="stable") + 1
-    spare = np.empty(len(keys), np.int64), np.empty(len(keys), np.int64)
-    _sort_run(keys, order, 1, len(keys) - 1, width, *spare)
-    assert keys[0] == 7 and keys[-1] == 3 and order[0] == 0 and order[-1] == len(keys) - 1
-    assert np.array_equal(order[1:-1], want)
-    assert np.array_equal(keys[1:-1], np.sort(keys[1:-1]))
