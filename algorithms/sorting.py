@@ -84,5 +84,6 @@ def value_order(X, t, rows):
     for i in range(n):
         keys[i] = float_key(X[t, rows[i]])
     order = np.arange(n)
-    sort_run(keys, order, 0, n, 64, np.empty(n, np.int64), np.empty(n, np.int64))
+    sort_run(keys, order, np.int64(0), n, np.int64(64), np.empty(n, np.int64),
+             np.empty(n, np.int64))  # (np.int64: see jit)
     return order

@@ -12,7 +12,6 @@ import math
 import numpy as np
 
 from ..jit import njit
-from ..sorting import value_order
 
 LOG2 = math.log(2.0)
 
@@ -35,7 +34,7 @@ def sorted_rows(X, attrs, lengths, rows):
     out = np.empty(off[-1], np.int32)
     for c, a in enumerate(attrs):
         if lengths[c]:
-            order = value_order(X, a, rows)[:lengths[c]]
+            order = np.argsort(X[a][rows], kind="stable")[:lengths[c]]
             out[off[c]:off[c + 1]] = rows[order]
     return out, off
 
