@@ -119,3 +119,40 @@ def give_back():
     trim = _malloc_trim()
     if trim is not None:
         trim(0)
+
+
+@functools.cache
+def _madvise():
+    """The system's ``madvise`` and the page size, where there are (Linux)."""
+    import ctypes
+    import mmap
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        call = ctypes.CDLL(None, use_errno=True).madvise
+    except (OSError, AttributeError):
+        return None
+    call.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    return call, mmap.PAGESIZE
+
+
+MADV_DONTNEED = 4  # Linux: the pages go back; read again, they are zeros
+
+
+def give_back_columns(a, n):
+    """Hand back to the system the whole pages of every row of the C-ordered matrix
+    ``a`` past its first ``n`` columns, which nothing reads again: a fit that has
+    packed what it still needs to the front of each row frees the rest without a
+    smaller copy beside it (the copy would be a peak of its own)."""
+    found = _madvise()
+    if found is None or n >= a.shape[1] or not a.flags.c_contiguous:
+        return
+    call, page = found
+    for row in a:
+        start = row.ctypes.data + int(n) * a.itemsize
+        end = row.ctypes.data + a.shape[1] * a.itemsize
+        start, end = -(-start // page) * page, end // page * page
+        if end > start:
+            call(start, end - start, MADV_DONTNEED)

@@ -201,7 +201,8 @@ def test_rep_tree_grown_as_subtrees_side_by_side_is_the_one_tree(db, monkeypatch
     """REPTree grows the nodes of at least SUBTREE_CELLS cells first, then the
     subtrees under them on two threads, each in its own columns of the rows, and
     joins them. With many subtrees (rows moved to smaller parts at every chance,
-    rows copied for missing values) or a few, the model and its held-out figures
+    rows copied for missing values, the subtrees' columns packed to the front of
+    every part before they grow) or a few, the model and its held-out figures
     are those of one depth-first growth, for a nominal and a numeric target,
     pruned and not."""
     from duckmine.algorithms.trees import reptree
@@ -221,10 +222,21 @@ def test_rep_tree_grown_as_subtrees_side_by_side_is_the_one_tree(db, monkeypatch
         return joined(tree, below, at)
 
     monkeypatch.setattr(reptree, "_joined", counted)
+    packed_part, moved = reptree._packed_part, []
+
+    def packing(*args):
+        places, order = args[-3], args[-1]
+        before = places[order, 1].copy()
+        out = packed_part(*args)
+        moved.append(int((places[order, 1] != before).sum()))
+        return out
+
+    monkeypatch.setattr(reptree, "_packed_part", packing)
     models = []
     for cells in (reptree.NO_CELLS, 300, 4_000):
         monkeypatch.setattr(reptree, "SUBTREE_CELLS", cells)
         monkeypatch.setattr(reptree, "COMPACT_COLUMNS", 0 if cells == 300 else 4096)
+        monkeypatch.setattr(reptree, "PACK_BYTES", 0 if cells == 300 else 16 << 20)
         models.append(db.execute(
             f"""SELECT model_text(m), m::VARCHAR, model_text(u) FROM (
                 SELECT rep_tree_fit(t, '{target}') AS m,
@@ -234,3 +246,4 @@ def test_rep_tree_grown_as_subtrees_side_by_side_is_the_one_tree(db, monkeypatch
     # one subtree (the root's) when no node is that wide, over a hundred at 300
     # cells, a few at 4,000 (pruned and not)
     assert subtrees[:2] == [1, 1] and min(subtrees[2:4]) > 100 and min(subtrees[4:]) > 1
+    assert sum(moved) > 0  # subtrees' columns moved to the front of their parts

@@ -907,6 +907,7 @@ def grow(columns, nominal, n_values, y, w, rows, target, k, min_leaf, min_varian
     top = grown(parts, 0, n, 0, n, total_w, probs, SUBTREE_CELLS, True)
     stop.check(halt)
     tree, (places, stats) = top[:9], top[9:]
+    _packed(parts, places, len(attrs))
 
     def subtree(i):
         part, lo, hi, depth, _ = places[i]
@@ -923,6 +924,59 @@ def grow(columns, nominal, n_values, y, w, rows, target, k, min_leaf, min_varian
     attr, *out = _joined(tree, [below[i] for i in range(len(places))], places[:, 4])
     attr[attr >= 0] = attrs[attr[attr >= 0]]
     return Grown(attr, *out)
+
+
+PACK_BYTES = 16 << 20  # the unread columns a part must hold to be packed
+
+
+def _packed(parts, places, p):
+    """The columns the subtrees will grow from (``places``: rows of [part, lo, hi,
+    depth, node], updated here) moved to the front of their parts, in order, and
+    the rest of each part handed back to the system (``memory.give_back_columns``)
+    where it takes at least ``PACK_BYTES`` (``p`` attributes: 28 bytes a column
+    each). The growth of the wide nodes leaves columns that no subtree reads (rows
+    moved to parts of their own, rows of leaves), up to half of a part; the
+    subtrees share the parts and free none, so those columns would otherwise be
+    held to the end of the growth, at its peak."""
+    live = np.zeros(len(places) and places[:, 0].max() + 1, np.int64)
+    np.add.at(live, places[:, 0], places[:, 2] - places[:, 1])
+    held = _widths(parts[1], len(live))
+    for q in np.flatnonzero((live > 0) & ((held - live) * 28 * p >= PACK_BYTES)):
+        mine = np.flatnonzero(places[:, 0] == q)
+        *arrays, at = _packed_part(*parts, places, q, mine[np.argsort(places[mine, 1])])
+        for a in arrays:
+            memory.give_back_columns(a, at)
+
+
+@njit(cache=True)
+def _widths(parts_v, m):
+    """The columns of each of the first ``m`` parts."""
+    out = np.zeros(m, np.int64)
+    for q in range(m):
+        out[q] = parts_v[q].shape[1]
+    return out
+
+
+@njit(cache=True)
+def _packed_part(parts_r, parts_v, parts_y, parts_w, places, q, order):
+    """Part ``q``'s columns of the ``places`` rows ``order`` (in order of their
+    first column) moved to its front, left to right (so each move reads columns
+    before it writes over them), and ``places`` updated; returns the part's arrays
+    and the columns they now use."""
+    rid, val, yv, wts = parts_r[q], parts_v[q], parts_y[q], parts_w[q]
+    at = 0
+    for i in order:
+        lo, hi = places[i, 1], places[i, 2]
+        if lo != at:
+            for j in range(rid.shape[0]):
+                for c in range(hi - lo):
+                    rid[j, at + c] = rid[j, lo + c]
+                    val[j, at + c] = val[j, lo + c]
+                    yv[j, at + c] = yv[j, lo + c]
+                    wts[j, at + c] = wts[j, lo + c]
+        places[i, 1], places[i, 2] = at, at + hi - lo
+        at += hi - lo
+    return rid, val, yv, wts, at
 
 
 def _joined(tree, subtrees, at):
@@ -1178,15 +1232,17 @@ def build(columns, nominal, n_values, y, w, target, k, options, release=None):
         rows = stratify(rows, np.where(np.isnan(y), -1, y).astype(np.int64), folds)
     if options["pruned"]:
         check_folds(folds, len(rows))
-        train, held_rows = train_cv(rows, folds, 0, rng), test_cv(rows, folds, 0)
+        train, held_rows = train_cv(rows, folds, 0, rng), test_cv(rows, folds, 0).copy()
     else:
         train, held_rows = rows, rows[:0]
+    del rows  # (the held-out rows are a copy, not a view that would keep it)
     kept = [columns, y, w, held_rows]  # the held-out rows' values, and where
     let_go = None
     if release is not None:
         def let_go():  # copied once presorted (not beside the sort's scratch), then
             nonlocal y
-            kept[:] = [[c[held_rows] for c in columns], y[held_rows], w[held_rows],
+            kept[:] = [[c[held_rows] if j != target else np.empty(0)  # (the target: y)
+                        for j, c in enumerate(columns)], y[held_rows], w[held_rows],
                        np.arange(len(held_rows))]
             y = None  # a view of the table's columns, which now go
             release()
