@@ -1,6 +1,9 @@
 """A fit that would not fit in memory is refused before it starts, with the
 estimate, the limit and the ways out; the connection stays usable."""
 
+import sys
+
+import numpy as np
 import pytest
 
 import duckmine
@@ -136,3 +139,20 @@ def test_an_itemset_search_over_the_limit_is_refused_by_name(sql, fn, counted):
     con.execute("SET VARIABLE duckmine_memory_limit = '1GB'")
     assert con.execute(sql).fetchall()
     con.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="madvise is Linux's")
+def test_columns_past_the_packed_ones_go_back_and_the_rest_stay():
+    """``give_back_columns`` hands back whole pages of each row past its first ``n``
+    columns (they read as zeros afterwards) and leaves every value before them, in
+    rows that do not start on a page."""
+    import mmap
+
+    a = np.arange(5 * 300_001, dtype=np.float64).reshape(5, 300_001) + 1.0
+    want = a[:, :100_000].copy()
+    memory.give_back_columns(a, 100_000)
+    assert np.array_equal(a[:, :100_000], want)
+    per_page = mmap.PAGESIZE // 8
+    assert (a[:, 100_000 + per_page:300_001 - per_page] == 0).all()  # whole pages gone
+    memory.give_back_columns(a, 300_001)  # nothing past the end: nothing changes
+    assert np.array_equal(a[:, :100_000], want)
