@@ -938,8 +938,8 @@ def _packed(parts, places, p):
     moved to parts of their own, rows of leaves), up to half of a part; the
     subtrees share the parts and free none, so those columns would otherwise be
     held to the end of the growth, at its peak."""
-    live = np.zeros(len(places) and places[:, 0].max() + 1, np.int64)
-    np.add.at(live, places[:, 0], places[:, 2] - places[:, 1])
+    live = np.zeros(int(places[:, 0].max()) + 1 if len(places) else 0, np.int64)
+    np.add.at(live, places[:, 0], places[:, 2] - places[:, 1])  # each part's columns
     held = _widths(parts[1], len(live))
     for q in np.flatnonzero((live > 0) & ((held - live) * 28 * p >= PACK_BYTES)):
         mine = np.flatnonzero(places[:, 0] == q)
