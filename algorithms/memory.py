@@ -101,14 +101,18 @@ def refuse(fn, job, estimate, counted, limit, so_far=False, advice=ADVICE,
 
 
 @functools.cache
-def _malloc_trim():
-    """glibc's ``malloc_trim``, where there is one (looked up on first use)."""
+def _libc(name, *argtypes):
+    """The C library's function ``name`` (glibc's ``malloc_trim``, Linux's
+    ``madvise``), where there is one (looked up on first use); None elsewhere."""
     import ctypes
 
     try:
-        return ctypes.CDLL(None).malloc_trim
+        call = getattr(ctypes.CDLL(None), name)
     except (OSError, AttributeError, TypeError):  # not glibc; Windows takes no None
         return None
+    if argtypes:
+        call.argtypes = list(argtypes)
+    return call
 
 
 def give_back():
@@ -116,26 +120,9 @@ def give_back():
     what is freed in pieces below its threshold for later arrays of those sizes;
     a fit whose next arrays are larger would hold both, and its peak would be
     their sum."""
-    trim = _malloc_trim()
+    trim = _libc("malloc_trim")
     if trim is not None:
         trim(0)
-
-
-@functools.cache
-def _madvise():
-    """The system's ``madvise`` and the page size, where there are (Linux)."""
-    import ctypes
-    import mmap
-    import sys
-
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        call = ctypes.CDLL(None, use_errno=True).madvise
-    except (OSError, AttributeError):
-        return None
-    call.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    return call, mmap.PAGESIZE
 
 
 MADV_DONTNEED = 4  # Linux: the pages go back; read again, they are zeros
@@ -146,10 +133,15 @@ def give_back_columns(a, n):
     ``a`` past its first ``n`` columns, which nothing reads again: a fit that has
     packed what it still needs to the front of each row frees the rest without a
     smaller copy beside it (the copy would be a peak of its own)."""
-    found = _madvise()
-    if found is None or n >= a.shape[1] or not a.flags.c_contiguous:
+    import ctypes
+    import mmap
+    import sys
+
+    call = _libc("madvise", ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int) \
+        if sys.platform.startswith("linux") else None
+    if call is None or n >= a.shape[1] or not a.flags.c_contiguous:
         return
-    call, page = found
+    page = mmap.PAGESIZE
     for row in a:
         start = row.ctypes.data + int(n) * a.itemsize
         end = row.ctypes.data + a.shape[1] * a.itemsize

@@ -225,7 +225,7 @@ def test_rep_tree_grown_as_subtrees_side_by_side_is_the_one_tree(db, monkeypatch
     packed_part, moved = reptree._packed_part, []
 
     def packing(*args):
-        places, order = args[-3], args[-1]
+        places, order = args[-4], args[-2]
         before = places[order, 1].copy()
         out = packed_part(*args)
         moved.append(int((places[order, 1] != before).sum()))

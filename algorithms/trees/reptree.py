@@ -551,6 +551,19 @@ COMPACT_COLUMNS = 4096  # a part narrower than this is left as it is until freed
 
 
 @njit(cache=True)
+def _move_columns(rid, val, yv, wts, lo, hi, to_r, to_v, to_y, to_w, at):
+    """Columns ``lo:hi`` of the four arrays of a part to columns from ``at`` of
+    ``to_...``: other arrays, or the same ones with ``at <= lo`` (copied left to
+    right, each column read before it is written over)."""
+    for j in range(rid.shape[0]):
+        for c in range(hi - lo):
+            to_r[j, at + c] = rid[j, lo + c]
+            to_v[j, at + c] = val[j, lo + c]
+            to_y[j, at + c] = yv[j, lo + c]
+            to_w[j, at + c] = wts[j, lo + c]
+
+
+@njit(cache=True)
 def _compact(parts_r, parts_v, parts_y, parts_w, live, part, stack, deferred):
     """The columns of ``part`` that nodes on the ``stack`` or ``deferred`` hold (rows
     [part, lo, hi, ...]), moved to a new part of their size; ``part`` is left
@@ -564,10 +577,8 @@ def _compact(parts_r, parts_v, parts_y, parts_w, live, part, stack, deferred):
             if held[t, 0] != part:
                 continue
             lo, hi = held[t, 1], held[t, 2]
-            nr[:, at:at + hi - lo] = parts_r[part][:, lo:hi]
-            nv[:, at:at + hi - lo] = parts_v[part][:, lo:hi]
-            ny[:, at:at + hi - lo] = parts_y[part][:, lo:hi]
-            nw[:, at:at + hi - lo] = parts_w[part][:, lo:hi]
+            _move_columns(parts_r[part], parts_v[part], parts_y[part], parts_w[part],
+                          lo, hi, nr, nv, ny, nw, at)
             held[t, 0], held[t, 1], held[t, 2] = len(parts_r), at, at + hi - lo
             at += hi - lo
     parts_r.append(nr)
@@ -907,7 +918,7 @@ def grow(columns, nominal, n_values, y, w, rows, target, k, min_leaf, min_varian
     top = grown(parts, 0, n, 0, n, total_w, probs, SUBTREE_CELLS, True)
     stop.check(halt)
     tree, (places, stats) = top[:9], top[9:]
-    _packed(parts, places, len(attrs))
+    _packed(parts, places)
 
     def subtree(i):
         part, lo, hi, depth, _ = places[i]
@@ -929,51 +940,40 @@ def grow(columns, nominal, n_values, y, w, rows, target, k, min_leaf, min_varian
 PACK_BYTES = 16 << 20  # the unread columns a part must hold to be packed
 
 
-def _packed(parts, places, p):
+def _packed(parts, places):
     """The columns the subtrees will grow from (``places``: rows of [part, lo, hi,
     depth, node], updated here) moved to the front of their parts, in order, and
     the rest of each part handed back to the system (``memory.give_back_columns``)
-    where it takes at least ``PACK_BYTES`` (``p`` attributes: 28 bytes a column
-    each). The growth of the wide nodes leaves columns that no subtree reads (rows
-    moved to parts of their own, rows of leaves), up to half of a part; the
-    subtrees share the parts and free none, so those columns would otherwise be
-    held to the end of the growth, at its peak."""
-    live = np.zeros(int(places[:, 0].max()) + 1 if len(places) else 0, np.int64)
-    np.add.at(live, places[:, 0], places[:, 2] - places[:, 1])  # each part's columns
-    held = _widths(parts[1], len(live))
-    for q in np.flatnonzero((live > 0) & ((held - live) * 28 * p >= PACK_BYTES)):
+    where it takes at least ``PACK_BYTES``. The growth of the wide nodes leaves
+    columns that no subtree reads (rows moved to parts of their own, rows of
+    leaves), up to half of a part; the subtrees share the parts and free none, so
+    those columns would otherwise be held to the end of the growth, at its peak."""
+    for q in np.unique(places[:, 0]):
         mine = np.flatnonzero(places[:, 0] == q)
-        *arrays, at = _packed_part(*parts, places, q, mine[np.argsort(places[mine, 1])])
+        *arrays, at = _packed_part(*parts, places, q, mine[np.argsort(places[mine, 1])],
+                                   PACK_BYTES)
         for a in arrays:
             memory.give_back_columns(a, at)
 
 
 @njit(cache=True)
-def _widths(parts_v, m):
-    """The columns of each of the first ``m`` parts."""
-    out = np.zeros(m, np.int64)
-    for q in range(m):
-        out[q] = parts_v[q].shape[1]
-    return out
-
-
-@njit(cache=True)
-def _packed_part(parts_r, parts_v, parts_y, parts_w, places, q, order):
+def _packed_part(parts_r, parts_v, parts_y, parts_w, places, q, order, min_bytes):
     """Part ``q``'s columns of the ``places`` rows ``order`` (in order of their
-    first column) moved to its front, left to right (so each move reads columns
-    before it writes over them), and ``places`` updated; returns the part's arrays
-    and the columns they now use."""
+    first column) moved to its front, and ``places`` updated, where the columns
+    they leave take at least ``min_bytes``; returns the part's arrays and the
+    columns they now use (all of them where nothing moved)."""
     rid, val, yv, wts = parts_r[q], parts_v[q], parts_y[q], parts_w[q]
+    live = 0
+    for i in order:
+        live += places[i, 2] - places[i, 1]
+    width = rid.shape[0] * (rid.itemsize + val.itemsize + yv.itemsize + wts.itemsize)
+    if (rid.shape[1] - live) * width < min_bytes:
+        return rid, val, yv, wts, rid.shape[1]
     at = 0
     for i in order:
         lo, hi = places[i, 1], places[i, 2]
         if lo != at:
-            for j in range(rid.shape[0]):
-                for c in range(hi - lo):
-                    rid[j, at + c] = rid[j, lo + c]
-                    val[j, at + c] = val[j, lo + c]
-                    yv[j, at + c] = yv[j, lo + c]
-                    wts[j, at + c] = wts[j, lo + c]
+            _move_columns(rid, val, yv, wts, lo, hi, rid, val, yv, wts, at)
         places[i, 1], places[i, 2] = at, at + hi - lo
         at += hi - lo
     return rid, val, yv, wts, at
