@@ -196,10 +196,6 @@ def _int32(indices):
 # the chunk over
 BATCH_BYTES = 8 << 20
 
-# from this many rows, the memory of each column's chunks is handed back to the
-# system as the Dataset fills (each hand-back costs about a millisecond: on a small
-# table the next column's chunks reuse it, and the peak is the same)
-GIVE_BACK_ROWS = 1_000_000
 THREADED_ROWS = 100_000  # rows from which a column put in order on its own thread pays
 
 
@@ -332,8 +328,7 @@ class Rows:
                 weights = reader.finish()[1]
             else:  # read straight into its row
                 attributes.append(reader.finish(matrix[len(attributes)])[0])
-            if self.n >= GIVE_BACK_ROWS:  # this column's chunks, before the next row
-                memory.give_back()  # fills (a small table's are reused as they are)
+            memory.give_back(self.n)  # this column's chunks, before the next row fills
         if weights is None:
             weights = np.ones(self.n)
         if self.numbers:

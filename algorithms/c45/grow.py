@@ -1199,7 +1199,7 @@ def fit(columns, n_values, y, n_classes, weights, options):
     y = np.asarray(y, np.int64)
     weights = np.asarray(weights, np.float64)
     entries, start, end, values, value_off = _presort(X, n_values, y, weights)
-    memory.give_back()  # the sort's scratch, before the growth's arrays
+    memory.give_back(n_all)  # the sort's scratch, before the growth's arrays
     idx = np.flatnonzero(y >= 0).astype(np.int64, copy=False)
     # the kernels read the classes and weights of these rows only
     w = weights if len(idx) == n_all else weights[idx]

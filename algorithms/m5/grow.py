@@ -576,7 +576,7 @@ def build_tree(x, y, w, order, options):
     nodes, split, coef, intercept, rms, params, tested = _joined(
         top, [(below[i][0], grown[i]) for i in range(len(below))], x.shape[0])
     del grown
-    memory.give_back()
+    memory.give_back(len(y))
     _fit_top(x, y, w, nodes, top_rows, tested, coef, intercept, rms, params, pred,
              prune, constant, global_sd, halt)
     stop.check(halt)

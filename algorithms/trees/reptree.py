@@ -204,22 +204,18 @@ def _whole(x, w, limit):
     return total <= limit
 
 
-@njit(cache=True)
-def _entropy_of_counts(cnt, table):
-    """``_entropy_on_rows`` of whole class weights, held as counts: the same sums
-    of the same looked-up terms, in the same order."""
+@njit(cache=True, inline="always")  # called for every cut: a call costs as much
+def _counts_sum(cnt, table):
+    """The sum that ``_entropy_on_rows`` of whole class weights held as counts
+    divides: the same looked-up terms, added in the same order."""
     r = 0.0
-    total = 0.0
     for i in range(cnt.shape[0]):
         row = 0
         for j in range(cnt.shape[1]):
             r += table[cnt[i, j]]
             row += cnt[i, j]
         r -= table[row]
-        total += row
-    if abs(total) < SMALL:
-        return 0.0
-    return -r / (total * LOG2)
+    return r
 
 
 @njit(cache=True)
@@ -241,20 +237,29 @@ def _best_cut_by_counts(x, y, w, k, table, node):
             if np.isnan(x[j]):
                 break
             cnt[1, int(y[j])] += int(w[j])
+    total = 0.0
     for c in range(k):
         dist[1, c] = cnt[1, c]
+        total += cnt[1, c]
     prior = _entropy_over_columns(dist)
+    scale = total * LOG2
     split = x[0] if m > 0 else np.nan
     best = -1.7976931348623157e308
+    # a cut's gain, prior + r / scale (0 entropy when there is no weight), is a
+    # rounded function of its sum r that never falls as r rises: a cut whose r is
+    # not above that of the best cut so far cannot have a larger gain, and is
+    # passed over without the division
+    best_r = -np.inf
     i = 0
     while i < m:
         v = x[i]
         if np.isnan(v):
             break
         if v > split:
-            g = prior - _entropy_of_counts(cnt, table)
+            r = _counts_sum(cnt, table)
+            g = prior - (0.0 if abs(total) < SMALL else -r / scale) if r > best_r else best
             if g > best:
-                best = g
+                best, best_r = g, r
                 cut = (v + split) / 2.0
                 if cut <= split:
                     cut = v
@@ -893,7 +898,7 @@ def grow(columns, nominal, n_values, y, w, rows, target, k, min_leaf, min_varian
     count = progress.counter("REPTree: nodes grown")
     X, rows = stacked([columns[a] for a in attrs], len(yf)), np.asarray(rows, np.int64)
     plain = whole_weights(w[rows]) and not missing_in(X, rows).any()
-    memory.give_back()  # the folds' scratch, before the largest arrays
+    memory.give_back(len(yf))  # the folds' scratch, before the largest arrays
     parts = _listed(*presort(X, nom, rows, yf, frozen(w), classed and plain))
     n, size = len(rows), len(yf)
     del X, y, yf  # views of the table's columns, which may now go
