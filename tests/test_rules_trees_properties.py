@@ -18,6 +18,7 @@ import duckmine
 from duckmine.algorithms import contract
 from duckmine.algorithms.c45 import grow as c45
 from duckmine.algorithms.dataset import Attribute, Dataset
+from duckmine.algorithms.trees import reptree
 
 SETTINGS = settings(max_examples=60, deadline=None)
 
@@ -95,6 +96,30 @@ def test_nodes_hold_their_rows_weight_mean_and_squared_error(table):
             mean = (w[mask] * y[mask]).sum() / weight
             assert abs(model.nodes["probs"][i][0] - mean) < 1e-9
             assert abs(sse - (w[mask] * (y[mask] - mean) ** 2).sum()) < 1e-6
+
+
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 2), st.integers(1, 3)),
+                min_size=1, max_size=60),
+       st.integers(0, 10), st.booleans())
+@SETTINGS
+def test_rep_tree_sweep_of_counts_is_the_sweep_of_logarithms(rows, missing, totals):
+    """On whole weights, the sweep that looks x log x up and passes over cuts
+    without dividing chooses REPTree's cut of largest gain as the sweep of
+    logarithms does: the same cut, the same class weights on each side (ties of
+    values and of gains, and missing values, included)."""
+    rows = sorted(rows)
+    x = np.array([v for v, _, _ in rows], float)
+    y = np.array([c for _, c, _ in rows], float)
+    w = np.array([u for _, _, u in rows], float)
+    x[len(x) - min(missing, len(x)):] = np.nan
+    table = reptree.xlogx_table(int(w.sum()))
+    node = np.bincount(y.astype(int), w, minlength=3) if totals and missing == 0 \
+        else np.empty(0)
+    want = reptree._best_cut_by_gain(x, y, w, 3)
+    got = reptree._best_cut_by_counts(x, y, w, 3, table, node)
+    assert np.array_equal(got[0], want[0])
+    assert np.array_equal(got[1], want[1], equal_nan=True)
+    assert got[2] == want[2]
 
 
 def satisfies(condition, x):
