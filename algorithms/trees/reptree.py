@@ -117,16 +117,12 @@ def _gain(dist, prior):
 
 
 @njit(cache=True)
-def _proportions(weights):
-    """Branch weights normalised (all equal when there is no weight)."""
-    p = weights.copy()
-    s = _sum(p)
-    if not s > 0:
-        p[:] = 1.0 / len(p)
-    else:
-        for j in range(len(p)):
-            p[j] /= s
-    return p
+def _proportions(weights, p):
+    """Branch ``weights`` normalised into ``p`` (all equal when there is no
+    weight)."""
+    s = _sum(weights)
+    for j in range(len(p)):
+        p[j] = weights[j] / s if s > 0 else 1.0 / len(p)
 
 
 @njit(cache=True)
@@ -141,27 +137,28 @@ def _variance(s, sq, w):
 # ------------------------------------------------------------------ splits
 
 @njit(cache=True)
-def _class_weights_by_value(x, y, w, n_values, k):
-    """Class weights per value of a nominal attribute, up to the first missing
-    value: (weights, cut (none), where the missing values start)."""
+def _class_weights_by_value(x, y, w, dist):
+    """Class weights per value of a nominal attribute into ``dist``, up to the
+    first missing value: (cut (none), where the missing values start)."""
     m = len(x)
-    dist = np.zeros((n_values, k))
+    dist[:] = 0.0
     i = 0
     while i < m and not np.isnan(x[i]):
         dist[int(x[i]), int(y[i])] += w[i]
         i += 1
-    return dist, np.nan, i
+    return np.nan, i
 
 
 @njit(cache=True)
-def _best_cut_by_gain(x, y, w, k):
-    """The cut of a numeric attribute of largest information gain: (class weights
-    below and above it, cut, where the missing values start). Apart from
-    ``_class_weights_by_value``: sharing a kernel, the two sweeps ran 4x slower."""
+def _best_cut_by_gain(x, y, w, k, dist):
+    """The cut of a numeric attribute of largest information gain: its class
+    weights below and above into ``dist``; (cut, where the missing values start).
+    Apart from ``_class_weights_by_value``: sharing a kernel, the two sweeps ran 4x
+    slower."""
     m = len(x)
     cut = np.nan
     cur = np.zeros((2, k))
-    dist = np.zeros((2, k))
+    dist[:] = 0.0
     for j in range(m):
         if np.isnan(x[j]):
             break
@@ -187,7 +184,7 @@ def _best_cut_by_gain(x, y, w, k):
         cur[0, int(y[i])] += w[i]
         cur[1, int(y[i])] -= w[i]
         i += 1
-    return dist, cut, i
+    return cut, i
 
 
 @njit(cache=True)
@@ -219,16 +216,17 @@ def _counts_sum(cnt, table):
 
 
 @njit(cache=True)
-def _best_cut_by_counts(x, y, w, k, table, node):
+def _best_cut_by_counts(x, y, w, k, table, node, dist, cnt):
     """``_best_cut_by_gain`` when the weights are whole numbers that ``table``
-    covers: the sweep keeps counts, and each cut's entropy is lookups only. Two
-    kernels rather than one over either kind of array: one ran at half the speed.
-    ``node``: the node's class weights when every row has a value and a whole
-    weight (then the sweep's totals, without a pass to count them), else none."""
+    covers: the sweep keeps counts (in ``cnt``, two rows of ``k``), and each cut's
+    entropy is lookups only. Two kernels rather than one over either kind of
+    array: one ran at half the speed. ``node``: the node's class weights when every
+    row has a value and a whole weight (then the sweep's totals, without a pass to
+    count them), else none."""
     m = len(x)
     cut = np.nan
-    cnt = np.zeros((2, k), np.int64)
-    dist = np.zeros((2, k))
+    cnt[:] = 0
+    dist[:] = 0.0
     if len(node) == k:
         for c in range(k):
             cnt[1, c] = int(node[c])
@@ -271,35 +269,39 @@ def _best_cut_by_counts(x, y, w, k, table, node):
         cnt[0, c] += int(w[i])
         cnt[1, c] -= int(w[i])
         i += 1
-    return dist, cut, i
+    return cut, i
 
 
 @njit(cache=True)
-def split_nominal_class(x, y, w, nominal, n_values, k, table, node):
-    """One attribute's split of a node for a nominal class: (gain, cut point,
-    class weights per branch, branch proportions). ``x``, ``y``, ``w``: the node's
-    values, class codes and weights in the attribute's order, missing values last;
-    ``table``: ``xlogx_table``; ``node``: the node's class weights where no row of
-    the growth lacks a value and every weight is whole, else none."""
+def split_nominal_class(x, y, w, nominal, n_values, k, table, node, dist, props, weights,
+                        cnt):
+    """One attribute's split of a node for a nominal class: (gain, cut point), and
+    into the first rows of ``dist``, ``props`` and ``weights``, one a branch, the
+    class weights, proportion and weight of each branch; ``cnt``: scratch, two rows
+    of ``k``. Nothing is allocated: a node's scoring was mostly allocation. ``x``,
+    ``y``, ``w``: the node's values, class codes and weights in the attribute's
+    order, missing values last; ``table``: ``xlogx_table``; ``node``: the node's
+    class weights where no row of the growth lacks a value and every weight is
+    whole, else none."""
+    b = n_values if nominal else 2
+    dist, props, weights = dist[:b], props[:b], weights[:b]
     if nominal:
-        dist, cut, i = _class_weights_by_value(x, y, w, n_values, k)
+        cut, i = _class_weights_by_value(x, y, w, dist)
     elif len(node) == k and _sum(node) <= len(table) - 1:
-        dist, cut, i = _best_cut_by_counts(x, y, w, k, table, node)
+        cut, i = _best_cut_by_counts(x, y, w, k, table, node, dist, cnt)
     elif _whole(x, w, len(table) - 1):
-        dist, cut, i = _best_cut_by_counts(x, y, w, k, table, node[:0])
+        cut, i = _best_cut_by_counts(x, y, w, k, table, node[:0], dist, cnt)
     else:
-        dist, cut, i = _best_cut_by_gain(x, y, w, k)
-    rows = np.zeros(dist.shape[0])
-    for b in range(dist.shape[0]):
-        rows[b] = _sum(dist[b])
-    props = _proportions(rows)
+        cut, i = _best_cut_by_gain(x, y, w, k, dist)
+    for c in range(b):
+        weights[c] = _sum(dist[c])
+    _proportions(weights, props)
     for j in range(i, len(x)):  # the rows missing the attribute, spread
-        for b in range(dist.shape[0]):
-            dist[b, int(y[j])] += props[b] * w[j]
-    weights = np.zeros(dist.shape[0])
-    for b in range(dist.shape[0]):
-        weights[b] += _sum(dist[b])
-    return _gain(dist, _entropy_over_columns(dist)), cut, dist, props, weights
+        for c in range(b):
+            dist[c, int(y[j])] += props[c] * w[j]
+    for c in range(b):
+        weights[c] = _sum(dist[c])
+    return _gain(dist, _entropy_over_columns(dist)), cut
 
 
 @njit(cache=True)
@@ -379,7 +381,8 @@ def split_numeric_class(x, y, w, nominal, n_values):
     else:
         s, sq, sw, cut, i, total, total_sq, total_w = _best_cut_by_variance(x, y, w)
     b = len(s)
-    props = _proportions(sw)
+    props = np.empty(b)
+    _proportions(sw, props)
     for j in range(i, len(x)):
         t = y[j]
         for c in range(b):
@@ -397,18 +400,20 @@ def split_numeric_class(x, y, w, nominal, n_values):
 
 
 def _score_impl(val, yv, w, lo, hi, nominal, n_values, k, table, node, gains, cuts,
-                dists, props, weights):
+                dists, props, weights, counts):
     """Every attribute's split of a node (columns ``lo:hi`` of ``val``, ``yv``, ``w``:
     the node's values, targets and weights in each attribute's order, a row each),
     into ``gains``, ``cuts`` and, per branch, ``dists`` (class weights or mean),
-    ``props`` and ``weights``; ``node``: see ``split_nominal_class``."""
+    ``props`` and ``weights``; ``node``: see ``split_nominal_class``; ``counts``:
+    its scratch, a pair of rows per attribute."""
     for t in prange(val.shape[0]):
         if k > 0:
-            g, c, d, pr, wt = split_nominal_class(val[t, lo:hi], yv[t, lo:hi], w[t, lo:hi],
-                                                  nominal[t], n_values[t], k, table, node)
-        else:
-            g, c, d, pr, wt = split_numeric_class(val[t, lo:hi], yv[t, lo:hi], w[t, lo:hi],
-                                                  nominal[t], n_values[t])
+            gains[t], cuts[t] = split_nominal_class(
+                val[t, lo:hi], yv[t, lo:hi], w[t, lo:hi], nominal[t], n_values[t], k, table,
+                node, dists[t], props[t], weights[t], counts[t])
+            continue
+        g, c, d, pr, wt = split_numeric_class(val[t, lo:hi], yv[t, lo:hi], w[t, lo:hi],
+                                              nominal[t], n_values[t])
         gains[t] = g
         cuts[t] = c
         b = len(pr)
@@ -712,6 +717,7 @@ def _grow(parts_r, parts_v, parts_y, parts_w, lo0, hi0, depth0, held0, branch_of
     dists = np.zeros((p, width, pw))
     sprops = np.zeros((p, width))
     sweights = np.zeros((p, width))
+    tallies = np.zeros((p, 2, pw), np.int64)  # the sweeps' counts
     while top > 0 and not halted(halt):
         top -= 1
         part, lo, hi, depth, node = s_int[top]
@@ -739,10 +745,10 @@ def _grow(parts_r, parts_v, parts_y, parts_w, lo0, hi0, depth0, held0, branch_of
                 known = nprobs if plain and k > 0 else nprobs[:0]
                 if threads is not None and wide:
                     _score_parallel(val, yv, wts, lo, hi, nominal, n_values, k, table, known,
-                                    gains, cuts, dists, sprops, sweights)
+                                    gains, cuts, dists, sprops, sweights, tallies)
                 else:
                     _score_serial(val, yv, wts, lo, hi, nominal, n_values, k, table, known,
-                                  gains, cuts, dists, sprops, sweights)
+                                  gains, cuts, dists, sprops, sweights, tallies)
                 a = _argmax_first(gains)
                 if gains[a] > SMALL:
                     b = n_values[a] if nominal[a] else 2
