@@ -81,6 +81,26 @@ def test_nodes_hold_their_rows_class_weights(table):
         np.testing.assert_allclose(model.nodes["dist"][i], want, atol=1e-9)
 
 
+@given(st.integers(0, 2**31))
+@settings(max_examples=5, deadline=None)
+def test_rep_tree_of_an_attribute_of_many_values_holds_its_rows(seed):
+    """A nominal attribute of more values than a byte numbers: the growth's row
+    branches take 32 bits, and every node still holds its rows' class weights."""
+    rng = np.random.default_rng(seed)
+    n, m = 600, 150
+    a = rng.integers(0, m, n)
+    b = rng.choice([0.0, 1.5, 2.0, 3.25, 7.0], n)
+    y = (a % 2 + (rng.random(n) < 0.1)) % 2
+    attributes = [Attribute("a", "nominal", tuple(f"v{v}" for v in range(m))),
+                  Attribute("b", "numeric"), Attribute("y", "nominal", ("c0", "c1"))]
+    data = Dataset(attributes, [a.astype(float), b, y.astype(float)], np.ones(n))
+    model = fit(data)
+    assert 0 in model.nodes["attr"]  # split on the attribute of many values
+    for i, mask in node_rows(model, data).items():
+        want = np.bincount(y[mask], minlength=2)
+        np.testing.assert_allclose(model.nodes["dist"][i], want, atol=1e-9)
+
+
 @given(tables(numeric_target=True))
 @SETTINGS
 def test_nodes_hold_their_rows_weight_mean_and_squared_error(table):

@@ -910,15 +910,19 @@ def grow(columns, nominal, n_values, y, w, rows, target, k, min_leaf, min_varian
     del X, y, yf  # views of the table's columns, which may now go
     if release is not None:  # the growth reads the presorted arrays alone
         release()
-    scratch = queue.SimpleQueue()  # a row's branch, one array per thread at work
-    scratch.put(np.empty(size, np.int32))
+    # a row's branch (-1: missing), one array per thread at work: a byte each where
+    # the branches are few, so that more of the array a split reads at random stays
+    # in cache (dealing the root's rows took 15-20% less time than with 32 bits)
+    branches = np.int8 if width <= np.iinfo(np.int8).max else np.int32
+    scratch = queue.SimpleQueue()
+    scratch.put(np.empty(size, branches))
     settings = (nom, nvals, k, width, float(min_leaf), float(min_var), int(max_depth))
 
     def grown(lists, lo, hi, depth, held, weight, dist, wide_cells, defer):
         try:
             branch_of = scratch.get_nowait()
         except queue.Empty:
-            branch_of = np.empty(size, np.int32)
+            branch_of = np.empty(size, branches)
         try:
             return _grow(*lists, lo, hi, depth, held, branch_of, *settings, dist,
                          float(weight), table, plain, COMPACT_COLUMNS, wide_cells, defer,
