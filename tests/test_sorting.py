@@ -49,3 +49,37 @@ def test_a_column_of_many_equal_values_is_ordered_stably():
     x = np.where(rng.random(100_000) < 0.5, 0.0, rng.uniform(1e4, 8e4, 100_000).round())
     rows = np.arange(len(x))
     assert np.array_equal(value_order(x[None, :], 0, rows), np.argsort(x, kind="stable"))
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([8, 20, 40, 63, 64]),
+       st.integers(4096, 9000))
+def test_long_runs_sort_by_wider_digits_as_numpy_sorts_them(seed, width, n):
+    """A run long enough for 11-bit digits, whose last digit reaches past the keys'
+    bits (and past the 64th, where a signed shift copies the top bit): the order of
+    the keys read unsigned, stable."""
+    rng = np.random.default_rng(seed)
+    keys = rng.integers(-(2**63), 2**63 - 1, n, dtype=np.int64, endpoint=True)
+    if width < 64:
+        keys &= (1 << width) - 1
+    keys[rng.random(n) < 0.3] = keys[0]  # runs of equal keys
+    order = np.arange(n, dtype=np.int64)
+    unsigned = keys.view(np.uint64)
+    want = np.argsort(unsigned, kind="stable")
+    sort_run(keys, order, 0, n, width, np.empty(n, np.int64), np.empty(n, np.int64))
+    assert np.array_equal(order, want)
+    assert np.array_equal(keys.view(np.uint64), np.sort(unsigned))
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_long_columns_are_ordered_as_numpys_stable_argsort(seed):
+    """``value_order`` on a column long enough for 11-bit digits, special values
+    included."""
+    rng = np.random.default_rng(seed)
+    kind = rng.integers(0, 3, 7000)  # a special value, a measurement, a small count
+    x = np.select([kind == 0, kind == 1], [rng.choice(np.array(SPECIAL), 7000),
+                                           rng.normal(0, 1e3, 7000)],
+                  rng.integers(-3, 4, 7000).astype(float))
+    rows = rng.permutation(7000)[:6000]
+    assert np.array_equal(value_order(x[None, :], 0, rows), np.argsort(x[rows], kind="stable"))
