@@ -196,6 +196,40 @@ def test_rep_tree_moving_its_rows_leaves_the_model_as_it_is(db, monkeypatch, tar
     assert len(never.splitlines()) > 100  # a tree of some depth
 
 
+@pytest.mark.parametrize("weight", ["NULL", "'w'"])
+def test_rep_tree_held_out_halves_side_by_side_give_the_one_pass(db, monkeypatch, weight):
+    """The held-out rows pass down the tree in two halves on two threads where
+    their sums are of whole numbers (whole weights, no value missing), and in one
+    pass otherwise (here, weights of a half): the model and its held-out figures
+    are those of one pass either way."""
+    from duckmine.algorithms.trees import reptree
+
+    db.execute("SELECT setseed(0.75)")
+    db.execute("""CREATE OR REPLACE TEMP TABLE t AS SELECT
+                  round(random() * 100, 1) AS a, round(random() * 50, 1) AS b,
+                  ['p', 'q', 'r'][1 + floor(random() * 3)::INTEGER] AS c,
+                  CASE WHEN random() < 0.5 THEN 1.0 ELSE 1.5 END AS w,
+                  CASE WHEN random() < 0.4 THEN 'x' ELSE 'z' END AS y
+                  FROM range(6000)""")
+    passes = []
+    holdout = reptree._holdout
+
+    def counted(*args):
+        passes.append((args[-2], args[-1]))
+        return holdout(*args)
+
+    monkeypatch.setattr(reptree, "_holdout", counted)
+    sql = f"SELECT m::VARCHAR, model_text(m) FROM (SELECT rep_tree_fit(t, 'y', " \
+          f"weight := {weight}) AS m FROM t t)"
+    models = []
+    for split in (10**9, 100):
+        monkeypatch.setattr(reptree, "HOLDOUT_SPLIT", split)
+        passes.clear()
+        models.append((db.execute(sql).fetchone(), len(passes)))
+    assert models[1][0] == models[0][0]
+    assert models[0][1] == 1 and models[1][1] == (2 if weight == "NULL" else 1)
+
+
 @pytest.mark.parametrize("target", ["y", "a"])
 def test_rep_tree_grown_as_subtrees_side_by_side_is_the_one_tree(db, monkeypatch, target):
     """REPTree grows the nodes of at least SUBTREE_CELLS cells first, then the

@@ -1042,7 +1042,9 @@ def presort(X, nominal, rows, y, w, any_order):
         order = np.arange(n) if nominal[t] else value_order(X, t, rows)
         _fill_sorted(X, t, rows, order, y, w, *out)
 
-    stop.each(one, range(p), threads=2)
+    # the numeric attributes first: their sorts take longest, and the nominal ones'
+    # copies then even out the two threads' shares
+    stop.each(one, sorted(range(p), key=lambda t: bool(nominal[t])), threads=2)
     return out
 
 
@@ -1108,22 +1110,39 @@ def holdout(tree, columns, nominal, y, w, rows, k):
     for j, a in enumerate(used):
         X[j] = columns[a][rows]
         where[a] = j
-    dist = np.zeros((tree.n, k if k > 0 else 2))
-    error = np.zeros(tree.n)
     inner = tree.attr >= 0
-    _holdout(X, np.where(inner, where[np.maximum(tree.attr, 0)], -1),
+    y, w = np.asarray(y, np.float64)[rows], w[rows]
+    nodes = (np.where(inner, where[np.maximum(tree.attr, 0)], -1),
              inner & np.array([bool(v) for v in nominal] + [False])[tree.attr],
-             tree.cut, tree.first, tree.kids, tree.props, guess,
-             np.asarray(y, np.float64)[rows], w[rows], k, dist, error)
-    return dist, error
+             tree.cut, tree.first, tree.kids, tree.props, guess, y, w, k)
+    # halves on two threads where their sums add up to the same doubles: whole
+    # weights of a nominal class, never split by a missing value
+    n, parts = len(rows), 1
+    if n >= HOLDOUT_SPLIT and k > 0 and whole_weights(w) and not np.isnan(X).any():
+        parts = 2
+    bounds = np.linspace(0, n, parts + 1).astype(np.int64)
+
+    def part(i):
+        dist, error = np.zeros((tree.n, k if k > 0 else 2)), np.zeros(tree.n)
+        _holdout(X, *nodes, dist, error, bounds[i], bounds[i + 1])
+        return dist, error
+
+    dists, errors = zip(*stop.each(part, range(parts), threads=parts))
+    return sum(dists[1:], dists[0]), sum(errors[1:], errors[0])
+
+
+HOLDOUT_SPLIT = 20_000  # held-out rows from which their pass runs on two threads
 
 
 @njit(cache=True)
-def _holdout(X, col, nominal, cut, first, kids, props, guess, y, w, k, dist, error):
+def _holdout(X, col, nominal, cut, first, kids, props, guess, y, w, k, dist, error, lo,
+             hi):
+    """Rows ``lo:hi`` of the held-out rows passed down the tree, their weights
+    added to ``dist`` and ``error`` of every node they reach."""
     n_nodes = len(col)
     stack_node = np.empty(n_nodes, np.int64)
     stack_w = np.empty(n_nodes)
-    for r in range(X.shape[1]):
+    for r in range(lo, hi):
         stack_node[0] = 0
         stack_w[0] = w[r]
         top = 1
