@@ -400,17 +400,17 @@ def split_numeric_class(x, y, w, nominal, n_values):
 
 
 def _score_impl(val, yv, w, lo, hi, nominal, n_values, k, table, node, gains, cuts,
-                dists, props, weights, counts):
+                dists, props, weights, tallies):
     """Every attribute's split of a node (columns ``lo:hi`` of ``val``, ``yv``, ``w``:
     the node's values, targets and weights in each attribute's order, a row each),
     into ``gains``, ``cuts`` and, per branch, ``dists`` (class weights or mean),
-    ``props`` and ``weights``; ``node``: see ``split_nominal_class``; ``counts``:
-    its scratch, a pair of rows per attribute."""
+    ``props`` and ``weights``; ``node``: see ``split_nominal_class``; ``tallies``:
+    the sweeps' counts, two rows per attribute."""
     for t in prange(val.shape[0]):
         if k > 0:
             gains[t], cuts[t] = split_nominal_class(
                 val[t, lo:hi], yv[t, lo:hi], w[t, lo:hi], nominal[t], n_values[t], k, table,
-                node, dists[t], props[t], weights[t], counts[t])
+                node, dists[t], props[t], weights[t], tallies[t])
             continue
         g, c, d, pr, wt = split_numeric_class(val[t, lo:hi], yv[t, lo:hi], w[t, lo:hi],
                                               nominal[t], n_values[t])
