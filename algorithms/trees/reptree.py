@@ -305,13 +305,13 @@ def split_nominal_class(x, y, w, nominal, n_values, k, table, node, dist, props,
 
 
 @njit(cache=True)
-def _sums_by_value(x, y, w, n_values):
+def _sums_by_value(x, y, w, s, sq, sw):
     """Sums, sums of squares and weights of the target per value of a nominal
-    attribute, up to the first missing value; no cut; where those start; and the
-    three totals."""
-    s = np.zeros(n_values)
-    sq = np.zeros(n_values)
-    sw = np.zeros(n_values)
+    attribute into ``s``, ``sq`` and ``sw``, up to the first missing value: (cut
+    (none), where those start, and the three totals)."""
+    s[:] = 0.0
+    sq[:] = 0.0
+    sw[:] = 0.0
     i = 0
     while i < len(x) and not np.isnan(x[i]):
         v = int(x[i])
@@ -320,18 +320,20 @@ def _sums_by_value(x, y, w, n_values):
         sq[v] += t * t * w[i]
         sw[v] += w[i]
         i += 1
-    return s, sq, sw, np.nan, i, _sum(s), _sum(sq), _sum(sw)
+    return np.nan, i, _sum(s), _sum(sq), _sum(sw)
 
 
 @njit(cache=True)
-def _best_cut_by_variance(x, y, w):
+def _best_cut_by_variance(x, y, w, s, sq, sw, cur):
     """The cut of a numeric attribute of least sum of squared errors: the target's
-    sums, sums of squares and weights below and above it, the cut, where the
-    missing values start, and the three totals of the known values."""
+    sums, sums of squares and weights below and above it into ``s``, ``sq`` and
+    ``sw`` (two each; ``cur``: three rows of two, the sweep's); (the cut, where the
+    missing values start, and the three totals of the known values)."""
     m = len(x)
     cut = np.nan
-    s, sq, sw = np.zeros(2), np.zeros(2), np.zeros(2)
-    cs, csq, cw = np.zeros(2), np.zeros(2), np.zeros(2)
+    cs, csq, cw = cur[0], cur[1], cur[2]
+    s[:], sq[:], sw[:] = 0.0, 0.0, 0.0
+    cs[:], csq[:], cw[:] = 0.0, 0.0, 0.0
     for j in range(m):
         if np.isnan(x[j]):
             break
@@ -368,20 +370,23 @@ def _best_cut_by_variance(x, y, w):
         csq[1] -= tt
         cw[1] -= w[i]
         i += 1
-    return s, sq, sw, cut, i, total, total_sq, total_w
+    return cut, i, total, total_sq, total_w
 
 
 @njit(cache=True)
-def split_numeric_class(x, y, w, nominal, n_values):
+def split_numeric_class(x, y, w, nominal, n_values, dist, props, weights, sums):
     """One attribute's split of a node for a numeric class: (reduction of the sum
-    of squared errors, cut point, mean per branch, branch proportions, weight
-    per branch)."""
+    of squared errors, cut point), and into the first rows of ``dist``, ``props``
+    and ``weights``, one a branch, the mean (first column), proportion and weight
+    of each branch; ``sums``: scratch, five rows. Nothing is allocated (see
+    ``split_nominal_class``)."""
+    b = n_values if nominal else 2
+    s, sq, sw, props = sums[0, :b], sums[1, :b], weights[:b], props[:b]
     if nominal:
-        s, sq, sw, cut, i, total, total_sq, total_w = _sums_by_value(x, y, w, n_values)
+        cut, i, total, total_sq, total_w = _sums_by_value(x, y, w, s, sq, sw)
     else:
-        s, sq, sw, cut, i, total, total_sq, total_w = _best_cut_by_variance(x, y, w)
-    b = len(s)
-    props = np.empty(b)
+        cut, i, total, total_sq, total_w = _best_cut_by_variance(x, y, w, s, sq, sw,
+                                                                 sums[2:5, :2])
     _proportions(sw, props)
     for j in range(i, len(x)):
         t = y[j]
@@ -392,34 +397,28 @@ def split_numeric_class(x, y, w, nominal, n_values):
         total += t * w[j]
         total_sq += t * t * w[j]
         total_w += w[j]
-    means = np.empty((b, 1))
     for c in range(b):
-        means[c, 0] = s[c] / sw[c] if sw[c] > 0 else total / total_w
-    gain = (total_sq - total * total / total_w) - _variance(s, sq, sw)
-    return gain, cut, means, props, sw
+        dist[c, 0] = s[c] / sw[c] if sw[c] > 0 else total / total_w
+    return (total_sq - total * total / total_w) - _variance(s, sq, sw), cut
 
 
 def _score_impl(val, yv, w, lo, hi, nominal, n_values, k, table, node, gains, cuts,
-                dists, props, weights, tallies):
+                dists, props, weights, tallies, sums):
     """Every attribute's split of a node (columns ``lo:hi`` of ``val``, ``yv``, ``w``:
     the node's values, targets and weights in each attribute's order, a row each),
     into ``gains``, ``cuts`` and, per branch, ``dists`` (class weights or mean),
-    ``props`` and ``weights``; ``node``: see ``split_nominal_class``; ``tallies``:
-    the sweeps' counts, two rows per attribute."""
+    ``props`` and ``weights``; ``node``: see ``split_nominal_class``. The sweeps'
+    scratch, per attribute: ``tallies`` (a nominal class's counts, two rows) and
+    ``sums`` (a numeric class's sums, five rows)."""
     for t in prange(val.shape[0]):
         if k > 0:
             gains[t], cuts[t] = split_nominal_class(
                 val[t, lo:hi], yv[t, lo:hi], w[t, lo:hi], nominal[t], n_values[t], k, table,
                 node, dists[t], props[t], weights[t], tallies[t])
-            continue
-        g, c, d, pr, wt = split_numeric_class(val[t, lo:hi], yv[t, lo:hi], w[t, lo:hi],
-                                              nominal[t], n_values[t])
-        gains[t] = g
-        cuts[t] = c
-        b = len(pr)
-        dists[t, :b, :] = d
-        props[t, :b] = pr
-        weights[t, :b] = wt
+        else:
+            gains[t], cuts[t] = split_numeric_class(
+                val[t, lo:hi], yv[t, lo:hi], w[t, lo:hi], nominal[t], n_values[t], dists[t],
+                props[t], weights[t], sums[t])
 
 
 # threads pay off only on large nodes; not cached, as _grow calls it (see jit)
@@ -717,7 +716,9 @@ def _grow(parts_r, parts_v, parts_y, parts_w, lo0, hi0, depth0, held0, branch_of
     dists = np.zeros((p, width, pw))
     sprops = np.zeros((p, width))
     sweights = np.zeros((p, width))
-    tallies = np.zeros((p, 2, pw), np.int64)  # the sweeps' counts
+    # the sweeps' scratch (see _score_impl): a nominal class's counts, a numeric one's
+    tallies = np.zeros((p, 2, pw if k > 0 else 0), np.int64)
+    sums = np.zeros((p, 5, width if k == 0 else 0))
     while top > 0 and not halted(halt):
         top -= 1
         part, lo, hi, depth, node = s_int[top]
@@ -745,10 +746,10 @@ def _grow(parts_r, parts_v, parts_y, parts_w, lo0, hi0, depth0, held0, branch_of
                 known = nprobs if plain and k > 0 else nprobs[:0]
                 if threads is not None and wide:
                     _score_parallel(val, yv, wts, lo, hi, nominal, n_values, k, table, known,
-                                    gains, cuts, dists, sprops, sweights, tallies)
+                                    gains, cuts, dists, sprops, sweights, tallies, sums)
                 else:
                     _score_serial(val, yv, wts, lo, hi, nominal, n_values, k, table, known,
-                                  gains, cuts, dists, sprops, sweights, tallies)
+                                  gains, cuts, dists, sprops, sweights, tallies, sums)
                 a = _argmax_first(gains)
                 if gains[a] > SMALL:
                     b = n_values[a] if nominal[a] else 2
