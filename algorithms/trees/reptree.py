@@ -324,25 +324,24 @@ def _sums_by_value(x, y, w, s, sq, sw):
 
 
 @njit(cache=True)
-def _best_cut_by_variance(x, y, w, s, sq, sw, cur):
+def _best_cut_by_variance(x, y, w, s, sq, sw):
     """The cut of a numeric attribute of least sum of squared errors: the target's
     sums, sums of squares and weights below and above it into ``s``, ``sq`` and
-    ``sw`` (two each; ``cur``: three rows of two, the sweep's); (the cut, where the
-    missing values start, and the three totals of the known values)."""
+    ``sw`` (two each); (the cut, where the missing values start, and the three
+    totals of the known values). The sweep's sums are held in scalars, not arrays:
+    a sum stored and read back at every row ran at a third of the speed."""
     m = len(x)
     cut = np.nan
-    cs, csq, cw = cur[0], cur[1], cur[2]
-    s[:], sq[:], sw[:] = 0.0, 0.0, 0.0
-    cs[:], csq[:], cw[:] = 0.0, 0.0, 0.0
+    s0 = sq0 = w0 = s1 = sq1 = w1 = 0.0  # below (0) and above (1) the cut swept
     for j in range(m):
         if np.isnan(x[j]):
             break
         t = y[j]
-        cs[1] += t * w[j]
-        csq[1] += t * t * w[j]
-        cw[1] += w[j]
-    total, total_sq, total_w = cs[1], csq[1], cw[1]
-    s[1], sq[1], sw[1] = cs[1], csq[1], cw[1]
+        s1 += t * w[j]
+        sq1 += t * t * w[j]
+        w1 += w[j]
+    total, total_sq, total_w = s1, sq1, w1
+    s[0], sq[0], sw[0], s[1], sq[1], sw[1] = 0.0, 0.0, 0.0, s1, sq1, w1
     split = x[0] if m > 0 else np.nan
     best = 1.7976931348623157e308
     i = 0
@@ -351,24 +350,26 @@ def _best_cut_by_variance(x, y, w, s, sq, sw, cur):
         if np.isnan(v):
             break
         if v > split:
-            var = _variance(cs, csq, cw)
+            var = 0.0  # _variance of the two sides, the same terms in the same order
+            if w0 > 0:
+                var += sq0 - s0 * s0 / w0
+            if w1 > 0:
+                var += sq1 - s1 * s1 / w1
             if var < best:
                 best = var
                 cut = (v + split) / 2.0
                 if cut <= split:
                     cut = v
-                s[:] = cs
-                sq[:] = csq
-                sw[:] = cw
+                s[0], sq[0], sw[0], s[1], sq[1], sw[1] = s0, sq0, w0, s1, sq1, w1
         split = v
         t = y[i] * w[i]
         tt = y[i] * t
-        cs[0] += t
-        csq[0] += tt
-        cw[0] += w[i]
-        cs[1] -= t
-        csq[1] -= tt
-        cw[1] -= w[i]
+        s0 += t
+        sq0 += tt
+        w0 += w[i]
+        s1 -= t
+        sq1 -= tt
+        w1 -= w[i]
         i += 1
     return cut, i, total, total_sq, total_w
 
@@ -378,15 +379,14 @@ def split_numeric_class(x, y, w, nominal, n_values, dist, props, weights, sums):
     """One attribute's split of a node for a numeric class: (reduction of the sum
     of squared errors, cut point), and into the first rows of ``dist``, ``props``
     and ``weights``, one a branch, the mean (first column), proportion and weight
-    of each branch; ``sums``: scratch, five rows. Nothing is allocated (see
+    of each branch; ``sums``: scratch, two rows. Nothing is allocated (see
     ``split_nominal_class``)."""
     b = n_values if nominal else 2
     s, sq, sw, props = sums[0, :b], sums[1, :b], weights[:b], props[:b]
     if nominal:
         cut, i, total, total_sq, total_w = _sums_by_value(x, y, w, s, sq, sw)
     else:
-        cut, i, total, total_sq, total_w = _best_cut_by_variance(x, y, w, s, sq, sw,
-                                                                 sums[2:5, :2])
+        cut, i, total, total_sq, total_w = _best_cut_by_variance(x, y, w, s, sq, sw)
     _proportions(sw, props)
     for j in range(i, len(x)):
         t = y[j]
@@ -409,7 +409,7 @@ def _score_impl(val, yv, w, lo, hi, nominal, n_values, k, table, node, gains, cu
     into ``gains``, ``cuts`` and, per branch, ``dists`` (class weights or mean),
     ``props`` and ``weights``; ``node``: see ``split_nominal_class``. The sweeps'
     scratch, per attribute: ``tallies`` (a nominal class's counts, two rows) and
-    ``sums`` (a numeric class's sums, five rows)."""
+    ``sums`` (a numeric class's sums, two rows)."""
     for t in prange(val.shape[0]):
         if k > 0:
             gains[t], cuts[t] = split_nominal_class(
@@ -718,7 +718,7 @@ def _grow(parts_r, parts_v, parts_y, parts_w, lo0, hi0, depth0, held0, branch_of
     sweights = np.zeros((p, width))
     # the sweeps' scratch (see _score_impl): a nominal class's counts, a numeric one's
     tallies = np.zeros((p, 2, pw if k > 0 else 0), np.int64)
-    sums = np.zeros((p, 5, width if k == 0 else 0))
+    sums = np.zeros((p, 2, width if k == 0 else 0))
     while top > 0 and not halted(halt):
         top -= 1
         part, lo, hi, depth, node = s_int[top]
