@@ -511,10 +511,12 @@ def _deal_impl(rid, val, yv, w, lo, hi, props, keep, head, slot, stay, rest, bra
     for c in range(len(props)):
         step[c] = keep[c] and c != head
     for k in prange(workers):
+        at = np.empty_like(slot)  # each branch's next place, an attribute at a time
         for a in range(k, p, workers):
             ra, va, ya, wa = rid[a], val[a], yv[a], w[a]  # rows of their own: faster
             sra, sva, sya, swa = sr[k], sv[k], sy[k], sw[k]
-            at, out = slot.copy(), (ra, va, ya, wa, sra, sva, sya, swa)
+            at[:] = slot
+            out = (ra, va, ya, wa, sra, sva, sya, swa)
             if len(props) == 2:
                 f0 = _deal_two(ra, va, ya, wa, lo, hi, props, keep, head, branch_of, lo, at,
                                step, *out)
