@@ -136,7 +136,7 @@ def test_rep_tree_sweep_of_counts_is_the_sweep_of_logarithms(rows, missing, tota
     node = np.bincount(y.astype(int), w, minlength=3) if totals and missing == 0 \
         else np.empty(0)
     want, got = np.full((2, 3), np.nan), np.full((2, 3), np.nan)  # (filled whole)
-    by_gain = reptree._best_cut_by_gain(x, y, w, 3, want)
+    by_gain = reptree._best_cut_by_gain(x, y, w, want, np.empty((2, 3)))
     by_counts = reptree._best_cut_by_counts(x, y, w, 3, table, node, got,
                                             np.full((2, 3), -1))
     assert np.array_equal(by_counts, by_gain, equal_nan=True)  # the cut, the end

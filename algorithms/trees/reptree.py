@@ -125,12 +125,18 @@ def _proportions(weights, p):
         p[j] = weights[j] / s if s > 0 else 1.0 / len(p)
 
 
+@njit(cache=True, inline="always")
+def _squared_error(s, sq, w):
+    """The sum of squared errors of a branch of sum ``s``, sum of squares ``sq``
+    and weight ``w`` (none without weight)."""
+    return sq - s * s / w if w > 0 else 0.0
+
+
 @njit(cache=True)
 def _variance(s, sq, w):
     v = 0.0
     for i in range(len(s)):
-        if w[i] > 0:
-            v += sq[i] - s[i] * s[i] / w[i]
+        v += _squared_error(s[i], sq[i], w[i])
     return v
 
 
@@ -150,14 +156,14 @@ def _class_weights_by_value(x, y, w, dist):
 
 
 @njit(cache=True)
-def _best_cut_by_gain(x, y, w, k, dist):
+def _best_cut_by_gain(x, y, w, dist, cur):
     """The cut of a numeric attribute of largest information gain: its class
-    weights below and above into ``dist``; (cut, where the missing values start).
-    Apart from ``_class_weights_by_value``: sharing a kernel, the two sweeps ran 4x
-    slower."""
+    weights below and above into ``dist`` (``cur``: the sweep's, the same shape);
+    (cut, where the missing values start). Apart from ``_class_weights_by_value``:
+    sharing a kernel, the two sweeps ran 4x slower."""
     m = len(x)
     cut = np.nan
-    cur = np.zeros((2, k))
+    cur[:] = 0.0
     dist[:] = 0.0
     for j in range(m):
         if np.isnan(x[j]):
@@ -274,11 +280,12 @@ def _best_cut_by_counts(x, y, w, k, table, node, dist, cnt):
 
 @njit(cache=True)
 def split_nominal_class(x, y, w, nominal, n_values, k, table, node, dist, props, weights,
-                        cnt):
+                        cnt, cur):
     """One attribute's split of a node for a nominal class: (gain, cut point), and
     into the first rows of ``dist``, ``props`` and ``weights``, one a branch, the
-    class weights, proportion and weight of each branch; ``cnt``: scratch, two rows
-    of ``k``. Nothing is allocated: a node's scoring was mostly allocation. ``x``,
+    class weights, proportion and weight of each branch; ``cnt`` and ``cur``:
+    scratch, two rows of ``k`` counts and of ``k`` weights. Nothing is allocated: a
+    node's scoring was mostly allocation. ``x``,
     ``y``, ``w``: the node's values, class codes and weights in the attribute's
     order, missing values last; ``table``: ``xlogx_table``; ``node``: the node's
     class weights where no row of the growth lacks a value and every weight is
@@ -292,7 +299,7 @@ def split_nominal_class(x, y, w, nominal, n_values, k, table, node, dist, props,
     elif _whole(x, w, len(table) - 1):
         cut, i = _best_cut_by_counts(x, y, w, k, table, node[:0], dist, cnt)
     else:
-        cut, i = _best_cut_by_gain(x, y, w, k, dist)
+        cut, i = _best_cut_by_gain(x, y, w, dist, cur)
     for c in range(b):
         weights[c] = _sum(dist[c])
     _proportions(weights, props)
@@ -350,11 +357,9 @@ def _best_cut_by_variance(x, y, w, s, sq, sw):
         if np.isnan(v):
             break
         if v > split:
-            var = 0.0  # _variance of the two sides, the same terms in the same order
-            if w0 > 0:
-                var += sq0 - s0 * s0 / w0
-            if w1 > 0:
-                var += sq1 - s1 * s1 / w1
+            var = 0.0  # _variance of the two sides
+            var += _squared_error(s0, sq0, w0)
+            var += _squared_error(s1, sq1, w1)
             if var < best:
                 best = var
                 cut = (v + split) / 2.0
@@ -409,12 +414,12 @@ def _score_impl(val, yv, w, lo, hi, nominal, n_values, k, table, node, gains, cu
     into ``gains``, ``cuts`` and, per branch, ``dists`` (class weights or mean),
     ``props`` and ``weights``; ``node``: see ``split_nominal_class``. The sweeps'
     scratch, per attribute: ``tallies`` (a nominal class's counts, two rows) and
-    ``sums`` (a numeric class's sums, two rows)."""
+    ``sums`` (a numeric class's sums, or a nominal class's weights, two rows)."""
     for t in prange(val.shape[0]):
         if k > 0:
             gains[t], cuts[t] = split_nominal_class(
                 val[t, lo:hi], yv[t, lo:hi], w[t, lo:hi], nominal[t], n_values[t], k, table,
-                node, dists[t], props[t], weights[t], tallies[t])
+                node, dists[t], props[t], weights[t], tallies[t], sums[t])
         else:
             gains[t], cuts[t] = split_numeric_class(
                 val[t, lo:hi], yv[t, lo:hi], w[t, lo:hi], nominal[t], n_values[t], dists[t],
@@ -718,9 +723,10 @@ def _grow(parts_r, parts_v, parts_y, parts_w, lo0, hi0, depth0, held0, branch_of
     dists = np.zeros((p, width, pw))
     sprops = np.zeros((p, width))
     sweights = np.zeros((p, width))
-    # the sweeps' scratch (see _score_impl): a nominal class's counts, a numeric one's
+    # the sweeps' scratch (see _score_impl): a nominal class's counts, and its
+    # weights or a numeric class's sums
     tallies = np.zeros((p, 2, pw if k > 0 else 0), np.int64)
-    sums = np.zeros((p, 2, width if k == 0 else 0))
+    sums = np.zeros((p, 2, width if k == 0 else pw))
     while top > 0 and not halted(halt):
         top -= 1
         part, lo, hi, depth, node = s_int[top]
