@@ -1109,24 +1109,29 @@ def _sse(y, w):
 
 def holdout(tree, columns, nominal, y, w, rows, k):
     """(held-out distribution per node, held-out error per node) of the rows
-    ``rows`` passed down the tree, each one in turn, depth first."""
+    ``rows`` (None: every row of ``columns``, ``y`` and ``w``, already the held-out
+    rows' own) passed down the tree, each one in turn, depth first."""
+
+    def take(a):
+        return a if rows is None else a[rows]
+
     # what each node predicts: its own probabilities, else (empty) its parent's
     own = np.where(tree.has, np.arange(tree.n), tree.parent)
     guess = tree.probs[own, 0] if k == 0 else np.argmax(tree.probs[own], axis=1).astype(float)
     used = np.unique(tree.attr[tree.attr >= 0])
-    X = np.empty((max(len(used), 1), len(rows)))
+    y, w = take(np.asarray(y, np.float64)), take(w)
+    X = np.empty((max(len(used), 1), len(y)))
     where = np.full(max(len(columns), 1), -1, np.int64)
     for j, a in enumerate(used):
-        X[j] = columns[a][rows]
+        X[j] = take(columns[a])
         where[a] = j
     inner = tree.attr >= 0
-    y, w = np.asarray(y, np.float64)[rows], w[rows]
     nodes = (np.where(inner, where[np.maximum(tree.attr, 0)], -1),
              inner & np.array([bool(v) for v in nominal] + [False])[tree.attr],
              tree.cut, tree.first, tree.kids, tree.props, guess, y, w, k)
     # halves on two threads where their sums add up to the same doubles: whole
     # weights of a nominal class, never split by a missing value
-    n, parts = len(rows), 1
+    n, parts = len(y), 1
     if n >= HOLDOUT_SPLIT and k > 0 and whole_weights(w) and not np.isnan(X).any():
         parts = 2
     bounds = np.linspace(0, n, parts + 1).astype(np.int64)
@@ -1285,8 +1290,7 @@ def build(columns, nominal, n_values, y, w, target, k, options, release=None):
         def let_go():  # copied once presorted (not beside the sort's scratch), then
             nonlocal y
             kept[:] = [[c[held_rows] if j != target else np.empty(0)  # (the target: y)
-                        for j, c in enumerate(columns)], y[held_rows], w[held_rows],
-                       np.arange(len(held_rows))]
+                        for j, c in enumerate(columns)], y[held_rows], w[held_rows], None]
             y = None  # a view of the table's columns, which now go
             release()
 
