@@ -33,11 +33,17 @@ CREATE OR REPLACE TEMP MACRO _dm_settings() AS
 -- its file would. Only the named columns are read, where columns is not NULL. The
 -- job is its connection's (duckmine_connection, set by load: DuckDB numbers
 -- connections and transactions per database, so those numbers repeat across
--- databases) and its transaction's.
+-- databases) and its transaction's. A table (or view) named is counted first, so
+-- that its rows are written straight to their places in a matrix of their number
+-- (a base table's count is its metadata); a query in parentheses is not run twice,
+-- and its rows go to a matrix that grows.
 CREATE OR REPLACE TEMP MACRO _dm_fed(tbl, fn, learner, weight, columns := NULL) AS TABLE
 WITH job AS MATERIALIZED (
     SELECT _dm_job(fn, learner, weight, columns, _dm_settings(),
-                   getvariable('duckmine_connection'), txid_current()) AS id),
+                   getvariable('duckmine_connection'), txid_current(),
+                   (SELECT count(*) FROM _dm_source(
+                       CASE WHEN regexp_matches(tbl, '^\s*\(') THEN '(SELECT 1 WHERE false)'
+                            ELSE tbl END, fn))) AS id),
 numbered AS (
     SELECT {'n': row_number() OVER (), 'row': struct_pack(*COLUMNS(*))} AS r
     FROM _dm_source(tbl, fn))

@@ -59,9 +59,13 @@ def test_a_fit_inside_a_transaction(con):
 
 
 def test_a_fit_refused_while_its_rows_arrive(con):
+    """A table named is counted first, so its fit is refused at its first chunk for
+    all of its rows; a query's, once the rows read so far are too many."""
     con.execute("SET VARIABLE duckmine_memory_limit = '1MB'")
-    with pytest.raises(duckdb.Error, match="read so far"):
+    with pytest.raises(duckdb.Error, match=r"about .* \(300,000 rows x 5 columns\)"):
         con.sql("SELECT * FROM c45('t', 'y')").fetchall()
+    with pytest.raises(duckdb.Error, match="read so far"):
+        con.sql("SELECT * FROM c45('(FROM t)', 'y')").fetchall()
     assert open_jobs(con) == 1  # its rows, until the connection's next fit
     con.execute("SET VARIABLE duckmine_memory_limit = '1GB'")
     assert con.sql("SELECT count(*) FROM c45('t', 'y')").fetchall()[0][0] > 0
@@ -133,14 +137,15 @@ def test_each_loaded_connection_has_its_own_key():
 
 @given(st.data())
 @settings(max_examples=200, deadline=None)
-def test_chunks_put_in_relation_order_as_sorting_their_numbers_would(data):
-    """A chunk whose numbers run on by one is kept as (first, count): the order
-    made from those is the stable sort of every row's number, whatever order the
-    chunks came in and however a chunk's own numbers lie."""
+def test_chunks_land_at_their_places_in_the_relation(data):
+    """Every fed row lands at its number's place, whatever order the chunks came
+    in, however a chunk's own numbers lie, a chunk at a time or all at once, and
+    whether the row count was known before (``expected``), guessed too high or too
+    low (the matrix grows or shrinks), or not known."""
     import numpy as np
     import pyarrow as pa
 
-    from duckmine.udfs.table import _numbering, _relation_order
+    from duckmine.udfs import table
 
     n = data.draw(st.integers(1, 60))
     cuts = sorted(data.draw(st.sets(st.integers(1, max(n - 1, 1)), max_size=6)))
@@ -149,10 +154,27 @@ def test_chunks_put_in_relation_order_as_sorting_their_numbers_would(data):
     if data.draw(st.booleans()):  # one chunk's numbers out of order
         i = data.draw(st.integers(0, len(chunks) - 1))
         chunks[i] = np.array(data.draw(st.permutations(chunks[i].tolist())), np.int64)
-    everything = np.concatenate(chunks)
-    want = np.argsort(everything, kind="stable")
-    got = _relation_order([_numbering(pa.array(c)) for c in chunks])
-    assert np.array_equal(np.arange(n) if got is None else got, want)
+    batch = data.draw(st.sampled_from([0, table.BATCH_BYTES]))  # 0: a chunk a time
+    expected = data.draw(st.sampled_from([None, n, max(n // 2, 1), 2 * n + 3]))
+    x = np.array([np.nan if i % 7 == 3 else i * 0.5 - 4 for i in range(n)])
+    text = [None if i % 5 == 2 else "zyxw"[i * 7 % 4] for i in range(n)]
+    w = np.array([1.0 + i % 3 for i in range(n)])
+    rows = table.Rows("f", weight="w", expected=expected)
+    kept, table.BATCH_BYTES = table.BATCH_BYTES, batch
+    try:
+        for c in chunks:
+            rows.add(pa.StructArray.from_arrays(
+                [pa.array(x[c], from_pandas=True), pa.array([text[i] for i in c], pa.string()),
+                 pa.array(w[c])], ["x", "s", "w"]), pa.array(c + 1))
+    finally:
+        table.BATCH_BYTES = kept
+    d = rows.dataset()
+    values = tuple(sorted({t for t in text if t is not None}))
+    assert [a.name for a in d.attributes] == ["x", "s"] and d.attributes[1].values == values
+    assert np.array_equal(d.columns[0], x, equal_nan=True)
+    assert np.array_equal(d.columns[1], [np.nan if t is None else values.index(t)
+                                         for t in text], equal_nan=True)
+    assert np.array_equal(d.weights, w)
 
 
 @pytest.mark.parametrize("kind", ["int8", "int16", "int32", "int64", "uint8", "uint32"])

@@ -42,16 +42,21 @@ def big():
 
 @pytest.mark.parametrize("sql,fn,size,read", [
     ("SELECT c45_fit(t, 'y') FROM t t", "c45", "about", None),
-    ("SELECT * FROM c45('t', 'y')", "c45", "over", "8,192"),
-    ("SELECT * FROM fit('kmeans', 't', NULL, options := {'k': 2})", "kmeans", "over",
-     "16,384"),  # 65 bytes a row (kmeans' 35 a cell, less 24 fed): at 1MB, 15,385 rows
-    ("SELECT * FROM cross_validate('naive_bayes', 't', 'y')", "cross_validate", "over",
-     "4,096"),
+    ("SELECT * FROM c45('t', 'y')", "c45", "about", "counted"),
+    ("SELECT * FROM fit('kmeans', 't', NULL, options := {'k': 2})", "kmeans", "about",
+     "counted"),
+    ("SELECT * FROM cross_validate('naive_bayes', 't', 'y')", "cross_validate", "about",
+     "counted"),
+    ("SELECT * FROM c45('(FROM t)', 'y')", "c45", "over", "8,192"),
+    ("SELECT * FROM fit('kmeans', '(FROM t)', NULL, options := {'k': 2})", "kmeans",
+     "over", "16,384"),  # 65 bytes a row (kmeans' 35 a cell, less 24 fed): 15,385 rows
+    ("SELECT * FROM cross_validate('naive_bayes', '(FROM t)', 'y')", "cross_validate",
+     "over", "4,096"),
 ])
 def test_a_fit_over_the_limit_is_refused_by_name(big, sql, fn, size, read):
-    """An aggregate's group is counted whole; the rows fed from a scan (chunks of
-    2,048) are refused as soon as the rows read so far would go over the limit, long
-    before the end."""
+    """An aggregate's group is counted whole, and so is a table named, at its first
+    chunk; the rows of a query, fed from a scan (chunks of 2,048), are refused as
+    soon as the rows read so far would go over the limit, long before the end."""
     big.execute("SET VARIABLE duckmine_memory_limit = '1MB'")
     counted = ("(100,000 rows x 3 columns)" if size == "about" else
                f"({read} rows x 3 columns read so far)")

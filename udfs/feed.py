@@ -7,7 +7,10 @@ macro ``_dm_fed`` (``sql/transactions.sql``) opens a job (``_dm_job``), passes e
 chunk of numbered rows to ``_dm_feed``, which reads its columns into the job's
 ``Rows`` at once, and hands the fit ``{job, rows}``: the fit runs after the count
 of fed rows is known, so after every chunk has been read, and takes the job
-(``take``). The rows are held once, as the columns a Dataset is made of.
+(``take``). The rows are held once, written to their places in the matrix a
+Dataset is made of; a table named is counted first, so that the matrix is made its
+size at once and a fit too large for the memory limit is refused at its first
+chunk.
 
 A job the fit never takes (its query failed or was interrupted) is dropped when
 its connection opens a job in another transaction: a connection runs one query at
@@ -47,13 +50,15 @@ COLUMNS = contract.names("columns", contract.REQUIRED, "the columns to read")
 
 
 @udf("_dm_job", None, "VARCHAR", side_effects=True)
-def job(fn, learner, weight, columns, settings, connection, transaction):
-    """A new job for ``learner``'s rows (only ``columns``, when not NULL); the
-    connection's jobs left from another transaction are dropped."""
+def job(fn, learner, weight, columns, settings, connection, transaction, counted):
+    """A new job for ``learner``'s rows (only ``columns``, when not NULL), of which
+    ``counted`` are expected (0: not known); the connection's jobs left from another
+    transaction are dropped."""
     out = []
-    for f, name, w, names, s, conn, txn in zip(
+    for f, name, w, names, s, conn, txn, expected in zip(
             scalars(fn), scalars(learner), scalars(weight), scalars(columns),
-            scalars(settings), scalars(connection), scalars(transaction)):
+            scalars(settings), scalars(connection), scalars(transaction),
+            scalars(counted)):
         decl = contract.get(f, name)
         if f == "fit":  # fit(learner, ...) speaks as the learner
             f = decl.name
@@ -62,7 +67,8 @@ def job(fn, learner, weight, columns, settings, connection, transaction):
             if not names:
                 raise ValueError(f"{f}: columns must name at least one column")
         s = s or {}
-        rows = Rows(f, s.get("max_values"), w if decl.weights else None, names)
+        rows = Rows(f, s.get("max_values"), w if decl.weights else None, names,
+                    expected or None)
         key = f"{conn}:{next(_IDS)}"
         limit = s.get("memory_limit")
         if limit is not None:  # read once, not at every chunk
@@ -89,9 +95,10 @@ def feed(jobs, rows):
             raise ValueError("the rows came for a fit that has already ended")
         numbers, part = part.flatten()
         with j.lock:  # chunks of one job may come from several threads
-            if pa.types.is_struct(part.type):
-                memory.check(j.rows.fn, j.per_cell, j.rows.n + len(part),
-                             part.type.num_fields, j.limit, so_far=True)
+            if pa.types.is_struct(part.type):  # the count, from its first chunk on
+                n, expected = j.rows.n + len(part), j.rows.expected or 0
+                memory.check(j.rows.fn, j.per_cell, max(n, expected),
+                             part.type.num_fields, j.limit, so_far=n > expected)
             j.rows.add(part, numbers)
     return pa.array(np.ones(len(rows), np.bool_))
 

@@ -58,7 +58,11 @@ MAX_MAGNITUDE = 1e150  # beyond it, squares and sums of squares overflow a doubl
 
 
 def _numeric(name, arr, fn, out=None):
-    values = _float64(arr, out)
+    return _finite(name, _float64(arr, out), fn)
+
+
+def _finite(name, values, fn):
+    """``values``, once they are known to hold no infinite or huge number."""
     # the extremes, NaN left out (reductions: no temporary arrays)
     high, low = np.fmax.reduce(values, initial=-np.inf), np.fmin.reduce(values, initial=np.inf)
     _refuse_extremes(name, fn, high == np.inf or low == -np.inf,
@@ -93,31 +97,33 @@ def kind_of(name, typ, fn):
 
 
 class _Numbers:
-    """A numeric column (or the weights: ``read`` is ``_weights``): its Arrow chunks
-    as they come, read as float64 once at the end (a conversion per chunk of a
-    scan cost more than the rest of a k-means fit)."""
+    """A numeric column (or the weights: ``check`` is ``_valid_weights``), written as float64
+    straight into its row of the matrix, at its rows' places; checked once whole."""
 
-    def __init__(self, name, fn, read=None):
-        self.name, self.fn, self.read, self.chunks = name, fn, read or _numeric, []
+    def __init__(self, name, fn, check=None):
+        self.name, self.fn, self.check = name, fn, check or _finite
 
-    def add(self, arr):
-        self.chunks.append(arr)
+    def put(self, chunks, row, places):
+        for arr, at in zip(chunks, places):
+            if isinstance(at, tuple):  # a run of places: converted in place
+                _float64(arr, row[at[0]:at[0] + at[1]])
+            else:
+                row[at] = _float64(arr)
 
-    def finish(self, out=None):
-        """(the attribute, its values), written to ``out`` when given."""
-        chunks, self.chunks = self.chunks, []  # one per add: never none
-        return Attribute(self.name, NUMERIC), self.read(
-            self.name, pa.chunked_array(chunks), self.fn, out)
+    def finish(self, row):
+        """The attribute, once ``row`` holds every value."""
+        self.check(self.name, row, self.fn)
+        return Attribute(self.name, NUMERIC)
 
 
 class _Codes:
-    """A nominal column, as int32 codes (-1: missing) of its values. An ENUM's
+    """A nominal column, written into its row as codes (NaN: missing). An ENUM's
     values are its declared ones, in order, and a BOOLEAN's false and true; text
     values are coded in the order they are first seen, and recoded in sorted order
     at the end, when all are known."""
 
     def __init__(self, name, fn, max_values):
-        self.name, self.fn, self.max_values, self.chunks = name, fn, max_values, []
+        self.name, self.fn, self.max_values = name, fn, max_values
         self.declared, self.dictionary, self.seen = None, None, {}
 
     def _count(self, n):
@@ -127,7 +133,14 @@ class _Codes:
                 f"than the limit of {self.max_values:,} for a nominal attribute; cast it "
                 "to a number, leave it out, or SET VARIABLE duckmine_max_nominal_values")
 
-    def add(self, arr):  # read into codes at once: no chunk kept
+    def put(self, chunks, row, places):
+        # one Arrow call for the batch's chunks: per chunk of a scan, Arrow's calls
+        # cost more than the coding itself
+        codes = self._codes(chunks[0] if len(chunks) == 1 else pa.concat_arrays(chunks))
+        _place(codes, row, places)
+
+    def _codes(self, arr):
+        """``arr``'s codes as float64, NaN where missing."""
         if pa.types.is_dictionary(arr.type):  # an ENUM: its declared values, in order
             dictionary = _strings(arr.dictionary)
             if self.dictionary is None:
@@ -136,33 +149,42 @@ class _Codes:
             indices = arr.indices
             if not dictionary.equals(self.dictionary):  # not seen from DuckDB; kept right
                 indices = pc.index_in(dictionary, value_set=self.dictionary).take(indices)
-            codes = _int32(indices)
+            known, codes = np.arange(len(self.dictionary)), _int32(indices)
         elif pa.types.is_boolean(arr.type):
             self.declared = ("false", "true")
-            codes = _int32(pc.cast(arr, pa.int8()))
+            known, codes = np.arange(2), _int32(pc.cast(arr, pa.int8()))
         else:
             encoded = pc.dictionary_encode(_strings(arr))
             # each local value's code among those seen so far; a missing one's is -1
             known = [self.seen.setdefault(v, len(self.seen))
                      for v in encoded.dictionary.to_pylist()]
             self._count(len(self.seen))
-            codes = np.array(known + [-1], np.int32)[_int32(encoded.indices)]
-        self.chunks.append(codes)
+            codes = _int32(encoded.indices)
+        return np.append(np.asarray(known, np.float64), np.nan)[codes]  # -1: the NaN
 
-    def finish(self, out=None):
-        codes, self.chunks = _concatenate(self.chunks, np.int32), []
+    def finish(self, row):
+        """The attribute, once ``row`` holds every code (recoded in place)."""
         if self.declared is not None:
-            values, rank = self.declared, None
-        else:
-            values = tuple(sorted(self.seen))
-            rank = np.empty(len(values), np.float64)
+            return Attribute(self.name, NOMINAL, self.declared)
+        values = tuple(sorted(self.seen))
+        if values != tuple(self.seen):  # first seen is not sorted: recode
+            rank = np.empty(len(values))
             rank[[self.seen[v] for v in values]] = np.arange(len(values))
-        if out is None:
-            out = np.empty(len(codes))
-        out[:] = np.nan
-        known = codes >= 0
-        out[known] = codes[known] if rank is None else rank[codes[known]]
-        return Attribute(self.name, NOMINAL, values), out
+            known = ~np.isnan(row)
+            row[known] = rank[row[known].astype(np.intp)]
+        return Attribute(self.name, NOMINAL, values)
+
+
+def _place(values, row, places):
+    """Write ``values``, the chunks of ``places`` one after another, into ``row``."""
+    at = 0
+    for p in places:
+        if isinstance(p, tuple):
+            row[p[0]:p[0] + p[1]] = values[at:at + p[1]]
+            at += p[1]
+        else:
+            row[p] = values[at:at + len(p)]
+            at += len(p)
 
 
 def _read_only(row):
@@ -199,57 +221,58 @@ BATCH_BYTES = 8 << 20
 THREADED_ROWS = 100_000  # rows from which a column put in order on its own thread pays
 
 
-def _numbering(numbers):
-    """A fed chunk's row numbers as kept: (first, count) where they run on by one,
-    as a scan's chunk's do, else a copy of them (a view would keep DuckDB's whole
-    chunk, every column, alive)."""
-    n = np.asarray(numbers.to_numpy(zero_copy_only=False), np.int64)
+def _places(numbers):
+    """A fed chunk's places in its relation (the first is 0), from its row numbers
+    (which count from 1): (first, count) where they run on by one, as a scan's
+    chunk's do, else an array of them."""
+    n = np.asarray(numbers.to_numpy(zero_copy_only=False), np.int64) - 1  # a copy
     if len(n) and n[-1] - n[0] == len(n) - 1 and (len(n) < 2 or (np.diff(n) == 1).all()):
         return int(n[0]), len(n)
-    return n.copy()
+    return n
 
 
-def _relation_order(numbering):
-    """The order that puts fed chunks' rows in their relation's order (None: they
-    came in it), from each chunk's ``_numbering``. Runs cost nothing a row unless
-    they came out of order."""
-    if all(isinstance(c, tuple) for c in numbering):
-        starts = np.array([c[0] for c in numbering], np.int64)
-        if (starts[1:] > starts[:-1]).all():
-            return None
-        at = np.concatenate(([0], np.cumsum([c[1] for c in numbering])))
-        return _concatenate([np.arange(at[b], at[b + 1]) for b in
-                             np.argsort(starts, kind="stable")], np.int64)
-    numbers = _concatenate([np.arange(c[0], c[0] + c[1]) if isinstance(c, tuple) else c
-                            for c in numbering], np.int64)
-    order = np.argsort(numbers, kind="stable")  # linear when in order
-    return None if (order[1:] > order[:-1]).all() else order
+def _end(place):
+    """One past the last of ``place`` (see ``_places``)."""
+    if isinstance(place, tuple):
+        return place[0] + place[1]
+    return int(place.max()) + 1 if len(place) else 0
 
 
-def _concatenate(chunks, dtype):
-    if len(chunks) == 1:
-        return chunks[0]
-    return np.concatenate(chunks) if chunks else np.empty(0, dtype)
+def _moved(old, used, room):
+    """A matrix of ``room`` columns holding ``old``'s first ``used`` columns; each
+    row of ``old`` goes back to the system once copied, so that the two are never
+    both held whole."""
+    new = np.empty((old.shape[0], room))
+    for i in range(old.shape[0]):
+        new[i, :used] = old[i, :used]
+        memory.give_back_columns(old[i:i + 1], 0)
+    return new
 
 
 class Rows:
-    """A relation's rows read into columns as they arrive: whole (a group's list) or
-    a chunk at a time (fed as DuckDB scans them, ``udfs/feed.py``), so that no chunk
-    is kept once read. ``dataset`` then puts the rows in order: that of their
-    numbers (their relation's order), or without numbers an order of their values
-    alone (``canonical_order``: numeric columns first, then nominal codes, then
-    weights), so that the same rows give the same model whatever order a parallel
-    scan delivered them in."""
+    """A relation's rows written into one matrix as they arrive, each column into a
+    row of it, so that the rows are held once: whole (a group's list) or a chunk at
+    a time (fed as DuckDB scans them, ``udfs/feed.py``). A fed chunk's rows go to
+    their places in the relation (their numbers), so they need no sorting after;
+    where the relation's row count is known before its rows (``expected``), the
+    matrix is made that size at once, and otherwise grows. Rows that came without
+    numbers are put, at the end, in an order of their values alone
+    (``canonical_order``: numeric columns first, then nominal codes, then weights),
+    so that the same rows give the same model whatever order a parallel scan
+    delivered them in."""
 
-    def __init__(self, fn, max_values=None, weight=None, names=None):
+    def __init__(self, fn, max_values=None, weight=None, names=None, expected=None):
         max_values = DEFAULT_MAX_VALUES if max_values is None else int(max_values)
         if max_values < 2:
             raise ValueError(f"{fn}: duckmine_max_nominal_values must be >= 2, got "
                              f"{max_values}")
         self.fn, self.max_values, self.weight, self.names = fn, max_values, weight, names
-        self.readers, self.picked, self.numbers, self.n = None, None, [], 0
-        self.weight_at = None  # the weight column's reader
-        self.pending, self.pending_bytes = [], 0  # a scan's chunks not read yet
+        self.expected = expected  # the relation's row count, where known before its rows
+        self.readers, self.picked, self.n = None, None, 0
+        self.weight_at = None  # the weight column's reader; its row is the matrix's last
+        self.matrix = None  # (readers, room): each reader's column, at its rows' places
+        self.numbered = False  # the rows came with their places in the relation
+        self.pending, self.places, self.pending_bytes = [], [], 0  # chunks not read yet
 
     def _start(self, fields):
         """The readers of ``fields``."""
@@ -259,8 +282,9 @@ class Rows:
             fields = [fields[j] for j in self.picked]
         for f in fields:
             if self.weight is not None and f.name == self.weight:
+                _weight_kind(f.name, f.type, fn)
                 self.weight_at = len(readers)
-                readers.append(_Numbers(f.name, fn, _weights))
+                readers.append(_Numbers(f.name, fn, _valid_weights))
             elif kind_of(f.name, f.type, fn) == NOMINAL:
                 readers.append(_Codes(f.name, fn, self.max_values))
             else:
@@ -268,11 +292,17 @@ class Rows:
         if self.weight is not None and self.weight_at is None:
             raise ValueError(f"{fn}: weight column {self.weight!r} is not in the table")
         self.readers = readers
+        # the matrix row of each reader: the columns in order, the weights last
+        at = [i - (self.weight_at is not None and i > self.weight_at)
+              for i in range(len(readers))]
+        if self.weight_at is not None:
+            at[self.weight_at] = len(readers) - 1
+        self.row_of = at
 
     def add(self, rows, numbers=None):
         """Read ``rows`` (a StructArray), numbered by ``numbers`` (an Arrow array of
-        their places in the relation: a chunk of a scan) or not (None: a group's
-        list, or a batch of its own)."""
+        their places in the relation, from 1: a chunk of a scan) or not (None: a
+        group's list, or a batch of its own, placed after the rows before it)."""
         rows = column(rows)
         if not pa.types.is_struct(rows.type):
             raise ValueError(
@@ -285,67 +315,65 @@ class Rows:
         arrays = rows.flatten()  # folds in NULL rows
         if self.picked is not None:
             arrays = [arrays[j] for j in self.picked]
-        self.n += len(rows)
         if numbers is None:
-            self._read(arrays)
-            return
+            place = (self.n, len(rows))
+        else:
+            place, self.numbered = _places(numbers), True
+        self.n += len(rows)
         self.pending.append(arrays)
-        self.numbers.append(_numbering(numbers))
+        self.places.append(place)
         self.pending_bytes += rows.nbytes
-        if self.pending_bytes >= BATCH_BYTES:
+        if numbers is None or self.pending_bytes >= BATCH_BYTES:
             self._flush()
 
     def _flush(self):
-        """Read the scan's chunks waiting, each column as one copy of its own:
-        DuckDB's chunk holds every column in one allocation, which a column kept as
-        a slice would keep alive (and Arrow's default allocator keeps what is freed,
-        where the system's gives it back)."""
-        if self.pending:
-            pending, self.pending, self.pending_bytes = self.pending, [], 0
-            self._read([pa.concat_arrays([chunk[j] for chunk in pending],
-                                         memory_pool=pa.system_memory_pool())
-                        for j in range(len(self.readers))])
-
-    def _read(self, arrays):
-        for reader, arr in zip(self.readers, arrays):
+        """Write the chunks waiting into the matrix, a column at a time (the chunks
+        are DuckDB's or Arrow's, and no slice of them is kept)."""
+        if not self.pending:
+            return
+        pending, places = self.pending, self.places
+        self.pending, self.places, self.pending_bytes = [], [], 0
+        end = max(_end(p) for p in places)
+        if self.matrix is None:
+            self.matrix = np.empty((len(self.readers), max(end, self.expected or 0)))
+        elif end > self.matrix.shape[1]:  # more rows than counted: room for twice as many
+            self.matrix = _moved(self.matrix, self.matrix.shape[1],
+                                 max(end, 2 * self.matrix.shape[1]))
+        for j, reader in enumerate(self.readers):
             checkpoint()
-            reader.add(column(arr))
+            reader.put([column(chunk[j]) for chunk in pending], self.matrix[self.row_of[j]],
+                       places)
 
     def dataset(self, ordered=True):
-        """The Dataset of every row added, in order (``ordered`` false: as they came,
-        for a fit that reads counts alone); the readers are emptied column by
-        column, so that the rows are held once."""
+        """The Dataset of every row added: in their relation's order where they came
+        numbered, else in an order of their values (``ordered`` false: as they came,
+        for a fit that reads counts alone). Its columns are rows of the matrix."""
         self._flush()
         if self.readers is None or self.n == 0:
             raise ValueError(f"{self.fn}: the table is empty")
-        attributes, weights = [], None
-        # the columns are the rows of one matrix, which kernels read whole
-        # (dataset.stacked) rather than stacking a copy of their own
-        matrix = np.empty((len(self.readers) - (self.weight_at is not None), self.n))
+        matrix, self.matrix = self.matrix, None
+        if matrix.shape[1] != self.n:  # counted more rows than came, or grown past them
+            matrix = _moved(matrix, self.n, self.n)
+        attributes = []
         for i, reader in enumerate(self.readers):
             checkpoint()
-            if i == self.weight_at:
-                weights = reader.finish()[1]
-            else:  # read straight into its row
-                attributes.append(reader.finish(matrix[len(attributes)])[0])
-            memory.give_back(self.n)  # this column's chunks, before the next row fills
-        if weights is None:
-            weights = np.ones(self.n)
-        if self.numbers:
-            order, self.numbers = _relation_order(self.numbers), []
-        elif ordered:
-            keys = sorted(range(len(attributes)), key=lambda i: attributes[i].nominal)
+            attribute = reader.finish(matrix[self.row_of[i]])
+            if i != self.weight_at:
+                attributes.append(attribute)
+        k = len(attributes)
+        weights = matrix[k] if self.weight_at is not None else np.ones(self.n)
+        order = None
+        if ordered and not self.numbered:
+            keys = sorted(range(k), key=lambda i: attributes[i].nominal)
             order = canonical_order([matrix[i] for i in keys] + [weights])
-        else:
-            order = None
         if order is not None:
             def put(row):  # in place, a column at a time, two side by side
                 row[:] = row[order]
 
             # two threads where the columns are long enough to repay starting them
             stop.each(put, list(matrix), threads=2 if self.n >= THREADED_ROWS else 1)
-            weights = weights[order]
-        return Dataset(attributes, [_read_only(row) for row in matrix], weights)
+        memory.give_back(self.n)
+        return Dataset(attributes, [_read_only(row) for row in matrix[:k]], weights)
 
 
 def _pick(fn, fields, names):
@@ -374,9 +402,17 @@ def dataset(rows, fn, max_values=None, weight=None, names=None, ordered=True):
 
 
 def _weights(name, arr, fn, out=None):
-    if kind_of(name, arr.type, fn) != NUMERIC:
+    _weight_kind(name, arr.type, fn)
+    return _valid_weights(name, _float64(arr, out), fn)
+
+
+def _weight_kind(name, typ, fn):
+    if kind_of(name, typ, fn) != NUMERIC:
         raise ValueError(f"{fn}: weight column {name!r} must be numeric")
-    w = _float64(arr, out)
+
+
+def _valid_weights(name, w, fn):
+    """``w``, once known to be weights: finite, non-negative and never missing."""
     if not np.all(np.isfinite(w)) or (w < 0).any():
         raise ValueError(f"{fn}: weight column {name!r} must hold finite, non-negative "
                          "numbers and no NULLs")

@@ -122,20 +122,24 @@ def described(M, w, fill, nominal, nvals):
     missing = np.zeros(p, np.int64)
     counts = np.zeros((p, max(1, nvals.max() if p else 1)), np.int64)
     for t in range(p):
+        # the column's sums in scalars: stored to an array and read back at every
+        # row, they ran at a third of the speed
+        low, high, total, weight, gone, f = np.inf, -np.inf, 0.0, 0.0, 0, fill[t]
         for i in range(n):
             x = M[t, i]
             if np.isnan(x):
-                missing[t] += 1
-                x = fill[t]
-            if x < a[t]:
-                a[t] = x
-            if x > b[t]:
-                b[t] = x
+                gone += 1
+                x = f
+            if x < low:
+                low = x
+            if x > high:
+                high = x
             if nominal[t]:
                 counts[t, int(x)] += int(w[i])
             else:
-                sw[t] += w[i]
-                s[t] += w[i] * x
+                weight += w[i]
+                total += w[i] * x
+        a[t], b[t], s[t], sw[t], missing[t] = low, high, total, weight, gone
     lo = np.full(p, np.nan)
     width = np.full(p, np.nan)
     centre = np.empty(p)
