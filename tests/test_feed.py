@@ -37,6 +37,21 @@ def test_two_fits_in_one_query_read_their_own_rows(con):
     assert open_jobs(con) == 0
 
 
+def test_a_view_counted_otherwise_than_it_reads_is_read_whole(con):
+    """A view named is counted before it is read; where the count and the rows
+    differ (the view draws at random), the matrix grows or shrinks to the rows that
+    came, and the model is that of those rows."""
+    con.execute("SELECT setseed(0.5)")
+    con.execute("CREATE VIEW half AS SELECT * FROM t WHERE random() < 0.5")
+    con.execute("CREATE VIEW few AS SELECT * FROM t WHERE i < 1000 + random() * 50000")
+    for view, low, high in (("half", 140_000, 160_000), ("few", 1_000, 51_000)):
+        for _ in range(3):
+            rows = con.sql(f"SELECT model_info(model).instances FROM fit('zero_r', "
+                           f"'{view}', 'y')").fetchall()[0][0]
+            assert low <= rows <= high
+    assert open_jobs(con) == 0
+
+
 def test_rows_arrive_in_table_order_on_a_parallel_scan(con):
     """k-means starts from rows taken by their place, so its model shows the order
     its rows were read in: the same on two threads, run after run, as on one."""
