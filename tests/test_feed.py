@@ -175,21 +175,22 @@ def test_chunks_land_at_their_places_in_the_relation(data):
     text = [None if i % 5 == 2 else "zyxw"[i * 7 % 4] for i in range(n)]
     w = np.array([1.0 + i % 3 for i in range(n)])
     rows = table.Rows("f", weight="w", expected=expected)
-    kept, table.BATCH_BYTES = table.BATCH_BYTES, batch
+    kept = table.BATCH_BYTES, table.RECODED
+    table.BATCH_BYTES, table.RECODED = batch, data.draw(st.sampled_from([3, kept[1]]))
     try:
         for c in chunks:
             rows.add(pa.StructArray.from_arrays(
                 [pa.array(x[c], from_pandas=True), pa.array([text[i] for i in c], pa.string()),
                  pa.array(w[c])], ["x", "s", "w"]), pa.array(c + 1))
+        d = rows.dataset()
     finally:
-        table.BATCH_BYTES = kept
-    d = rows.dataset()
+        table.BATCH_BYTES, table.RECODED = kept
     values = tuple(sorted({t for t in text if t is not None}))
     assert [a.name for a in d.attributes] == ["x", "s"] and d.attributes[1].values == values
     assert np.array_equal(d.columns[0], x, equal_nan=True)
     assert np.array_equal(d.columns[1], [np.nan if t is None else values.index(t)
                                          for t in text], equal_nan=True)
-    assert np.array_equal(d.weights, w)
+    assert np.array_equal(d.weights, w) and d.weights.base is None  # not the matrix's
 
 
 @pytest.mark.parametrize("kind", ["int8", "int16", "int32", "int64", "uint8", "uint32"])

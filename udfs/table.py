@@ -116,6 +116,9 @@ class _Numbers:
         return Attribute(self.name, NUMERIC)
 
 
+RECODED = 1 << 20  # codes recoded at a time, so that the temporaries stay small
+
+
 class _Codes:
     """A nominal column, written into its row as codes (NaN: missing). An ENUM's
     values are its declared ones, in order, and a BOOLEAN's false and true; text
@@ -170,8 +173,10 @@ class _Codes:
         if values != tuple(self.seen):  # first seen is not sorted: recode
             rank = np.empty(len(values))
             rank[[self.seen[v] for v in values]] = np.arange(len(values))
-            known = ~np.isnan(row)
-            row[known] = rank[row[known].astype(np.intp)]
+            for at in range(0, len(row), RECODED):  # a slice at a time: small temporaries
+                part = row[at:at + RECODED]
+                known = ~np.isnan(part)
+                part[known] = rank[part[known].astype(np.intp)]
         return Attribute(self.name, NOMINAL, values)
 
 
@@ -361,19 +366,23 @@ class Rows:
             if i != self.weight_at:
                 attributes.append(attribute)
         k = len(attributes)
-        weights = matrix[k] if self.weight_at is not None else np.ones(self.n)
-        order = None
+        weights = np.ones(self.n)
+        if self.weight_at is not None:  # an array of their own, which a fit that lets
+            weights[:] = matrix[k]  # the columns go keeps without the matrix
+            memory.give_back_columns(matrix[k:], 0)
+        columns = list(matrix[:k])
         if ordered and not self.numbered:
             keys = sorted(range(k), key=lambda i: attributes[i].nominal)
-            order = canonical_order([matrix[i] for i in keys] + [weights])
-        if order is not None:
+            order = canonical_order([columns[i] for i in keys] + [weights])
+
             def put(row):  # in place, a column at a time, two side by side
                 row[:] = row[order]
 
             # two threads where the columns are long enough to repay starting them
-            stop.each(put, list(matrix), threads=2 if self.n >= THREADED_ROWS else 1)
+            stop.each(put, columns + [weights],
+                      threads=2 if self.n >= THREADED_ROWS else 1)
         memory.give_back(self.n)
-        return Dataset(attributes, [_read_only(row) for row in matrix[:k]], weights)
+        return Dataset(attributes, [_read_only(row) for row in columns], weights)
 
 
 def _pick(fn, fields, names):
