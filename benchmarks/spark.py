@@ -4,7 +4,7 @@ group), at ``local[1]`` and ``local[2]`` on this machine.
     python -m duckmine.benchmarks.spark [--baskets 1000000 5000000] [--support 0.01]
         [--rows 5000000] [--group-rows 1000000] [--groups 1000] [--cores 1 2]
         [--parts fp kmeans em c45 bn tree] [--tree-rows 200000] [--timeout 3600]
-        [--tools duckmine peer]
+        [--tools duckmine peer] [--driver-memory 8g]
 
 Needs the ``spark`` and ``bench`` extras and Java 17+. Each core count runs in a
 process of its own (one SparkSession, its JVM and Python workers), whose peak
@@ -197,6 +197,9 @@ def _fp(spark, args, cores, out):
         df = baskets(spark, n, cores)
         df.count()
         t, ours = timed(lambda df=df: dm.fp_growth(df, args.support).count())
+        # ours first: MLlib may take the session down (at five million baskets
+        # its driver ran out of 8 GB after 48 minutes)
+        say({"part": "fp", "size": n, "duckmine": t, "check": f"{ours} itemsets"})
         t2, theirs = peer_timed(args, lambda df=df: FPGrowth(
             itemsCol="items", minSupport=args.support).fit(df).freqItemsets.count())
         out.append({"part": "fp", "size": n, "duckmine": t, "peer": t2, "peer_name": "MLlib",
@@ -325,7 +328,7 @@ def child(args):
 
     memory = PeakMemory()
     spark = dm.session(f"local[{args.cores[0]}]",
-                       **{"spark.driver.memory": "8g",
+                       **{"spark.driver.memory": args.driver_memory,
                           "spark.sql.execution.arrow.maxRecordsPerBatch": "10000"})
     dm.register(spark)
     out = []
@@ -360,6 +363,9 @@ def main():
     parser.add_argument("--cores", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--parts", nargs="+", default=list(PARTS), choices=PARTS)
     parser.add_argument("--timeout", type=float, default=3600)
+    parser.add_argument("--driver-memory", default="8g",
+                        help="the JVM's heap (MLlib's FPGrowth needs more than 8g at "
+                             "five million baskets)")
     parser.add_argument("--tools", nargs="+", default=["duckmine", "peer"],
                         choices=["duckmine", "peer"])
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -370,7 +376,7 @@ def main():
     for cores in args.cores:
         argv = ["--cores", cores, "--support", args.support, "--rows", args.rows,
                 "--group-rows", args.group_rows, "--groups", args.groups,
-                "--tree-rows", args.tree_rows,
+                "--tree-rows", args.tree_rows, "--driver-memory", args.driver_memory,
                 "--baskets", *args.baskets, "--parts", *args.parts, "--tools", *args.tools]
         got = run_child("duckmine.benchmarks.spark", argv, args.timeout)
         if got is None:
