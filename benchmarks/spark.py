@@ -198,7 +198,7 @@ def _fp(spark, args, cores, out):
         df.count()
         t, ours = timed(lambda df=df: dm.fp_growth(df, args.support).count())
         # ours first: MLlib may take the session down (at five million baskets
-        # its driver ran out of 8 GB after 48 minutes)
+        # with an 8 GB heap, its SparkContext shut down after 48 minutes)
         say({"part": "fp", "size": n, "duckmine": t, "check": f"{ours} itemsets"})
         t2, theirs = peer_timed(args, lambda df=df: FPGrowth(
             itemsCol="items", minSupport=args.support).fit(df).freqItemsets.count())
@@ -364,8 +364,8 @@ def main():
     parser.add_argument("--parts", nargs="+", default=list(PARTS), choices=PARTS)
     parser.add_argument("--timeout", type=float, default=3600)
     parser.add_argument("--driver-memory", default="8g",
-                        help="the JVM's heap (MLlib's FPGrowth needs more than 8g at "
-                             "five million baskets)")
+                        help="the JVM's heap (MLlib's FPGrowth failed with 8g at five "
+                             "million baskets)")
     parser.add_argument("--tools", nargs="+", default=["duckmine", "peer"],
                         choices=["duckmine", "peer"])
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
