@@ -104,9 +104,9 @@ class _Numbers:
         self.name, self.fn, self.check = name, fn, check or _finite
 
     def put(self, chunks, row, places):
-        for arr, at in zip(chunks, places):
-            if isinstance(at, tuple):  # a run of places: converted in place
-                _float64(arr, row[at[0]:at[0] + at[1]])
+        for arr, (at, _) in zip(chunks, _spans(places)):
+            if isinstance(at, slice):  # a run of places: converted in place
+                _float64(arr, row[at])
             else:
                 row[at] = _float64(arr)
 
@@ -140,7 +140,10 @@ class _Codes:
         # one Arrow call for the batch's chunks: per chunk of a scan, Arrow's calls
         # cost more than the coding itself
         codes = self._codes(chunks[0] if len(chunks) == 1 else pa.concat_arrays(chunks))
-        _place(codes, row, places)
+        start = 0
+        for at, m in _spans(places):  # the chunks' codes one after another
+            row[at] = codes[start:start + m]
+            start += m
 
     def _codes(self, arr):
         """``arr``'s codes as float64, NaN where missing."""
@@ -180,16 +183,11 @@ class _Codes:
         return Attribute(self.name, NOMINAL, values)
 
 
-def _place(values, row, places):
-    """Write ``values``, the chunks of ``places`` one after another, into ``row``."""
-    at = 0
+def _spans(places):
+    """Each of ``places`` (see ``_places``) as (what indexes its rows in a row of the
+    matrix: a slice of a run, else the places themselves; how many they are)."""
     for p in places:
-        if isinstance(p, tuple):
-            row[p[0]:p[0] + p[1]] = values[at:at + p[1]]
-            at += p[1]
-        else:
-            row[p] = values[at:at + len(p)]
-            at += len(p)
+        yield (slice(p[0], p[0] + p[1]), p[1]) if isinstance(p, tuple) else (p, len(p))
 
 
 def _read_only(row):
@@ -274,35 +272,32 @@ class Rows:
         self.fn, self.max_values, self.weight, self.names = fn, max_values, weight, names
         self.expected = expected  # the relation's row count, where known before its rows
         self.readers, self.picked, self.n = None, None, 0
-        self.weight_at = None  # the weight column's reader; its row is the matrix's last
+        self.weighted = False  # the last reader reads the weights
         self.matrix = None  # (readers, room): each reader's column, at its rows' places
         self.numbered = False  # the rows came with their places in the relation
         self.pending, self.places, self.pending_bytes = [], [], 0  # chunks not read yet
 
     def _start(self, fields):
-        """The readers of ``fields``."""
-        fn, readers = self.fn, []
-        if self.names is not None:  # only these columns, in this order
-            self.picked = _pick(fn, [f.name for f in fields], self.names)
-            fields = [fields[j] for j in self.picked]
-        for f in fields:
-            if self.weight is not None and f.name == self.weight:
-                _weight_kind(f.name, f.type, fn)
-                self.weight_at = len(readers)
-                readers.append(_Numbers(f.name, fn, _valid_weights))
-            elif kind_of(f.name, f.type, fn) == NOMINAL:
-                readers.append(_Codes(f.name, fn, self.max_values))
+        """The readers of ``fields``, in the order of the matrix's rows: the columns
+        read (``picked``: their places among the fields), the weights last."""
+        fn, names = self.fn, [f.name for f in fields]
+        picked = list(range(len(fields))) if self.names is None else \
+            _pick(fn, names, self.names)  # only these columns, in this order
+        if self.weight is not None:
+            if self.weight not in [names[j] for j in picked]:
+                raise ValueError(f"{fn}: weight column {self.weight!r} is not in the table")
+            w = picked.pop([names[j] for j in picked].index(self.weight))
+            _weight_kind(names[w], fields[w].type, fn)
+            picked.append(w)
+        self.picked, self.weighted, self.readers = picked, self.weight is not None, []
+        for i, j in enumerate(picked):
+            name, typ = names[j], fields[j].type
+            if self.weighted and i == len(picked) - 1:
+                self.readers.append(_Numbers(name, fn, _valid_weights))
+            elif kind_of(name, typ, fn) == NOMINAL:
+                self.readers.append(_Codes(name, fn, self.max_values))
             else:
-                readers.append(_Numbers(f.name, fn))
-        if self.weight is not None and self.weight_at is None:
-            raise ValueError(f"{fn}: weight column {self.weight!r} is not in the table")
-        self.readers = readers
-        # the matrix row of each reader: the columns in order, the weights last
-        at = [i - (self.weight_at is not None and i > self.weight_at)
-              for i in range(len(readers))]
-        if self.weight_at is not None:
-            at[self.weight_at] = len(readers) - 1
-        self.row_of = at
+                self.readers.append(_Numbers(name, fn))
 
     def add(self, rows, numbers=None):
         """Read ``rows`` (a StructArray), numbered by ``numbers`` (an Arrow array of
@@ -318,8 +313,7 @@ class Rows:
         if self.readers is None:
             self._start(list(rows.type))
         arrays = rows.flatten()  # folds in NULL rows
-        if self.picked is not None:
-            arrays = [arrays[j] for j in self.picked]
+        arrays = [arrays[j] for j in self.picked]
         if numbers is None:
             place = (self.n, len(rows))
         else:
@@ -346,8 +340,7 @@ class Rows:
                                  max(end, 2 * self.matrix.shape[1]))
         for j, reader in enumerate(self.readers):
             checkpoint()
-            reader.put([column(chunk[j]) for chunk in pending], self.matrix[self.row_of[j]],
-                       places)
+            reader.put([column(chunk[j]) for chunk in pending], self.matrix[j], places)
 
     def dataset(self, ordered=True):
         """The Dataset of every row added: in their relation's order where they came
@@ -360,15 +353,13 @@ class Rows:
         if matrix.shape[1] != self.n:  # counted more rows than came, or grown past them
             matrix = _moved(matrix, self.n, self.n)
         attributes = []
-        for i, reader in enumerate(self.readers):
+        for reader, row in zip(self.readers, matrix):
             checkpoint()
-            attribute = reader.finish(matrix[self.row_of[i]])
-            if i != self.weight_at:
-                attributes.append(attribute)
-        k = len(attributes)
+            attributes.append(reader.finish(row))
+        k = len(attributes) - self.weighted
         weights = np.ones(self.n)
-        if self.weight_at is not None:  # an array of their own, which a fit that lets
-            weights[:] = matrix[k]  # the columns go keeps without the matrix
+        if self.weighted:  # an array of their own, which a fit that lets the
+            weights[:] = matrix[k]  # columns go keeps without the matrix
             memory.give_back_columns(matrix[k:], 0)
         columns = list(matrix[:k])
         if ordered and not self.numbered:
@@ -382,7 +373,7 @@ class Rows:
             stop.each(put, columns + [weights],
                       threads=2 if self.n >= THREADED_ROWS else 1)
         memory.give_back(self.n)
-        return Dataset(attributes, [_read_only(row) for row in columns], weights)
+        return Dataset(attributes[:k], [_read_only(row) for row in columns], weights)
 
 
 def _pick(fn, fields, names):
