@@ -1,3 +1,6 @@
+-- Whether tbl is a query written in parentheses rather than a name.
+CREATE OR REPLACE TEMP MACRO _dm_is_query(tbl) AS regexp_matches(tbl, '^\s*\(');
+
 -- The relation tbl names, or the result of a query written in parentheses.
 -- tbl is a name (schema-qualified, quoted, with spaces or unicode: whatever
 -- query_table reads), so a table may be called select or values; a query is
@@ -6,7 +9,7 @@
 CREATE OR REPLACE TEMP MACRO _dm_source(tbl, fn) AS TABLE
 FROM query(CASE
     WHEN tbl IS NULL THEN error(fn || ': tbl must be a table name, got NULL')
-    WHEN regexp_matches(tbl, '^\s*\(') THEN tbl
+    WHEN _dm_is_query(tbl) THEN tbl
     WHEN regexp_matches(tbl, '^\s*((select|from|with|values|pivot|unpivot|table|summarize|describe|show)(\s|\()|--|/\*)', 'i')
     THEN error(fn || ': tbl is a table name, and ''' || tbl || ''' reads as a query; '
                || 'write a query in parentheses, as ''(' || trim(tbl) || ')'', and a '
@@ -42,7 +45,7 @@ WITH job AS MATERIALIZED (
     SELECT _dm_job(fn, learner, weight, columns, _dm_settings(),
                    getvariable('duckmine_connection'), txid_current(),
                    (SELECT count(*) FROM _dm_source(
-                       CASE WHEN regexp_matches(tbl, '^\s*\(') THEN '(SELECT 1 WHERE false)'
+                       CASE WHEN _dm_is_query(tbl) THEN '(SELECT 1 WHERE false)'
                             ELSE tbl END, fn))) AS id),
 numbered AS (
     SELECT {'n': row_number() OVER (), 'row': struct_pack(*COLUMNS(*))} AS r
