@@ -95,8 +95,9 @@ def feed(jobs, rows):
             raise ValueError("the rows came for a fit that has already ended")
         numbers, part = part.flatten()
         with j.lock:  # chunks of one job may come from several threads
-            if pa.types.is_struct(part.type):  # the count, from its first chunk on
-                n, expected = j.rows.n + len(part), j.rows.expected or 0
+            n, expected = j.rows.n + len(part), j.rows.expected or 0
+            # the count at the first chunk, then only rows past it
+            if pa.types.is_struct(part.type) and (j.rows.n == 0 or n > expected):
                 memory.check(j.rows.fn, j.per_cell, max(n, expected),
                              part.type.num_fields, j.limit, so_far=n > expected)
             j.rows.add(part, numbers)
