@@ -4,12 +4,14 @@ group), at ``local[1]`` and ``local[2]`` on this machine.
     python -m duckmine.benchmarks.spark [--baskets 1000000 5000000] [--support 0.01]
         [--rows 5000000] [--group-rows 1000000] [--groups 1000] [--cores 1 2]
         [--parts fp kmeans em c45 bn tree] [--tree-rows 200000] [--timeout 3600]
-        [--tools duckmine peer] [--driver-memory 8g]
+        [--tools duckmine peer] [--driver-memory 8g] [--pin] [--quick-jvm]
 
 Needs the ``spark`` and ``bench`` extras and Java 17+. Each core count runs in a
-process of its own (one SparkSession, its JVM and Python workers), whose peak
-memory is sampled over the whole process tree. Every timing runs on a cached
-DataFrame (built and counted first) and forces the whole result:
+process of its own (one SparkSession from ``duckmine.spark.session``, its JVM with
+the JVM's defaults, and Python workers), whose peak memory is sampled over the
+whole process tree; ``--pin`` keeps that tree on as many CPUs as the core count.
+Every timing runs on a cached DataFrame (built and counted first) and forces the
+whole result:
 
 - **fp:** Quest-style baskets (about 1,000 items, 10 a basket, seed 1) as an
   ``items`` list column. duckmine: ``duckmine.spark.fp_growth(df, s).count()``
@@ -45,7 +47,7 @@ DataFrame (built and counted first) and forces the whole result:
 It prints each timing, duckmine's speed-up over the peer, and each tool's speed-up
 from 1 to 2 cores. Targets: at least 3x MLlib's FPGrowth and KMeans, and at least
 1.6x from 1 to 2 cores. ``--tools duckmine`` times duckmine alone: MLlib's FPGrowth
-takes about ten minutes at a million baskets, and most of an hour at five million.
+takes five to seven minutes at a million baskets.
 """
 
 import argparse
@@ -326,8 +328,10 @@ def _tree(spark, args, cores, out):
 def child(args):
     import duckmine.spark as dm
 
+    if args.pin:  # the JVM and the Python workers inherit it
+        os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:args.cores[0]])
     memory = PeakMemory()
-    spark = dm.session(f"local[{args.cores[0]}]",
+    spark = dm.session(f"local[{args.cores[0]}]", quick=args.quick_jvm,
                        **{"spark.driver.memory": args.driver_memory,
                           "spark.sql.execution.arrow.maxRecordsPerBatch": "10000"})
     dm.register(spark)
@@ -368,6 +372,14 @@ def main():
                              "million baskets)")
     parser.add_argument("--tools", nargs="+", default=["duckmine", "peer"],
                         choices=["duckmine", "peer"])
+    parser.add_argument("--pin", action="store_true",
+                        help="run each core count's processes on that many CPUs alone: "
+                             "local[1] otherwise keeps more than one core busy (the JVM "
+                             "feeding a Python worker while it computes)")
+    parser.add_argument("--quick-jvm", action="store_true",
+                        help="the JVM's client compiler and serial collector, as the "
+                             "tests start it (session(quick=True)); a long job runs at "
+                             "about half the speed")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -377,7 +389,8 @@ def main():
         argv = ["--cores", cores, "--support", args.support, "--rows", args.rows,
                 "--group-rows", args.group_rows, "--groups", args.groups,
                 "--tree-rows", args.tree_rows, "--driver-memory", args.driver_memory,
-                "--baskets", *args.baskets, "--parts", *args.parts, "--tools", *args.tools]
+                "--baskets", *args.baskets, "--parts", *args.parts, "--tools", *args.tools,
+                *(["--pin"] if args.pin else []), *(["--quick-jvm"] if args.quick_jvm else [])]
         got = run_child("duckmine.benchmarks.spark", argv, args.timeout)
         if got is None:
             print(f"local[{cores}]: out of time ({args.timeout:.0f} s)")

@@ -30,7 +30,7 @@ def engines():
     from duckmine import spark as dmspark
 
     con = arff_tables(TABLES)
-    session = dmspark.session()
+    session = dmspark.session(quick=True)  # short jobs: a JVM that starts sooner
     dmspark.register(session)
     for name in TABLES:
         t = table(name)
