@@ -4,11 +4,11 @@ the cluster a pass at a time (``spark/lloyd.py``, ``spark/mixture.py``).
 The table is read from Spark once: each nominal column's values come from one
 aggregation in the JVM, then one pass encodes every Arrow batch as a
 single-machine fit would hold it (float64, nominal codes in the order of the
-whole table's values, NaN missing) into blocks that Spark caches. The first pass
-over the blocks sums up the table (row count, weights, each numeric column's
-range and sums, each nominal column's weighted value counts), from which the
-driver fills in missing values as the cores' ``ReplaceMissing`` does; later
-passes fill them in block by block.
+whole table's values, NaN missing) into blocks that Spark caches, each with its
+sums beside it (row count, weights, each numeric column's range and sums, each
+nominal column's weighted value counts). The driver adds those up into the
+table's, from which it fills in missing values as the cores' ``ReplaceMissing``
+does; later passes fill them in block by block.
 
 A pass (``run_pass``) runs a function over every partition with ``mapInArrow``
 and brings back one small JSON summary per partition; the driver adds them in
@@ -205,11 +205,15 @@ class Frame:
         self.p = len(self.names)
         self.values = None  # per nominal column, its values in code order
         self.blocks = None
+        self.drawn = None  # (seed, size, rows counted) of the sample drawn by open
 
-    def open(self):
+    def open(self, sample=None):
         """Encode the table into cached blocks; its summary: n, the weight (and its
         whole part), and per column ``(weight of known values, weighted sum, min,
-        max, count, sum, sum of squares)`` or ``{value: [weight, whole weight]}``."""
+        max, count, sum, sum of squares)`` or ``{value: [weight, whole weight]}``.
+        ``sample``, a fit's ``(seed, size)``, draws the rows of ``sample(...)`` as
+        the blocks are encoded, from the table's count, and keeps them beside the
+        blocks: the fit then reads them back without a pass of its own."""
         from pyspark import StorageLevel
         from pyspark.sql import functions as F
 
@@ -226,20 +230,33 @@ class Frame:
             else:
                 self.values.append(("false", "true") if b else tuple(sorted(found[n])))
         encode = self.encoder()
+        kinds, counts = self.kinds, [len(v or ()) for v in self.values]
+        schema, share, seed = "x binary, w binary, s string", None, None
+        if sample is not None:
+            seed, size = sample
+            n = self.df.count()
+            share = min(1.0, size / n) if n else 1.0
+            self.drawn = (seed, size, n)
+            schema += ", sx binary, sw binary"
 
         def block(batches):
             for b in batches:
                 if b.num_rows:
                     X, w = encode(b)
-                    yield pa.RecordBatch.from_arrays(
-                        [pa.array([X.tobytes()], pa.binary()),
-                         pa.array([w.tobytes()], pa.binary())], names=["x", "w"])
+                    cols = [pa.array([X.tobytes()], pa.binary()),
+                            pa.array([w.tobytes()], pa.binary()),
+                            pa.array([json.dumps(_summary(X, w, kinds, counts))])]
+                    if share is not None:
+                        keep = _drawn(X, w, seed) < share if share < 1.0 else slice(None)
+                        cols += [pa.array([X[keep].tobytes()], pa.binary()),
+                                 pa.array([w[keep].tobytes()], pa.binary())]
+                    yield pa.RecordBatch.from_arrays(cols, schema=_SCHEMA[len(cols)])
 
         # dealt to as many partitions as task slots, for the barrier stage
         # (``iterate``): a shuffle of the encoded blocks, as Spark refuses a barrier
         # stage whose chain merges partitions
         slots = self.df.sparkSession.sparkContext.defaultParallelism
-        self.blocks = self.df.mapInArrow(block, "x binary, w binary").repartition(
+        self.blocks = self.df.mapInArrow(block, schema).repartition(
             slots).persist(StorageLevel.MEMORY_AND_DISK)
         return self._summarize()
 
@@ -249,42 +266,18 @@ class Frame:
             self.blocks = None
 
     def _summarize(self):
-        kinds, p, counts = self.kinds, self.p, [len(v or ()) for v in self.values]
-
-        def part(batches):
-            n, sw, whole, cols = 0, 0.0, 0.0, [None] * p
-            for X, w in matrices(batches, p):
-                n += len(X)
-                sw += float(w.sum())
-                whole += float(np.floor(w).sum())
-                for j in range(p):
-                    x = X[:, j]
-                    known = ~np.isnan(x)
-                    v, wk = x[known], w[known]
-                    if kinds[j] == NUMERIC:
-                        s = [float(wk.sum()), float((wk * v).sum()),
-                             float(v.min()) if len(v) else None,
-                             float(v.max()) if len(v) else None,
-                             float(len(v)), float(v.sum()), float((v * v).sum())]
-                        cols[j] = _merge_numeric(cols[j], s)
-                    else:
-                        codes = v.astype(np.int64)
-                        s = [np.bincount(codes, wk, counts[j]).tolist(),
-                             np.bincount(codes, np.floor(wk), counts[j]).tolist(),
-                             np.bincount(codes, None, counts[j]).tolist()]
-                        cols[j] = s if cols[j] is None else [
-                            (np.add(a, b)).tolist() for a, b in zip(cols[j], s)]
-            return {"n": n, "sw": sw, "whole": whole, "cols": cols}
-
-        parts = run_pass(self.blocks, part)
-        total = {key: sum(q[key] for q in parts) for key in ("n", "sw", "whole")}
-        cols = [None] * p
-        for q in parts:
-            for j, c in enumerate(q["cols"]):
-                if c is not None:
-                    cols[j] = (_merge_numeric(cols[j], c) if kinds[j] == NUMERIC else
-                               c if cols[j] is None else
-                               [np.add(a, b).tolist() for a, b in zip(cols[j], c)])
+        """The table's summary, from each block's, which its encoding wrote beside it:
+        the pass that fills the cache reads back only those (the JVM reads them out
+        of the cache, and Python not the blocks again). They are added in the order
+        of their text, so that the sums do not depend on the order in which the
+        blocks arrive."""
+        start = time.perf_counter()
+        texts = sorted(r["s"] for r in self.blocks.select("s").collect())
+        SECONDS.append(time.perf_counter() - start)
+        total = {"n": 0, "sw": 0.0, "whole": 0.0, "cols": [None] * self.p}
+        for text in texts:
+            total = _added(total, json.loads(text), self.kinds)
+        kinds, cols = self.kinds, total["cols"]
         if total["n"] == 0:
             raise ValueError(f"{self.fn}: the table is empty")
         for j, c in enumerate(cols):
@@ -363,6 +356,8 @@ class Frame:
         the order of their values, as a single-machine fit orders a group, missing
         values filled in. A row is drawn by a hash of its values and ``seed``, so
         the sample does not depend on how the table is partitioned."""
+        from pyspark.sql import functions as F
+
         p, share = self.p, min(1.0, size / total["n"])
 
         def pick(batches):
@@ -375,7 +370,10 @@ class Frame:
                         [pa.array([X.tobytes()], pa.binary()),
                          pa.array([w.tobytes()], pa.binary())], names=["x", "w"])
 
-        got = self.blocks.mapInArrow(pick, "x binary, w binary").toArrow()
+        if self.drawn == (seed, size, total["n"]):  # drawn as the table was encoded
+            got = self.blocks.select(F.col("sx").alias("x"), F.col("sw").alias("w")).toArrow()
+        else:
+            got = self.blocks.mapInArrow(pick, "x binary, w binary").toArrow()
         parts = list(matrices(got.to_batches(), p))
         X = np.concatenate([x for x, _ in parts]) if parts else np.empty((0, p))
         w = np.concatenate([w for _, w in parts]) if parts else np.empty(0)
@@ -406,6 +404,44 @@ class Frame:
             return X, w
 
         return encode
+
+
+_SCHEMA = {n: pa.schema([(name, t) for name, t in
+                         zip(["x", "w", "s", "sx", "sw"],
+                             [pa.binary(), pa.binary(), pa.string(), pa.binary(),
+                              pa.binary()])][:n]) for n in (3, 5)}
+
+
+def _summary(X, w, kinds, counts):
+    """A block's summary (see ``Frame.open``): per numeric column ``(weight of known
+    values, weighted sum, min, max, count, sum, sum of squares)``, per nominal one
+    its value codes' weights, whole weights and counts."""
+    cols = []
+    for j, kind in enumerate(kinds):
+        x = X[:, j]
+        known = ~np.isnan(x)
+        v, wk = x[known], w[known]
+        if kind == NUMERIC:
+            cols.append([float(wk.sum()), float((wk * v).sum()),
+                         float(v.min()) if len(v) else None,
+                         float(v.max()) if len(v) else None,
+                         float(len(v)), float(v.sum()), float((v * v).sum())])
+        else:
+            codes = v.astype(np.int64)
+            cols.append([np.bincount(codes, wk, counts[j]).tolist(),
+                         np.bincount(codes, np.floor(wk), counts[j]).tolist(),
+                         np.bincount(codes, None, counts[j]).tolist()])
+    return {"n": len(X), "sw": float(w.sum()), "whole": float(np.floor(w).sum()),
+            "cols": cols}
+
+
+def _added(a, b, kinds):
+    """Two summaries (``_summary``) as one."""
+    cols = [(_merge_numeric(x, y) if kind == NUMERIC else
+             y if x is None else [np.add(u, v).tolist() for u, v in zip(x, y)])
+            for x, y, kind in zip(a["cols"], b["cols"], kinds)]
+    return {"n": a["n"] + b["n"], "sw": a["sw"] + b["sw"],
+            "whole": a["whole"] + b["whole"], "cols": cols}
 
 
 def matrices(batches, p, fill=None):

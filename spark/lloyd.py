@@ -39,7 +39,7 @@ def fitted(df, k, seed=10, init="k-means++", max_iterations=500, exclude=(), wei
         "exclude": list(exclude)})
     frame = frames.Frame(fn, df, options["exclude"], weight)
     try:
-        total = frame.open()
+        total = frame.open(sample=(options["seed"], sample))
         attributes = frame.attributes
         layout = core.Layout.of(attributes)
         fill, lo, width, full = frame.replaced(total)

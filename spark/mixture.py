@@ -44,7 +44,7 @@ def fitted(df, k, max_iterations=100, seed=100, min_stddev=1e-6, exclude=(), wei
                          "by cross-validation on a sample (em_fit with k := -1 on DuckDB)")
     frame = frames.Frame(fn, df, options["exclude"], weight)
     try:
-        total = frame.open()
+        total = frame.open(sample=(seed, sample))
         attributes = frame.attributes
         layout = Layout.of(attributes)
         fill = frame.replaced(total)[0]

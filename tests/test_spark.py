@@ -375,6 +375,29 @@ def test_kmeans_over_the_cluster_equals_one_machine(engines, table, k, init):
     assert close(a, b)
 
 
+@pytest.mark.parametrize("table,size", [("iris", 40), ("cpu_missing", 100),
+                                        ("cpu_missing", 1_000)])
+def test_a_sample_drawn_as_the_table_is_encoded_is_the_sample_a_pass_draws(
+        engines, table, size):
+    """The rows ``open(sample=...)`` keeps beside the blocks are those ``sample``
+    draws in a pass of its own, however the rows are partitioned."""
+    from duckmine.spark import frames
+
+    drawn = []
+    for parts, sample in ((3, (7, size)), (5, None)):
+        f = frames.Frame("kmeans", frame(engines, table, parts))
+        try:
+            total = f.open(sample=sample)
+            fill = f.replaced(total)[0]
+            drawn.append((total, *f.sample(total, fill, 7, size)))
+        finally:
+            f.close()
+    (t1, X1, w1), (t2, X2, w2) = drawn
+    assert t1["n"] == t2["n"] and close(t1["cols"], t2["cols"], rel=1e-12)
+    assert 0 < len(X1) <= t1["n"] and (len(X1) < t1["n"]) == (size < t1["n"])
+    assert X1.tobytes() == X2.tobytes() and w1.tobytes() == w2.tobytes()
+
+
 @pytest.mark.parametrize("table,k", [("weather_numeric", 2), ("iris", 5),
                                      ("cpu_missing", 4)])
 def test_em_over_the_cluster_equals_one_machine(engines, table, k):
