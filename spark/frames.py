@@ -250,7 +250,8 @@ class Frame:
                         keep = _drawn(X, w, seed) < share if share < 1.0 else slice(None)
                         cols += [pa.array([X[keep].tobytes()], pa.binary()),
                                  pa.array([w[keep].tobytes()], pa.binary())]
-                    yield pa.RecordBatch.from_arrays(cols, schema=_SCHEMA[len(cols)])
+                    yield pa.RecordBatch.from_arrays(
+                        cols, names=["x", "w", "s", "sx", "sw"][:len(cols)])
 
         # dealt to as many partitions as task slots, for the barrier stage
         # (``iterate``): a shuffle of the encoded blocks, as Spark refuses a barrier
@@ -404,12 +405,6 @@ class Frame:
             return X, w
 
         return encode
-
-
-_SCHEMA = {n: pa.schema([(name, t) for name, t in
-                         zip(["x", "w", "s", "sx", "sw"],
-                             [pa.binary(), pa.binary(), pa.string(), pa.binary(),
-                              pa.binary()])][:n]) for n in (3, 5)}
 
 
 def _summary(X, w, kinds, counts):
