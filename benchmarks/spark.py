@@ -4,7 +4,7 @@ group), at ``local[1]`` and ``local[2]`` on this machine.
     python -m duckmine.benchmarks.spark [--baskets 1000000 5000000] [--support 0.01]
         [--rows 5000000] [--group-rows 1000000] [--groups 1000] [--cores 1 2]
         [--parts fp kmeans em c45 bn tree] [--tree-rows 200000] [--timeout 3600]
-        [--tools duckmine peer] [--driver-memory 8g] [--pin] [--quick-jvm]
+        [--tools duckmine peer] [--driver-memory 8g] [--repeat 1] [--pin] [--quick-jvm]
 
 Needs the ``spark`` and ``bench`` extras and Java 17+. Each core count runs in a
 process of its own (one SparkSession from ``duckmine.spark.session``, its JVM with
@@ -21,7 +21,8 @@ whole result:
   ``duckmine.spark.kmeans(df, 10)`` (k-means++ on a 100,000-row sample, then Lloyd
   passes to convergence); MLlib: ``KMeans(k=10, initMode='random', tol=0,
   maxIter=`` duckmine's passes ``)`` on the same columns assembled as vectors
-  (assembled and cached beforehand, not timed).
+  (assembled and cached beforehand, not timed), and again from the columns, as
+  duckmine reads them (``VectorAssembler`` in the timing).
 - **em:** the same table, 5 clusters, 10 iterations each. duckmine:
   ``duckmine.spark.em(df, 5, max_iterations=10)`` (independent normals per
   attribute, its start from ten k-means runs on the sample); MLlib:
@@ -106,15 +107,21 @@ class PeakMemory:
         return self.peak / 2**20
 
 
-def timed(fn):
-    start = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - start, out
+def timed(args, fn):
+    """The median seconds of ``--repeat`` runs of ``fn`` (the first run in a fresh
+    session also warms up its JVM and workers), and the last run's result."""
+    seconds = []
+    for _ in range(args.repeat):
+        start = time.perf_counter()
+        out = fn()
+        seconds.append(time.perf_counter() - start)
+    return float(np.median(seconds)), out
 
 
 def peer_timed(args, fn):
-    """``timed(fn)`` of a peer, or (NaN, None) when ``--tools`` leaves the peers out."""
-    return timed(fn) if "peer" in args.tools else (float("nan"), None)
+    """``timed(args, fn)`` of a peer, or (NaN, None) when ``--tools`` leaves the
+    peers out."""
+    return timed(args, fn) if "peer" in args.tools else (float("nan"), None)
 
 
 def agree(ours, theirs):
@@ -198,7 +205,7 @@ def _fp(spark, args, cores, out):
     for n in args.baskets:
         df = baskets(spark, n, cores)
         df.count()
-        t, ours = timed(lambda df=df: dm.fp_growth(df, args.support).count())
+        t, ours = timed(args, lambda df=df: dm.fp_growth(df, args.support).count())
         # ours first: MLlib may take the session down (at five million baskets
         # with an 8 GB heap, its SparkContext shut down after 48 minutes)
         say({"part": "fp", "size": n, "duckmine": t, "check": f"{ours} itemsets"})
@@ -226,18 +233,22 @@ def _clusters(spark, args, cores, out):
         from duckmine.spark import frames
 
         frames.SECONDS.clear()
-        t, model = timed(lambda: dm.kmeans(df, 10))
+        t, model = timed(args, lambda: dm.kmeans(df, 10))
         each = per_pass()
         passes = json.loads(model["body"])["iterations"]
-        t2, _ = peer_timed(args, lambda: KMeans(k=10, initMode="random", tol=0.0,
-                                                maxIter=passes, seed=1).fit(vectors))
+        mllib = KMeans(k=10, initMode="random", tol=0.0, maxIter=passes, seed=1)
+        t2, _ = peer_timed(args, lambda: mllib.fit(vectors))
+        # as duckmine's fit reads the table: its columns assembled into vectors too
+        t3, _ = peer_timed(args, lambda: mllib.fit(
+            VectorAssembler(inputCols=df.columns, outputCol="features").transform(df)))
         out.append({"part": "kmeans", "size": args.rows, "duckmine": t, "peer": t2,
                     "peer_name": "MLlib",
-                    "check": f"{passes} passes each; duckmine {each:.2f} s a pass"})
+                    "check": f"{passes} passes each; duckmine {each:.2f} s a pass; MLlib "
+                             f"from the columns {t3:.1f} s ({t3 / t:.1f}x)"})
         say(out[-1])
     if "em" in args.parts:
         per_pass()
-        t, model = timed(lambda: dm.em(df, 5, max_iterations=10))
+        t, model = timed(args, lambda: dm.em(df, 5, max_iterations=10))
         each = per_pass()
         steps = json.loads(model["body"])["iterations"]
         t2, _ = peer_timed(args, lambda: GaussianMixture(k=5, maxIter=10, tol=0.0, seed=1)
@@ -257,7 +268,7 @@ def _c45(spark, args, cores, out):
     df = grouped(spark, args.group_rows, args.groups, cores)
     df.count()
     df.createOrReplaceTempView("bench_groups")
-    t, ours = timed(lambda: spark.sql(
+    t, ours = timed(args, lambda: spark.sql(
         "SELECT count(*) FROM c45_fit(TABLE(bench_groups) PARTITION BY (g), "
         "target => 'y', by => 'g')").collect()[0][0])
 
@@ -284,7 +295,7 @@ def _bn(spark, args, cores, out):
     df = grouped(spark, args.rows, 1, cores).drop("g").cache()
     df.count()
     df.createOrReplaceTempView("bench_network")
-    t, ours = timed(lambda: dm.bayes_net(df, "y", search="tan"))
+    t, ours = timed(args, lambda: dm.bayes_net(df, "y", search="tan"))
     t2, theirs = peer_timed(args, lambda: spark.sql(
         "SELECT model FROM bayes_net_fit(TABLE(bench_network) WITH SINGLE PARTITION, "
         "target => 'y', search => 'tan')").collect()[0][0])
@@ -308,7 +319,7 @@ def _tree(spark, args, cores, out):
                      for c in df.columns]).cache()
     df.count()
     df.createOrReplaceTempView("bench_tree")
-    t, ours = timed(lambda: dm.c45(df, "y"))
+    t, ours = timed(args, lambda: dm.c45(df, "y"))
     t2, theirs = peer_timed(args, lambda: spark.sql(
         "SELECT model FROM c45_fit(TABLE(bench_tree) WITH SINGLE PARTITION, "
         "target => 'y')").collect()[0][0])
@@ -372,6 +383,8 @@ def main():
                              "million baskets)")
     parser.add_argument("--tools", nargs="+", default=["duckmine", "peer"],
                         choices=["duckmine", "peer"])
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="runs of each timing; the median is shown")
     parser.add_argument("--pin", action="store_true",
                         help="run each core count's processes on that many CPUs alone: "
                              "local[1] otherwise keeps more than one core busy (the JVM "
@@ -390,6 +403,7 @@ def main():
                 "--group-rows", args.group_rows, "--groups", args.groups,
                 "--tree-rows", args.tree_rows, "--driver-memory", args.driver_memory,
                 "--baskets", *args.baskets, "--parts", *args.parts, "--tools", *args.tools,
+                "--repeat", args.repeat,
                 *(["--pin"] if args.pin else []), *(["--quick-jvm"] if args.quick_jvm else [])]
         got = run_child("duckmine.benchmarks.spark", argv, args.timeout)
         if got is None:
