@@ -37,6 +37,12 @@ PASS_SCHEMA = "part int, summary string"
 SECONDS = []  # how long each pass took, for benchmarks/spark.py (the last 1,000)
 
 
+def _record(*seconds):
+    """Keep the seconds passes took (the last 1,000) for the benchmark."""
+    SECONDS.extend(seconds)
+    del SECONDS[:-1000]
+
+
 def run_pass(df, fn):
     """``fn(batches) -> dict`` on every partition; the dicts in partition order."""
     def each(batches):
@@ -49,8 +55,7 @@ def run_pass(df, fn):
 
     start = time.perf_counter()
     rows = df.mapInArrow(each, PASS_SCHEMA).collect()
-    SECONDS.append(time.perf_counter() - start)
-    del SECONDS[:-1000]
+    _record(time.perf_counter() - start)
     return [json.loads(r["summary"]) for r in sorted(rows, key=lambda r: r["part"])]
 
 
@@ -89,7 +94,7 @@ def iterate(frame, fill, task):
 
         rows = frame.blocks.mapInArrow(each, PASS_SCHEMA, barrier=True).collect()
     out = json.loads(next(r["summary"] for r in rows if r["part"] == 0))
-    SECONDS.extend(out.pop("seconds", []))
+    _record(*out.pop("seconds", []))
     return out
 
 
@@ -205,22 +210,24 @@ class Frame:
         self.p = len(self.names)
         self.values = None  # per nominal column, its values in code order
         self.blocks = None
-        self.drawn = None  # (seed, size, rows counted) of the sample drawn by open
 
     def open(self, sample=None):
         """Encode the table into cached blocks; its summary: n, the weight (and its
         whole part), and per column ``(weight of known values, weighted sum, min,
         max, count, sum, sum of squares)`` or ``{value: [weight, whole weight]}``.
-        ``sample``, a fit's ``(seed, size)``, draws the rows of ``sample(...)`` as
-        the blocks are encoded, from the table's count, and keeps them beside the
-        blocks: the fit then reads them back without a pass of its own."""
+        ``sample``, a fit's ``(seed, size)``, draws the rows ``sample()`` gives as
+        the blocks are encoded (at the share of the table's rows that ``size`` is)
+        and keeps them beside the blocks."""
         from pyspark import StorageLevel
         from pyspark.sql import functions as F
 
         fn, names, kinds = self.fn, self.names, self.kinds
         nominal = [n for n, k in zip(names, kinds) if k == NOMINAL]
-        found = self.df.agg(*[F.collect_set(F.col(f"`{n}`").cast("string")).alias(n)
-                              for n in nominal]).collect()[0] if nominal else {}
+        # one aggregation for the row count (a sample's share) and the nominal values
+        got = self.df.agg(F.count(F.lit(1)), *[
+            F.collect_set(F.col(f"`{n}`").cast("string")) for n in nominal]).collect()[0] \
+            if nominal or sample is not None else None
+        found = {n: got[1 + i] for i, n in enumerate(nominal)}
         self.values = []
         for n, k, b in zip(names, kinds, self.boolean):
             if k == NUMERIC:
@@ -231,25 +238,18 @@ class Frame:
                 self.values.append(("false", "true") if b else tuple(sorted(found[n])))
         encode = self.encoder()
         kinds, counts = self.kinds, [len(v or ()) for v in self.values]
-        schema, share, seed = "x binary, w binary, s string", None, None
+        schema, seed, share = "x binary, w binary, s string", None, None
         if sample is not None:
-            seed, size = sample
-            n = self.df.count()
-            share = min(1.0, size / n) if n else 1.0
-            self.drawn = (seed, size, n)
+            seed, share = sample[0], min(1.0, sample[1] / got[0]) if got[0] else 1.0
             schema += ", sx binary, sw binary"
 
         def block(batches):
             for b in batches:
                 if b.num_rows:
                     X, w = encode(b)
-                    cols = [pa.array([X.tobytes()], pa.binary()),
-                            pa.array([w.tobytes()], pa.binary()),
-                            pa.array([json.dumps(_summary(X, w, kinds, counts))])]
+                    cols = [*_binary(X, w), pa.array([json.dumps(_summary(X, w, kinds, counts))])]
                     if share is not None:
-                        keep = _drawn(X, w, seed) < share if share < 1.0 else slice(None)
-                        cols += [pa.array([X[keep].tobytes()], pa.binary()),
-                                 pa.array([w[keep].tobytes()], pa.binary())]
+                        cols += _binary(*_sampled(X, w, seed, share))
                     yield pa.RecordBatch.from_arrays(
                         cols, names=["x", "w", "s", "sx", "sw"][:len(cols)])
 
@@ -274,7 +274,7 @@ class Frame:
         blocks arrive."""
         start = time.perf_counter()
         texts = sorted(r["s"] for r in self.blocks.select("s").collect())
-        SECONDS.append(time.perf_counter() - start)
+        _record(time.perf_counter() - start)
         total = {"n": 0, "sw": 0.0, "whole": 0.0, "cols": [None] * self.p}
         for text in texts:
             total = _added(total, json.loads(text), self.kinds)
@@ -352,29 +352,17 @@ class Frame:
                     out[j] = np.sqrt(max(0.0, (ss - s * s / count) / (count - 1)))
         return out
 
-    def sample(self, total, fill, seed, size):
-        """(X, w): the table's rows (a sample of about ``size`` when it has more) in
-        the order of their values, as a single-machine fit orders a group, missing
-        values filled in. A row is drawn by a hash of its values and ``seed``, so
-        the sample does not depend on how the table is partitioned."""
+    def sample(self, fill):
+        """(X, w): the rows ``open(sample=(seed, size))`` drew (all of them, or about
+        ``size``) in the order of their values, as a single-machine fit orders a
+        group, missing values filled in. A row is drawn by a hash of its values and
+        ``seed``, so the sample does not depend on how the table is partitioned."""
         from pyspark.sql import functions as F
 
-        p, share = self.p, min(1.0, size / total["n"])
-
-        def pick(batches):
-            for X, w in matrices(batches, p):
-                if share < 1.0:
-                    keep = _drawn(X, w, seed) < share
-                    X, w = X[keep], w[keep]
-                if len(X):
-                    yield pa.RecordBatch.from_arrays(
-                        [pa.array([X.tobytes()], pa.binary()),
-                         pa.array([w.tobytes()], pa.binary())], names=["x", "w"])
-
-        if self.drawn == (seed, size, total["n"]):  # drawn as the table was encoded
-            got = self.blocks.select(F.col("sx").alias("x"), F.col("sw").alias("w")).toArrow()
-        else:
-            got = self.blocks.mapInArrow(pick, "x binary, w binary").toArrow()
+        if "sx" not in self.blocks.columns:
+            raise ValueError(f"{self.fn}: the table was opened without a sample")
+        p = self.p
+        got = self.blocks.select(F.col("sx").alias("x"), F.col("sw").alias("w")).toArrow()
         parts = list(matrices(got.to_batches(), p))
         X = np.concatenate([x for x, _ in parts]) if parts else np.empty((0, p))
         w = np.concatenate([w for _, w in parts]) if parts else np.empty(0)
@@ -457,6 +445,19 @@ def labelled(X, w, t):
     """The rows of a block whose column ``t`` (the class) is known."""
     known = ~np.isnan(X[:, t])
     return (X, w) if known.all() else (X[known], w[known])
+
+
+def _binary(*arrays):
+    """Arrays as one-value binary Arrow columns of their bytes (a block's parts)."""
+    return [pa.array([a.tobytes()], pa.binary()) for a in arrays]
+
+
+def _sampled(X, w, seed, share):
+    """The rows of a block that a sample taking ``share`` of the table draws."""
+    if share >= 1.0:
+        return X, w
+    keep = _drawn(X, w, seed) < share
+    return X[keep], w[keep]
 
 
 def _drawn(X, w, seed):

@@ -43,7 +43,7 @@ def fitted(df, k, seed=10, init="k-means++", max_iterations=500, exclude=(), wei
         attributes = frame.attributes
         layout = core.Layout.of(attributes)
         fill, lo, width, full = frame.replaced(total)
-        start = _start(frame, total, attributes, fill, lo, width, options, sample)
+        start = _start(frame, attributes, fill, lo, width, options)
         C, sse, errs, sizes, iterations = _passes(frame, layout, fill, lo, width, start,
                                                   options["max_iterations"])
     finally:
@@ -53,10 +53,10 @@ def fitted(df, k, seed=10, init="k-means++", max_iterations=500, exclude=(), wei
                              lo, width, full, C, sizes, sse, errs, iterations))
 
 
-def _start(frame, total, attributes, fill, lo, width, options, sample):
+def _start(frame, attributes, fill, lo, width, options):
     """The initial centres: the core's seeding on the rows in the order of their
     values (all of them, or a sample)."""
-    X, w = frame.sample(total, fill, options["seed"], sample)
+    X, w = frame.sample(fill)
     k = options["k"]
     if k > len(X) or not _distinct_at_least(X.T, k):
         raise ValueError(f"kmeans: k = {k} is larger than the number of distinct rows")

@@ -48,7 +48,7 @@ def fitted(df, k, max_iterations=100, seed=100, min_stddev=1e-6, exclude=(), wei
         attributes = frame.attributes
         layout = Layout.of(attributes)
         fill = frame.replaced(total)[0]
-        X, w = frame.sample(total, fill, seed, sample)
+        X, w = frame.sample(fill)
         if options["k"] > len(X) or not _distinct_at_least(X.T, options["k"]):
             raise ValueError(f"em: k = {k} is larger than the number of distinct rows")
         rows = core.Rows(X, w, layout)

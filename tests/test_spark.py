@@ -7,6 +7,7 @@ contract's errors, by name, on Spark."""
 import json
 import math
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -379,19 +380,26 @@ def test_kmeans_over_the_cluster_equals_one_machine(engines, table, k, init):
                                         ("cpu_missing", 1_000)])
 def test_a_sample_drawn_as_the_table_is_encoded_is_the_sample_a_pass_draws(
         engines, table, size):
-    """The rows ``open(sample=...)`` keeps beside the blocks are those ``sample``
-    draws in a pass of its own, however the rows are partitioned."""
+    """The rows ``open(sample=...)`` keeps beside the blocks are those whose hash
+    falls below the sample's share: the rows a pass over the whole table (here, in
+    the test) draws, however the rows are partitioned."""
     from duckmine.spark import frames
 
-    drawn = []
-    for parts, sample in ((3, (7, size)), (5, None)):
+    def opened(parts, size, drawn):
         f = frames.Frame("kmeans", frame(engines, table, parts))
         try:
-            total = f.open(sample=sample)
-            fill = f.replaced(total)[0]
-            drawn.append((total, *f.sample(total, fill, 7, size)))
+            total = f.open(sample=(7, size))
+            return total, *drawn(f, total, f.replaced(total)[0])
         finally:
             f.close()
+
+    def by_pass(f, total, fill):  # every row, missing values left missing
+        X, w = f.sample(np.full(f.p, np.nan))
+        keep = frames._drawn(X, w, 7) < min(1.0, size / total["n"])
+        return frames._filled(np.asfortranarray(X[keep]), fill), w[keep]
+
+    drawn = [opened(3, size, lambda f, total, fill: f.sample(fill)),
+             opened(5, 10**9, by_pass)]
     (t1, X1, w1), (t2, X2, w2) = drawn
     assert t1["n"] == t2["n"] and close(t1["cols"], t2["cols"], rel=1e-12)
     assert 0 < len(X1) <= t1["n"] and (len(X1) < t1["n"]) == (size < t1["n"])
