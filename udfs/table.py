@@ -284,9 +284,10 @@ class Rows:
         picked = list(range(len(fields))) if self.names is None else \
             _pick(fn, names, self.names)  # only these columns, in this order
         if self.weight is not None:
-            if self.weight not in [names[j] for j in picked]:
+            read = [names[j] for j in picked]
+            if self.weight not in read:
                 raise ValueError(f"{fn}: weight column {self.weight!r} is not in the table")
-            w = picked.pop([names[j] for j in picked].index(self.weight))
+            w = picked.pop(read.index(self.weight))
             _weight_kind(names[w], fields[w].type, fn)
             picked.append(w)
         self.picked, self.weighted, self.readers = picked, self.weight is not None, []
