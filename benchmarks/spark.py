@@ -226,8 +226,8 @@ def _clusters(spark, args, cores, out):
 
     df = points(spark, args.rows, cores)
     df.count()
-    vectors = VectorAssembler(inputCols=df.columns, outputCol="features") \
-        .transform(df).select("features").cache()
+    assembler = VectorAssembler(inputCols=df.columns, outputCol="features")
+    vectors = assembler.transform(df).select("features").cache()
     vectors.count()
     if "kmeans" in args.parts:
         from duckmine.spark import frames
@@ -239,8 +239,7 @@ def _clusters(spark, args, cores, out):
         mllib = KMeans(k=10, initMode="random", tol=0.0, maxIter=passes, seed=1)
         t2, _ = peer_timed(args, lambda: mllib.fit(vectors))
         # as duckmine's fit reads the table: its columns assembled into vectors too
-        t3, _ = peer_timed(args, lambda: mllib.fit(
-            VectorAssembler(inputCols=df.columns, outputCol="features").transform(df)))
+        t3, _ = peer_timed(args, lambda: mllib.fit(assembler.transform(df)))
         out.append({"part": "kmeans", "size": args.rows, "duckmine": t, "peer": t2,
                     "peer_name": "MLlib",
                     "check": f"{passes} passes each; duckmine {each:.2f} s a pass; MLlib "
@@ -380,7 +379,7 @@ def main():
     parser.add_argument("--timeout", type=float, default=3600)
     parser.add_argument("--driver-memory", default="8g",
                         help="the JVM's heap (MLlib's FPGrowth failed with 8g at five "
-                             "million baskets)")
+                             "million baskets, in the quick JVM)")
     parser.add_argument("--tools", nargs="+", default=["duckmine", "peer"],
                         choices=["duckmine", "peer"])
     parser.add_argument("--repeat", type=int, default=1,
