@@ -40,55 +40,68 @@ def ranked(offsets, codes):
 
 
 @njit(cache=True)
-def _ends(ranks, lo, hi, groups, last, ends):
+def _ends(ranks, lo, hi, group_of, last, ends):
     """The places in ``ranks[lo:hi]`` of each group's last item, in order, into
-    ``ends``; returns their number (``last`` is left all -1, as it came)."""
+    ``ends`` (``group_of``: each rank's group); returns their number (``last`` is
+    left all -1, as it came)."""
     for j in range(lo, hi):
-        last[ranks[j] % groups] = j
+        last[group_of[ranks[j]]] = j
     m = 0
     for j in range(lo, hi):
-        if last[ranks[j] % groups] == j:
+        if last[group_of[ranks[j]]] == j:
             ends[m] = j
             m += 1
     for j in range(lo, hi):
-        last[ranks[j] % groups] = -1
+        last[group_of[ranks[j]]] = -1
     return m
 
 
 @njit(cache=True)
 def shards(offsets, ranks, groups):
     """The group-dependent transactions of the transactions ``ranks[offsets[t]:
-    offsets[t + 1]]`` (frequent item ranks, each list sorted and distinct):
-    (group of each, CSR offsets, ranks)."""
+    offsets[t + 1]]`` (frequent item ranks, each list sorted and distinct), laid
+    out a group after another, each group's in the order of their transactions:
+    (their number per group, their ranks' number per group, the length of each,
+    the ranks). One pass counts, the next writes each at its group's place, so
+    that a group's shard is one slice of each array."""
     n = offsets.shape[0] - 1
     last = np.full(groups, -1, np.int64)
     longest = 0
     for t in range(n):
         longest = max(longest, offsets[t + 1] - offsets[t])
     ends = np.empty(longest, np.int64)
-    size = 0
-    count = 0
+    top = 0
+    for j in range(ranks.shape[0]):
+        top = max(top, ranks[j] + 1)
+    group_of = np.arange(top) % groups  # a look-up, not a division an item
+    count = np.zeros(groups, np.int64)
+    size = np.zeros(groups, np.int64)
     for t in range(n):  # first the sizes
-        m = _ends(ranks, offsets[t], offsets[t + 1], groups, last, ends)
+        m = _ends(ranks, offsets[t], offsets[t + 1], group_of, last, ends)
         for e in range(m):
-            size += ends[e] - offsets[t] + 1
-        count += m
-    group = np.empty(count, np.int32)
-    out_offsets = np.zeros(count + 1, np.int64)
-    out = np.empty(size, np.int32)
-    q = 0
-    at = 0
+            g = group_of[ranks[ends[e]]]
+            count[g] += 1
+            size[g] += ends[e] - offsets[t] + 1
+    next_one = np.zeros(groups, np.int64)  # where each group's next one goes
+    next_rank = np.zeros(groups, np.int64)
+    for g in range(1, groups):
+        next_one[g] = next_one[g - 1] + count[g - 1]
+        next_rank[g] = next_rank[g - 1] + size[g - 1]
+    lengths = np.empty(count.sum(), np.int32)
+    out = np.empty(size.sum(), np.int32)
     for t in range(n):
         lo = offsets[t]
-        m = _ends(ranks, lo, offsets[t + 1], groups, last, ends)
+        m = _ends(ranks, lo, offsets[t + 1], group_of, last, ends)
         for e in range(m):
-            group[q] = ranks[ends[e]] % groups
-            for i in range(lo, ends[e] + 1):
-                out[at] = ranks[i]
-                at += 1
-            q += 1
-            out_offsets[q] = at
-    return group, out_offsets, out
+            g = group_of[ranks[ends[e]]]
+            k = ends[e] - lo + 1
+            lengths[next_one[g]] = k
+            next_one[g] += 1
+            at = next_rank[g]
+            for i in range(k):
+                out[at + i] = ranks[lo + i]
+            next_rank[g] = at + k
+    return count, size, lengths, out
 
 
 def mine_group(offsets, ranks, n_items, group, groups, min_count, max_len, limit):

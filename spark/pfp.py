@@ -6,8 +6,8 @@
 2. Each batch counts its items' supports, one aggregation sums them, and the
    driver ranks the frequent ones.
 3. Each partition turns its transactions into group-dependent transactions
-   (``pfp.shards``), packed as bytes a group and a batch, which Spark shuffles by
-   group.
+   (``pfp.shards``), packed as bytes a group and a batch, which Spark shuffles to
+   a partition a group.
 4. Each group is mined on its own (``pfp.mine_group``) into itemsets and counts.
 5. Closed and maximal itemsets are derived from the result with one more
    aggregation: an itemset is closed when none of one more item has its support,
@@ -91,7 +91,7 @@ def fp_growth(df, min_support, max_length=None, target="all", layout="auto", gro
             offsets, flat = itemsets.list_csr(b.column("items"))
             codes = np.asarray(pc.index_in(flat, value_set=known).fill_null(-1), np.int32)
             offsets, ranks = pfp.ranked(offsets, codes)
-            yield _packed(*pfp.shards(offsets, ranks, groups), groups)
+            yield _packed(*pfp.shards(offsets, ranks, groups))
 
     def mine(key, table):
         from ..algorithms.itemsets import TooManyItemsets, expand
@@ -114,7 +114,9 @@ def fp_growth(df, min_support, max_length=None, target="all", layout="auto", gro
         return pa.table({"itemset": lists, "support_count": pa.array(count, pa.int64())})
 
     shards = tx.mapInArrow(shard, "g int, lengths binary, ranks binary")
-    found = shards.groupBy("g").applyInArrow(mine, RESULT)
+    # one group to a partition: hashing the group numbers put three of four in one
+    # partition, and Spark then merged the small ones, so one task mined most
+    found = shards.repartitionById(groups, "g").groupBy("g").applyInArrow(mine, RESULT)
     if options["target"] != "all":
         found = _closed_or_maximal(found.cache(), options["target"], max_len)
     return found.withColumn("support", F.col("support_count") / F.lit(float(n)))
@@ -133,22 +135,26 @@ def _supports(batches):
                                          names=["item", "count"])
 
 
-def _packed(group, offsets, ranks, groups):
-    """A batch's group-dependent transactions (``pfp.shards``) as one row per group:
-    their lengths and their ranks as bytes. Spark then shuffles a few large values
-    rather than a row of a list per transaction, which at a million baskets took
-    most of the time (9 s of 15 on two cores)."""
-    lengths = np.diff(offsets)
-    of_entry = np.repeat(group, lengths)
-    shards_of = np.bincount(group, minlength=groups)
-    entries_of = np.bincount(of_entry, minlength=groups)
-    present = np.flatnonzero(shards_of)
+def _packed(count, size, lengths, ranks):
+    """A batch's group-dependent transactions (``pfp.shards``, a group after
+    another) as one row per group: their lengths and their ranks as bytes, each a
+    slice of one buffer. Spark then shuffles a few large values rather than a row
+    of a list per transaction, which at a million baskets took most of the time
+    (9 s of 15 on two cores)."""
+    present = np.flatnonzero(count)
+    if len(ranks) * SHARD_DTYPE.itemsize >= 2**31:
+        raise ValueError("fp_growth: a batch's group-dependent transactions take "
+                         "2 GB or more; set spark.sql.execution.arrow.maxRecordsPerBatch "
+                         "lower")
     out = []
-    for values, keys, sizes in ((lengths, group, shards_of), (ranks, of_entry, entries_of)):
-        data = values[np.argsort(keys, kind="stable")].astype(SHARD_DTYPE).tobytes()
-        ends = np.cumsum(sizes) * SHARD_DTYPE.itemsize
-        out.append(pa.array([data[e - sizes[g] * SHARD_DTYPE.itemsize:e]
-                             for g, e in zip(present, ends[present])], pa.binary()))
+    for values, sizes in ((lengths, count), (ranks, size)):
+        ends = np.concatenate([[0], np.cumsum(sizes)]) * SHARD_DTYPE.itemsize
+        # a present group's bytes end where the next present one's begin
+        bounds = ends[np.concatenate([present, present[-1:] + 1])] if len(present) \
+            else np.zeros(1, np.int64)
+        out.append(pa.Array.from_buffers(pa.binary(), len(present), [
+            None, pa.py_buffer(bounds.astype(np.int32)),
+            pa.py_buffer(values.astype(SHARD_DTYPE, copy=False))]))
     return pa.RecordBatch.from_arrays([pa.array(present.astype(np.int32), pa.int32()), *out],
                                       names=["g", "lengths", "ranks"])
 

@@ -316,3 +316,35 @@ def test_prefix_paths_copied_in_rounds_give_the_same_itemsets(threads):
                                 for q in range(len(parent))))
     assert len(found[0]) > 500
     assert found[1] == found[0] and found[2] == found[0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 30), max_size=9), max_size=40), st.integers(1, 7))
+def test_group_dependent_transactions_are_each_groups_prefixes(tx, groups):
+    """Each transaction (its items' ranks, sorted and distinct) gives a group every
+    group it holds an item of (rank ``r`` to group ``r % groups``) its prefix up to
+    that group's last item; the shards come a group after another, in transaction
+    order, and each group's row of the batch Spark shuffles holds just those, as
+    lengths and ranks. Checked against the definition, one transaction at a time."""
+    from duckmine.algorithms.pfp import shards
+    from duckmine.spark.pfp import SHARD_DTYPE, _packed
+
+    tx = [sorted(set(t)) for t in tx]
+    offsets = np.cumsum([0] + [len(t) for t in tx]).astype(np.int64)
+    ranks = np.array([r for t in tx for r in t], np.int32)
+    want = {}
+    for t in tx:
+        for g in range(groups):
+            held = [i for i, r in enumerate(t) if r % groups == g]
+            if held:
+                want.setdefault(g, []).append(t[:held[-1] + 1])
+    count, size, lengths, flat = shards(offsets, ranks, groups)
+    assert count.tolist() == [len(want.get(g, [])) for g in range(groups)]
+    assert size.tolist() == [sum(map(len, want.get(g, []))) for g in range(groups)]
+    batch = _packed(count, size, lengths, flat)
+    got = {}
+    for g, lens, rs in zip(*(batch.column(c).to_pylist() for c in ("g", "lengths", "ranks"))):
+        lens, rs = np.frombuffer(lens, SHARD_DTYPE), np.frombuffer(rs, SHARD_DTYPE).tolist()
+        ends = np.cumsum(lens).tolist()
+        got[g] = [rs[e - n:e] for n, e in zip(lens.tolist(), ends)]
+    assert got == want
