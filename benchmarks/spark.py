@@ -412,15 +412,19 @@ def main():
     print(f"{'part':7} {'size':>10} {'cores':>5} {'duckmine s':>11} {'peer s':>9} "
           f"{'ratio':>6}  {'peer':18} {'peak MB':>8}  check")
     for r in results:
+        timed_peer = not np.isnan(r["peer"])  # not with --tools duckmine
+        ratio = f"{r['peer'] / r['duckmine']:>5.1f}x" if timed_peer else f"{'-':>6}"
+        peer = r["peer_name"] if timed_peer else "(not run)"
         print(f"{r['part']:7} {r['size']:>10,} {r['cores']:>5} {r['duckmine']:>11.1f} "
-              f"{r['peer']:>9.1f} {r['peer'] / r['duckmine']:>5.1f}x  {r['peer_name']:18} "
-              f"{r['peak_mb']:>8,.0f}  {r['check']}")
+              f"{r['peer']:>9.1f} {ratio}  {peer:18} {r['peak_mb']:>8,.0f}  {r['check']}")
     by = {(r["part"], r["size"], r["cores"]): r for r in results}
     for (part, size, cores), r in by.items():
         one = by.get((part, size, 1))
         if cores == 2 and one:
-            print(f"{part} {size:,}: 1 -> 2 cores: duckmine {one['duckmine'] / r['duckmine']:.2f}x"
-                  f", {r['peer_name']} {one['peer'] / r['peer']:.2f}x")
+            theirs = "" if np.isnan(r["peer"]) else \
+                f", {r['peer_name']} {one['peer'] / r['peer']:.2f}x"
+            print(f"{part} {size:,}: 1 -> 2 cores: duckmine "
+                  f"{one['duckmine'] / r['duckmine']:.2f}x{theirs}")
 
 
 if __name__ == "__main__":
