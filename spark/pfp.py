@@ -3,8 +3,9 @@
 
 1. The rows become transactions (an ``items`` list per transaction) by the
    layout rule DuckDB uses (``udfs/transactions.layout``), in Spark SQL.
-2. Each batch counts its items' supports, one aggregation sums them, and the
-   driver ranks the frequent ones.
+2. Each batch counts its items' supports and is cached as codes into its own
+   item names; one aggregation sums the supports, and the driver ranks the
+   frequent ones.
 3. Each partition turns its transactions into group-dependent transactions
    (``pfp.shards``), packed as bytes a group and a batch, which Spark shuffles to
    a partition a group.
@@ -28,6 +29,8 @@ from .itemsets import _type_name
 
 RESULT = "itemset array<string>, support_count bigint"
 SHARD_DTYPE = np.dtype("<i4")  # a shard's lengths and ranks as bytes, whatever the host
+OFFSET_DTYPE = np.dtype("<i8")
+BLOCKS = "n bigint, names array<string>, counts array<bigint>, offsets binary, codes binary"
 
 
 def transactions(fn, df, requested="auto"):
@@ -57,6 +60,7 @@ def fp_growth(df, min_support, max_length=None, target="all", layout="auto", gro
               limit=None):
     """The frequent itemsets of ``df``'s transactions, as a DataFrame of
     ``(itemset, support_count, support)``, itemsets sorted by name."""
+    from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
     fn = "fp_growth"
@@ -64,16 +68,19 @@ def fp_growth(df, min_support, max_length=None, target="all", layout="auto", gro
                                      limit)
     LAYOUT.check(fn, layout)
     spark = df.sparkSession
-    tx = transactions(fn, df, layout).cache()
-    n = tx.count()
+    # read from Spark once: later passes read each batch's item codes from the cache
+    blocks = transactions(fn, df, layout).mapInArrow(_encoded, BLOCKS).persist(
+        StorageLevel.MEMORY_AND_DISK)
+    n = int(blocks.agg(F.sum("n")).collect()[0][0] or 0)
     min_count = itemsets.min_count(fn, min_support, n)
-    counted = (tx.mapInArrow(_supports, "item string, count bigint").groupBy("item")
-               .agg(F.sum("count").alias("count")).where(F.col("count") >= min_count)
+    counted = (blocks.select(F.explode(F.arrays_zip("names", "counts")).alias("c"))
+               .groupBy(F.col("c.names").alias("item"))
+               .agg(F.sum("c.counts").alias("count")).where(F.col("count") >= min_count)
                .collect())
     ranked = sorted(((r["item"], r["count"]) for r in counted), key=lambda r: (-r[1], r[0]))
     names = [name for name, _ in ranked]
     if not names:
-        tx.unpersist()
+        blocks.unpersist()
         return spark.createDataFrame([], RESULT + ", support double")
     n_items = len(names)
     if groups is None:
@@ -88,10 +95,14 @@ def fp_growth(df, min_support, max_length=None, target="all", layout="auto", gro
 
     def shard(batches):
         for b in batches:
-            offsets, flat = itemsets.list_csr(b.column("items"))
-            codes = np.asarray(pc.index_in(flat, value_set=known).fill_null(-1), np.int32)
-            offsets, ranks = pfp.ranked(offsets, codes)
-            yield _packed(*pfp.shards(offsets, ranks, groups))
+            for i in range(b.num_rows):
+                own = b.column("names")[i].values  # the block's names, its codes' index
+                rank = np.asarray(pc.index_in(own, value_set=known).fill_null(-1), np.int32)
+                offsets = np.frombuffer(b.column("offsets")[i].as_buffer(), OFFSET_DTYPE)
+                codes = np.frombuffer(b.column("codes")[i].as_buffer(), SHARD_DTYPE)
+                codes = np.where(codes >= 0, rank[np.maximum(codes, 0)], -1).astype(np.int32)
+                offsets, ranks = pfp.ranked(offsets.astype(np.int64), codes)
+                yield _packed(*pfp.shards(offsets, ranks, groups))
 
     def mine(key, table):
         from ..algorithms.itemsets import TooManyItemsets, expand
@@ -113,7 +124,7 @@ def fp_growth(df, min_support, max_length=None, target="all", layout="auto", gro
                                          known.take(pa.array(codes)))
         return pa.table({"itemset": lists, "support_count": pa.array(count, pa.int64())})
 
-    shards = tx.mapInArrow(shard, "g int, lengths binary, ranks binary")
+    shards = blocks.mapInArrow(shard, "g int, lengths binary, ranks binary")
     # one group to a partition: hashing the group numbers put three of four in one
     # partition, and Spark then merged the small ones, so one task mined most
     found = shards.repartitionById(groups, "g").groupBy("g").applyInArrow(mine, RESULT)
@@ -122,17 +133,24 @@ def fp_growth(df, min_support, max_length=None, target="all", layout="auto", gro
     return found.withColumn("support", F.col("support_count") / F.lit(float(n)))
 
 
-def _supports(batches):
-    """Each batch's items with the number of its transactions holding each: a few
-    rows a batch for Spark to sum, rather than a row per item of every transaction
-    (3.6 s of 8.3 at a million baskets on two cores)."""
+def _encoded(batches):
+    """Each batch of transactions as one row: its number of transactions, the
+    names of its items with the number of its transactions holding each (a few
+    rows a batch for Spark to sum, rather than a row per item of every transaction:
+    3.6 s of 8.3 at a million baskets on two cores), and its transactions as
+    offsets and codes into those names, which Spark caches: the pass that shards
+    them reads a few numbers an item rather than the item lists again."""
     for b in batches:
         offsets, codes, names = itemsets.encoded_items(b.column("items"))
-        support = fpgrowth.item_supports(offsets, codes, len(names))
-        held = support > 0
-        yield pa.RecordBatch.from_arrays([names.filter(pa.array(held)),
-                                          pa.array(support[held], pa.int64())],
-                                         names=["item", "count"])
+        support = fpgrowth.item_supports(offsets, codes, len(names))  # each name is held
+        yield pa.RecordBatch.from_arrays([
+            pa.array([len(offsets) - 1], pa.int64()),
+            pa.ListArray.from_arrays(pa.array([0, len(names)], pa.int32()), names),
+            pa.ListArray.from_arrays(pa.array([0, len(names)], pa.int32()),
+                                     pa.array(support, pa.int64())),
+            pa.array([offsets.astype(OFFSET_DTYPE).tobytes()], pa.binary()),
+            pa.array([codes.astype(SHARD_DTYPE).tobytes()], pa.binary())],
+            names=["n", "names", "counts", "offsets", "codes"])
 
 
 def _packed(count, size, lengths, ranks):
