@@ -100,7 +100,7 @@ def fp_growth(df, min_support, max_length=None, target="all", layout="auto", gro
                 rank = np.asarray(pc.index_in(own, value_set=known).fill_null(-1), np.int32)
                 offsets = np.frombuffer(b.column("offsets")[i].as_buffer(), OFFSET_DTYPE)
                 codes = np.frombuffer(b.column("codes")[i].as_buffer(), SHARD_DTYPE)
-                codes = np.where(codes >= 0, rank[np.maximum(codes, 0)], -1).astype(np.int32)
+                codes = np.append(rank, np.int32(-1))[codes]  # a NULL's -1 takes the -1
                 offsets, ranks = pfp.ranked(offsets.astype(np.int64), codes)
                 yield _packed(*pfp.shards(offsets, ranks, groups))
 
