@@ -108,9 +108,7 @@ def fp_growth(df, min_support, max_length=None, target="all", layout="auto", gro
         from ..algorithms.itemsets import TooManyItemsets, expand
 
         g = key[0].as_py()
-        lengths, flat = (np.concatenate([np.frombuffer(b, SHARD_DTYPE)
-                                         for b in table.column(c).to_pylist()])
-                         for c in ("lengths", "ranks"))
+        lengths, flat = (_joined(table.column(c)) for c in ("lengths", "ranks"))
         offsets = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
         try:
             parent, item, count = pfp.mine_group(offsets, flat.astype(np.int32), n_items, g,
@@ -151,6 +149,19 @@ def _encoded(batches):
             pa.array([offsets.astype(OFFSET_DTYPE).tobytes()], pa.binary()),
             pa.array([codes.astype(SHARD_DTYPE).tobytes()], pa.binary())],
             names=["n", "names", "counts", "offsets", "codes"])
+
+
+def _joined(column):
+    """A binary column's values (``SHARD_DTYPE`` numbers) as one array: each chunk's
+    bytes read where Arrow holds them, then copied once into the whole."""
+    parts = []
+    for chunk in column.chunks:
+        if len(chunk):
+            bounds = np.frombuffer(chunk.buffers()[1], np.int32)[
+                chunk.offset:chunk.offset + len(chunk) + 1]
+            data = np.frombuffer(chunk.buffers()[2], np.uint8)[bounds[0]:bounds[-1]]
+            parts.append(data.view(SHARD_DTYPE))
+    return np.concatenate(parts) if parts else np.empty(0, SHARD_DTYPE)
 
 
 def _packed(count, size, lengths, ranks):

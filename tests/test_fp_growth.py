@@ -348,3 +348,18 @@ def test_group_dependent_transactions_are_each_groups_prefixes(tx, groups):
         ends = np.cumsum(lens).tolist()
         got[g] = [rs[e - n:e] for n, e in zip(lens.tolist(), ends)]
     assert got == want
+
+
+def test_shards_of_many_batches_are_joined_in_order():
+    """A group's rows of shards, from many batches in chunks of any offset (a slice
+    of a larger array), read as the one array of their numbers in order."""
+    from duckmine.spark.pfp import SHARD_DTYPE, _joined
+
+    rng = np.random.default_rng(5)
+    values = [rng.integers(-5, 1000, rng.integers(0, 6)).astype(SHARD_DTYPE)
+              for _ in range(30)]
+    binary = pa.array([v.tobytes() for v in values], pa.binary())
+    chunks = [binary.slice(0, 7), binary.slice(7, 0), binary.slice(7, 13), binary.slice(20)]
+    got = _joined(pa.chunked_array(chunks, pa.binary()))
+    assert got.tolist() == np.concatenate(values).tolist()
+    assert _joined(pa.chunked_array([], pa.binary())).tolist() == []
