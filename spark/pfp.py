@@ -25,6 +25,7 @@ from ..algorithms import fpgrowth, pfp
 from ..udfs import itemsets
 from ..udfs.transactions import LAYOUT, layout
 from . import calls
+from .frames import _binary
 from .itemsets import _type_name
 
 RESULT = "itemset array<string>, support_count bigint"
@@ -146,8 +147,7 @@ def _encoded(batches):
             pa.ListArray.from_arrays(pa.array([0, len(names)], pa.int32()), names),
             pa.ListArray.from_arrays(pa.array([0, len(names)], pa.int32()),
                                      pa.array(support, pa.int64())),
-            pa.array([offsets.astype(OFFSET_DTYPE).tobytes()], pa.binary()),
-            pa.array([codes.astype(SHARD_DTYPE).tobytes()], pa.binary())],
+            *_binary(offsets.astype(OFFSET_DTYPE), codes.astype(SHARD_DTYPE))],
             names=["n", "names", "counts", "offsets", "codes"])
 
 
