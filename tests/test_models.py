@@ -113,6 +113,30 @@ def test_scoring_a_whole_table_passes_the_model_once(weather):
     assert counts == [("no", 5 * 20000), ("yes", 9 * 20000)]
 
 
+def test_a_trees_scoring_arrays_are_set_after_the_columns_they_are_read_with(weather):
+    """Threads share a parsed model, and the first to score a tree makes its
+    arrays: a thread that finds the arrays made must find the column map that
+    ``proba`` reads them with, so the map is set first (a thread once found the
+    arrays without it, in a whole-table scoring on two threads)."""
+    from duckmine.algorithms.c45.model import Tree
+    from duckmine.udfs import models as udf_models
+
+    value = weather.execute("SELECT c45_fit(t, 'play') FROM weather t").fetchall()[0][0]
+    udf_models.forget()
+    tree = udf_models.model_of("predict", value).tree
+    order = []
+
+    class Watched(Tree):
+        def __setattr__(self, key, v):
+            order.append(key)
+            super().__setattr__(key, v)
+
+    watched = object.__new__(Watched)
+    watched.__dict__.update(tree.__dict__)
+    watched.arrays()
+    assert order.index("_column") < order.index("_arrays")
+
+
 def test_a_fit_caches_only_small_models(weather, monkeypatch):
     """Scoring in the session of the fit reads no body of a model it fitted, unless
     the body is larger than a fit may keep (FITTED_BYTES): fits alone hold at most

@@ -147,11 +147,13 @@ class Tree:
                 for b in range(d.shape[0]):
                     fallback[start[i] + b] = _prob(d[b]) if c45.gr(d[b].sum(), 0) \
                         else _prob(d.sum(axis=0))
-            self._arrays = (self.attr, self.kind, self.threshold, self.value, start,
-                            flat, frac, fallback, leaf_prob, self.empty)
             column = np.full(max(self.used, default=-1) + 1, -1, np.int64)
             column[self.used] = np.arange(len(self.used))
+            # ``_column`` first: a thread that finds ``_arrays`` set (DuckDB scores
+            # chunks of one model on several threads) must find it too
             self._column = column
+            self._arrays = (self.attr, self.kind, self.threshold, self.value, start,
+                            flat, frac, fallback, leaf_prob, self.empty)
         return self._arrays
 
     def proba(self, columns, n):
