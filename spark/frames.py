@@ -1,22 +1,24 @@
 """A Spark DataFrame read as the cores read a Dataset, for the fits that run over
-the cluster a pass at a time (``spark/lloyd.py``, ``spark/mixture.py``).
+the cluster (``spark/lloyd.py``, ``mixture.py``, ``network.py``, ``trees.py``).
 
-The table is read from Spark once: each nominal column's values come from one
-aggregation in the JVM, then one pass encodes every Arrow batch as a
-single-machine fit would hold it (float64, nominal codes in the order of the
-whole table's values, NaN missing) into blocks that Spark caches, each with its
-sums beside it (row count, weights, each numeric column's range and sums, each
-nominal column's weighted value counts). The driver adds those up into the
-table's, from which it fills in missing values as the cores' ``ReplaceMissing``
-does; later passes fill them in block by block.
+Each nominal column's values come from one aggregation in the JVM. Every Arrow
+batch is then encoded as a single-machine fit would hold it (float64, nominal
+codes in the order of the whole table's values, NaN missing), with its sums beside
+it (row count, weights, each numeric column's range and sums, each nominal
+column's weighted value counts). The driver adds those up into the table's, from
+which it fills in missing values as the cores' ``ReplaceMissing`` does.
 
-A pass (``run_pass``) runs a function over every partition with ``mapInArrow``
-and brings back one small JSON summary per partition; the driver adds them in
-partition order, so a fit gives the same model every run. The iterations of a
-fit run in one barrier stage instead (``iterate``), over the blocks each task
-holds in memory.
+- **Iterating fits** (k-means, EM) run in one barrier stage (``iterate``): each
+  task reads its share of the rows once, keeps its blocks in memory, and iterates
+  over them, exchanging sums with the others through the driver.
+- **Fits a pass at a time** (the network, the tree) encode the table into blocks
+  that Spark caches (``Frame.open``); a pass (``run_pass``) runs a function over
+  every partition with ``mapInArrow`` and brings back one small JSON summary per
+  partition, which the driver adds in partition order, so a fit gives the same
+  model every run.
 """
 
+import base64
 import json
 import secrets
 import socket
@@ -34,6 +36,7 @@ from ..udfs.table import _numeric, _weights, kind_of
 from . import calls
 
 PASS_SCHEMA = "part int, summary string"
+RUN = 10_000  # rows dealt to one task of a barrier stage together
 SECONDS = []  # how long each pass took, for benchmarks/spark.py (the last 1,000)
 
 
@@ -59,56 +62,112 @@ def run_pass(df, fn):
     return [json.loads(r["summary"]) for r in sorted(rows, key=lambda r: r["part"])]
 
 
-def iterate(frame, fill, task):
-    """Run ``task(matrices, total)`` on every partition of the table at once (a
-    barrier stage, as many partitions as the cluster has task slots): each task
-    reads its blocks from Spark once, keeps them in memory as ``(X, w)`` matrices
-    (missing values filled in) and iterates over them, ``total(dict)`` giving every
-    task the ``add_up`` of every task's dict (``_Hub``). Every task computes the
-    same next step from the same sums, so all agree; partition 0's result is
-    returned. An iteration then costs the kernels' work and one exchange of sums,
-    not a Spark job that streams the table to Python again."""
-    p = frame.p
+def iterate(frame, sample, begin, task):
+    """Fit over the table in one barrier stage, as many tasks as the cluster has
+    task slots. Each task reads its share of the rows from Spark once (runs of a
+    batch dealt by their partition and place: a shuffle with no sort), encodes
+    them into blocks and keeps them in memory. The driver adds up the blocks'
+    summaries into the table's (``Frame.summed``) and takes the rows the sample
+    ``(seed, size)`` drew from every block (about ``size``, by a hash of their
+    values: ``_sampled``); ``begin(total, sampled)`` returns the fit's start, a dict
+    whose ``fill`` are the values that replace missing ones, and ``sampled(fill)``
+    gives the sample's rows in the order of their values, filled in. Every task
+    gets the start, fills in its blocks and runs ``task(mats, total, start)``, where
+    ``total(dict)`` gives it the ``add_up`` of every task's dict (``_Hub``): every
+    task computes the same next step from the same sums, so all agree, and
+    partition 0's result is returned. An error ``begin`` raises is raised here.
+    Call ``frame.read_values(count=True)`` first: its count sets the sample's share.
+    An iteration costs the kernels' work and one exchange of sums, not a Spark job
+    that streams the table to Python again."""
+    from pyspark.sql import functions as F
+
+    p, kinds, counts = frame.p, frame.kinds, frame.counts
+    if frame.count == 0:  # Spark may run no task at all for an empty shuffle
+        raise ValueError(f"{frame.fn}: the table is empty")
+    encode, seed = frame.encoder(), sample[0]
+    share = min(1.0, sample[1] / frame.count) if frame.count else 1.0
     spark = frame.df.sparkSession
-    slots = frame.blocks.rdd.getNumPartitions()
-    with _Hub(spark.sparkContext.getConf().get("spark.driver.host"), slots) as hub:
+    slots = max(1, spark.sparkContext.defaultParallelism)
+    place = F.monotonically_increasing_id().bitwiseAND(F.lit((1 << 33) - 1))
+    deal = (F.spark_partition_id() + F.floor(place / F.lit(RUN))) % F.lit(slots)
+    cols = [F.col(f"`{n}`") for n in frame.names + [frame.weight] if n is not None]
+    rows = frame.df.select(*cols).repartitionById(slots, deal.cast("int"))
+
+    def first(parts):
+        total = frame.summed([t for q in parts for t in q["s"]])
+        X = np.concatenate([_array(q["sx"]).reshape(-1, p) for q in parts])
+        w = np.concatenate([_array(q["sw"]) for q in parts])
+        return begin(total, lambda fill: frame.sampled(X, w, fill))
+
+    with _Hub(spark.sparkContext.getConf().get("spark.driver.host"), slots, first) as hub:
         where, token = hub.where, hub.token
 
         def each(batches):
             from pyspark import BarrierTaskContext
 
-            part = BarrierTaskContext.get().partitionId()
-            mats = list(matrices(batches, p, fill))
+            context = BarrierTaskContext.get()
+            part, tasks = context.partitionId(), len(context.getTaskInfos())
+            mats, texts, sx, sw = [], [], [], []
+            for b in batches:
+                if b.num_rows:
+                    X, w = encode(b)
+                    texts.append(json.dumps(_summary(X, w, kinds, counts)))
+                    x, v = _sampled(X, w, seed, share)
+                    sx.append(x.ravel())
+                    sw.append(v)
+                    mats.append((X, w))
             with socket.create_connection(where) as conn:
-                _send(conn, [token, part])
+                _send(conn, [token, part, tasks])
 
                 def total(d):
                     _send(conn, d)
                     return _receive(conn)
 
-                out = task(mats, total)
+                start = total({"s": texts, "sx": _text(sx), "sw": _text(sw)})
+                fill = np.asarray(start["fill"], np.float64)
+                for i, (X, w) in enumerate(mats):  # as the clustering kernels read rows
+                    mats[i] = (_filled(np.asfortranarray(X), fill), w)
+                out = task(mats, total, start)
             yield pa.RecordBatch.from_arrays(
                 [pa.array([part], pa.int32()),
                  pa.array([json.dumps(out) if part == 0 else ""], pa.string())],
                 names=["part", "summary"])
 
-        rows = frame.blocks.mapInArrow(each, PASS_SCHEMA, barrier=True).collect()
-    out = json.loads(next(r["summary"] for r in rows if r["part"] == 0))
+        try:
+            got = rows.mapInArrow(each, PASS_SCHEMA, barrier=True).collect()
+        except Exception:
+            if hub.error is not None:
+                raise hub.error from None
+            raise
+    out = json.loads(next(r["summary"] for r in got if r["part"] == 0))
     _record(*out.pop("seconds", []))
     return out
+
+
+def _text(arrays):
+    """float64 arrays as one text (their bytes, base64), for a JSON message."""
+    return base64.b64encode(np.concatenate(arrays).tobytes() if arrays else b"").decode()
+
+
+def _array(text):
+    return np.frombuffer(base64.b64decode(text), np.float64)
 
 
 class _Hub:
     """Where a barrier stage's tasks add up their sums, on the driver, over TCP:
     each step every task sends its dict and gets back the ``add_up`` of all, in
-    partition order (a dict a task each way, however many tasks). A task shows a
-    token made for the fit, so that sums come from the stage's tasks alone; a
-    stray connection is closed. (Spark's own ``allGather`` waits for a clock tick of
-    a second on every call, longer than a step takes.)"""
+    partition order (a dict a task each way, however many tasks); at the first
+    step, ``first(dicts)`` where given. A task shows a token made for the fit, its
+    partition and the stage's number of tasks, so that sums come from the stage's
+    tasks alone, all of them; a stray connection is closed. An
+    error ``first`` raises is kept (``error``) and the tasks are let go, which fails
+    the stage. (Spark's own ``allGather`` waits for a clock tick of a second on
+    every call, longer than a step takes.)"""
 
-    def __init__(self, host, count):
-        self.token, self.count = secrets.token_hex(16), count
-        self.server = socket.create_server(("", 0), backlog=count)
+    def __init__(self, host, backlog, first=None):
+        self.token, self.count, self.first = secrets.token_hex(16), None, first
+        self.error = None
+        self.server = socket.create_server(("", 0), backlog=backlog)
         self.where = (host, self.server.getsockname()[1])
         self.peers = {}
         self.thread = threading.Thread(target=self._serve, daemon=True)
@@ -116,25 +175,33 @@ class _Hub:
 
     def _serve(self):
         try:
-            while len(self.peers) < self.count:
+            while self.count is None or len(self.peers) < self.count:
                 conn, _ = self.server.accept()
                 try:
-                    shown, part = _receive(conn, limit=256)
-                    known = shown == self.token and isinstance(part, int) and \
-                        0 <= part < self.count and part not in self.peers
+                    shown, part, count = _receive(conn, limit=256)
+                    known = shown == self.token and all(
+                        isinstance(v, int) for v in (part, count)) and \
+                        0 <= part < count and part not in self.peers and \
+                        self.count in (None, count)
                 except (ConnectionError, ValueError, TypeError, struct.error):
                     known = False
                 if not known:
                     conn.close()  # not a task of this stage: its sums are not taken
                     continue
-                self.peers[part] = conn
+                self.peers[part], self.count = conn, count
             order = [self.peers[q] for q in sorted(self.peers)]
+            step = self.first or add_up
             while True:  # a step: a dict from every task, the total back to each
-                got = add_up([_receive(conn) for conn in order])
+                got = step([_receive(conn) for conn in order])
+                step = add_up
                 for conn in order:
                     _send(conn, got)
         except (ConnectionError, OSError):
             pass  # the tasks are done (or their stage failed, which Spark reports)
+        except Exception as err:  # the fit's own (first): the stage is failed
+            self.error = err
+            for conn in self.peers.values():
+                conn.close()
 
     def __enter__(self):
         return self
@@ -209,24 +276,20 @@ class Frame:
         self.boolean = [pa.types.is_boolean(arrow.field(n).type) for n in self.names]
         self.p = len(self.names)
         self.values = None  # per nominal column, its values in code order
+        self.count = None  # the row count, where read_values counted
         self.blocks = None
 
-    def open(self, sample=None):
-        """Encode the table into cached blocks; its summary: n, the weight (and its
-        whole part), and per column ``(weight of known values, weighted sum, min,
-        max, count, sum, sum of squares)`` or ``{value: [weight, whole weight]}``.
-        ``sample``, a fit's ``(seed, size)``, draws the rows ``sample()`` gives as
-        the blocks are encoded (at the share of the table's rows that ``size`` is)
-        and keeps them beside the blocks."""
-        from pyspark import StorageLevel
+    def read_values(self, count=False):
+        """Each nominal column's values (``values``), from one aggregation in the
+        JVM, which also counts the rows where ``count`` (a sample's share); that
+        count, or None."""
         from pyspark.sql import functions as F
 
         fn, names, kinds = self.fn, self.names, self.kinds
         nominal = [n for n, k in zip(names, kinds) if k == NOMINAL]
-        # one aggregation for the row count (a sample's share) and the nominal values
         got = self.df.agg(F.count(F.lit(1)), *[
             F.collect_set(F.col(f"`{n}`").cast("string")) for n in nominal]).collect()[0] \
-            if nominal or sample is not None else None
+            if nominal or count else None
         found = {n: got[1 + i] for i, n in enumerate(nominal)}
         self.values = []
         for n, k, b in zip(names, kinds, self.boolean):
@@ -236,47 +299,52 @@ class Frame:
                 raise ValueError(f"{fn}: attribute {n!r} has only missing values")
             else:
                 self.values.append(("false", "true") if b else tuple(sorted(found[n])))
-        encode = self.encoder()
-        kinds, counts = self.kinds, [len(v or ()) for v in self.values]
-        schema, seed, share = "x binary, w binary, s string", None, None
-        if sample is not None:
-            seed, share = sample[0], min(1.0, sample[1] / got[0]) if got[0] else 1.0
-            schema += ", sx binary, sw binary"
+        self.count = got[0] if count else None
+        return self.count
+
+    def open(self):
+        """Encode the table into cached blocks; its summary (``summed``)."""
+        from pyspark import StorageLevel
+
+        self.read_values()
+        encode, kinds, counts = self.encoder(), self.kinds, self.counts
 
         def block(batches):
             for b in batches:
                 if b.num_rows:
                     X, w = encode(b)
-                    cols = [*_binary(X, w), pa.array([json.dumps(_summary(X, w, kinds, counts))])]
-                    if share is not None:
-                        cols += _binary(*_sampled(X, w, seed, share))
                     yield pa.RecordBatch.from_arrays(
-                        cols, names=["x", "w", "s", "sx", "sw"][:len(cols)])
+                        [*_binary(X, w), pa.array([json.dumps(_summary(X, w, kinds, counts))])],
+                        names=["x", "w", "s"])
 
-        # dealt to as many partitions as task slots, for the barrier stage
-        # (``iterate``): a shuffle of the encoded blocks, as Spark refuses a barrier
-        # stage whose chain merges partitions
+        blocks = self.df.mapInArrow(block, "x binary, w binary, s string")
         slots = self.df.sparkSession.sparkContext.defaultParallelism
-        self.blocks = self.df.mapInArrow(block, schema).repartition(
-            slots).persist(StorageLevel.MEMORY_AND_DISK)
-        return self._summarize()
+        if blocks.rdd.getNumPartitions() < slots:  # a pass would leave cores idle
+            blocks = blocks.repartition(slots)
+        self.blocks = blocks.persist(StorageLevel.MEMORY_AND_DISK)
+        start = time.perf_counter()
+        texts = [r["s"] for r in self.blocks.select("s").collect()]
+        _record(time.perf_counter() - start)
+        return self.summed(texts)
 
     def close(self):
         if self.blocks is not None:
             self.blocks.unpersist()
             self.blocks = None
 
-    def _summarize(self):
-        """The table's summary, from each block's, which its encoding wrote beside it:
-        the pass that fills the cache reads back only those (the JVM reads them out
-        of the cache, and Python not the blocks again). They are added in the order
-        of their text, so that the sums do not depend on the order in which the
-        blocks arrive."""
-        start = time.perf_counter()
-        texts = sorted(r["s"] for r in self.blocks.select("s").collect())
-        _record(time.perf_counter() - start)
+    @property
+    def counts(self):
+        """Per column its number of nominal values (0 for a numeric one)."""
+        return [len(v or ()) for v in self.values]
+
+    def summed(self, texts):
+        """The table's summary from its blocks' (``_summary``, as JSON texts): n,
+        the weight (and its whole part), and per column ``(weight of known values,
+        weighted sum, min, max, count, sum, sum of squares)`` or ``{value: [weight,
+        whole weight]}``. The texts are added in their sorted order, so that the
+        sums do not depend on the order in which the blocks arrive."""
         total = {"n": 0, "sw": 0.0, "whole": 0.0, "cols": [None] * self.p}
-        for text in texts:
+        for text in sorted(texts):
             total = _added(total, json.loads(text), self.kinds)
         kinds, cols = self.kinds, total["cols"]
         if total["n"] == 0:
@@ -337,35 +405,24 @@ class Frame:
                 full.append((s + f * missing) / total["sw"] if total["sw"] > 0 else 0.0)
         return np.array(fill), np.array(lo), np.array(width), np.array(full)
 
-    def full_sd(self, total):
-        """Per numeric column the unweighted sample standard deviation of its known
-        values (``em.full_sd``): NaN without values, +inf for one; 0 for nominal."""
+    def full_sd(self, total, fill):
+        """Per numeric column the unweighted sample standard deviation of its values
+        with the missing ones filled in by ``fill``, as ``em.full_sd`` finds it over
+        the rows a single-machine fit holds: +inf for one row; 0 for nominal."""
         out = np.zeros(self.p)
         for j, (a, c) in enumerate(zip(self.attributes, total["cols"])):
             if not a.nominal:
-                count, s, ss = c[4:]
-                if count == 0:
-                    out[j] = np.nan
-                elif count <= 1:
-                    out[j] = np.inf
-                else:
-                    out[j] = np.sqrt(max(0.0, (ss - s * s / count) / (count - 1)))
+                missing = total["n"] - c[4]
+                count, s, ss = (c[4] + missing, c[5] + fill[j] * missing,
+                                c[6] + fill[j] * fill[j] * missing)
+                out[j] = np.inf if count <= 1 else \
+                    np.sqrt(max(0.0, (ss - s * s / count) / (count - 1)))
         return out
 
-    def sample(self, fill):
-        """(X, w): the rows ``open(sample=(seed, size))`` drew (all of them, or about
-        ``size``) in the order of their values, as a single-machine fit orders a
-        group, missing values filled in. A row is drawn by a hash of its values and
-        ``seed``, so the sample does not depend on how the table is partitioned."""
-        from pyspark.sql import functions as F
-
-        if "sx" not in self.blocks.columns:
-            raise ValueError(f"{self.fn}: the table was opened without a sample")
+    def sampled(self, X, w, fill):
+        """(X, w): a sample's rows (``iterate``) in the order of their values, as a
+        single-machine fit orders a group, missing values filled in."""
         p = self.p
-        got = self.blocks.select(F.col("sx").alias("x"), F.col("sw").alias("w")).toArrow()
-        parts = list(matrices(got.to_batches(), p))
-        X = np.concatenate([x for x, _ in parts]) if parts else np.empty((0, p))
-        w = np.concatenate([w for _, w in parts]) if parts else np.empty(0)
         numeric_first = sorted(range(p), key=lambda j: self.kinds[j] == NOMINAL)
         order = canonical_order([X[:, j] for j in numeric_first] + [w])
         X, w = np.asfortranarray(X[order]), w[order]  # as clustering kernels read rows
@@ -427,18 +484,13 @@ def _added(a, b, kinds):
             "whole": a["whole"] + b["whole"], "cols": cols}
 
 
-def matrices(batches, p, fill=None):
-    """The (X, w) of each block of a ``Frame.blocks`` pass: read-only views of the
-    block, or, where ``fill`` is given, writable copies an attribute at a time (as
-    the clustering kernels take rows: ``kmeans.rows_of``) with the missing values
-    filled in."""
+def matrices(batches, p):
+    """The (X, w) of each block of a ``Frame.blocks`` pass: read-only views."""
     for b in batches:
         xs, ws = b.column("x"), b.column("w")
         for i in range(b.num_rows):
-            X = np.frombuffer(xs[i].as_buffer(), np.float64).reshape(-1, p)
-            w = np.frombuffer(ws[i].as_buffer(), np.float64)
-            yield (X, w) if fill is None else (_filled(np.array(X, order="F"), fill),
-                                               w.copy())
+            yield (np.frombuffer(xs[i].as_buffer(), np.float64).reshape(-1, p),
+                   np.frombuffer(ws[i].as_buffer(), np.float64))
 
 
 def labelled(X, w, t):

@@ -1,14 +1,16 @@
-"""k-means over a Spark DataFrame too large for one machine: each Lloyd pass is one
-Spark job whose partitions assign their rows and add up the per-cluster sums with
-the single-machine kernel (``algorithms/clusters/kmeans._pass_chunk``); the driver
-adds the partitions' sums and moves the centres, as ``kmeans.lloyd`` does.
+"""k-means over a Spark DataFrame too large for one machine, in one barrier stage
+(``frames.iterate``): each task holds its share of the rows, and each Lloyd pass
+assigns them and adds up the per-cluster sums with the single-machine kernel
+(``algorithms/clusters/kmeans._pass_chunk``); the tasks exchange their sums
+through the driver and every task moves the centres, as ``kmeans.lloyd`` does.
 
-- **The start** is chosen by the core's seeding (``init``) on the table's rows in
-  the order of their values, as the single-machine fit takes them, when the table
-  has at most ``sample`` rows; from a sample of about ``sample`` rows otherwise.
+- **The start** is chosen on the driver by the core's seeding (``init``) on the
+  table's rows in the order of their values, as the single-machine fit takes
+  them, when the table has at most ``sample`` rows; from a sample of about
+  ``sample`` rows otherwise.
 - **Stopping:** the reference stops when no row changes cluster. A pass's centres
   are a function of its assignments, so unchanged assignments are unchanged
-  centres: the driver stops when a pass gives the centres it started from (after
+  centres: the fit stops when a pass gives the centres it started from (after
   the first pass, which compares every row with cluster 0: it stops when no
   partition saw a row go elsewhere).
 
@@ -38,50 +40,48 @@ def fitted(df, k, seed=10, init="k-means++", max_iterations=500, exclude=(), wei
         "k": k, "seed": seed, "init": init, "max_iterations": max_iterations,
         "exclude": list(exclude)})
     frame = frames.Frame(fn, df, options["exclude"], weight)
-    try:
-        total = frame.open(sample=(options["seed"], sample))
-        attributes = frame.attributes
-        layout = core.Layout.of(attributes)
+    frame.read_values(count=True)
+    attributes = frame.attributes
+    layout = core.Layout.of(attributes)
+    fit = {}
+
+    def begin(total, sampled):
         fill, lo, width, full = frame.replaced(total)
-        start = _start(frame, attributes, fill, lo, width, options)
-        C, sse, errs, sizes, iterations = _passes(frame, layout, fill, lo, width, start,
-                                                  options["max_iterations"])
-    finally:
-        frame.close()
+        C = _start(*sampled(fill), layout, lo, width, options)
+        fit.update(total=total, fill=fill, lo=lo, width=width, full=full)
+        return {"fill": fill.tolist(), "lo": lo.tolist(), "width": width.tolist(),
+                "C": C.tolist()}
+
+    out = frames.iterate(frame, (options["seed"], sample), begin,
+                         _lloyd(layout, options["max_iterations"]))
+    C = np.array(out["C"]).reshape(-1, len(layout.nominal))
     opts = {key: options[key] for key in ("k", "seed", "init", "max_iterations")}
-    return value(KMeansModel(attributes, ReplaceMissing(attributes, fill), opts, total["n"],
-                             lo, width, full, C, sizes, sse, errs, iterations))
+    return value(KMeansModel(attributes, ReplaceMissing(attributes, fit["fill"]), opts,
+                             fit["total"]["n"], fit["lo"], fit["width"], fit["full"], C,
+                             np.array(out["sizes"], np.int64), out["sse"],
+                             np.array(out["errs"]), out["it"]))
 
 
-def _start(frame, attributes, fill, lo, width, options):
-    """The initial centres: the core's seeding on the rows in the order of their
-    values (all of them, or a sample)."""
-    X, w = frame.sample(fill)
+def _start(X, w, layout, lo, width, options):
+    """The initial centres: the core's seeding on the sample's rows in the order of
+    their values (all of the table's rows, or about ``sample``)."""
     k = options["k"]
     if k > len(X) or not _distinct_at_least(X.T, k):
         raise ValueError(f"kmeans: k = {k} is larger than the number of distinct rows")
-    layout = core.Layout.of(attributes)
     if options["init"] == "random":
         return core.seed_random(X, k, options["seed"])[1]
     return core.seed_plus_plus(X, w, layout.nominal, lo, width, k, options["seed"])[1]
 
 
-def _passes(frame, layout, fill, lo, width, C, max_iterations):
-    """The Lloyd passes over the cluster, from the centres ``C``, in one barrier
-    stage (``frames.iterate``)."""
-    out = frames.iterate(frame, fill, _lloyd(layout, lo, width, C, max_iterations))
-    return (np.array(out["C"]).reshape(-1, len(layout.nominal)), out["sse"],
-            np.array(out["errs"]), np.array(out["sizes"], np.int64), out["it"])
-
-
-def _lloyd(layout, lo, width, C, max_iterations):
-    """The task that runs ``kmeans.lloyd`` on a partition's rows, its sums added
-    with every other partition's at each pass."""
+def _lloyd(layout, max_iterations):
+    """The task that runs ``kmeans.lloyd`` on a partition's rows from the start's
+    centres, its sums added with every other partition's at each pass."""
     nominal, nvals, offs, V = layout.nominal, layout.nvals, layout.offs, layout.V
     p = len(nominal)
 
-    def task(mats, total):
-        C1, it, seconds = C, 0, []
+    def task(mats, total, start):
+        lo, width = np.array(start["lo"]), np.array(start["width"])
+        C1, it, seconds = np.array(start["C"]).reshape(-1, p), 0, []
         while True:
             start = time.perf_counter()
             it += 1

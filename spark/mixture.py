@@ -1,16 +1,17 @@
-"""EM over a Spark DataFrame too large for one machine: each iteration is one Spark
-job whose partitions run the E step on their rows and add up the M step's weighted
-sums with those memberships, in one pass (``em._e_chunk``); the driver adds
-the partitions' sums, tests convergence and re-estimates the model, as
+"""EM over a Spark DataFrame too large for one machine, in one barrier stage
+(``frames.iterate``): each task holds its share of the rows, and each iteration
+runs the E step on them and adds up the M step's weighted sums with those
+memberships, in one pass (``em._e_chunk``); the tasks exchange their sums through
+the driver, and every task tests convergence and re-estimates the model, as
 ``em.iterate_kernel`` does on one machine.
 
-- **The start** is the core's (``em.initialise``: the best of ten k-means runs) on
-  the table's rows in the order of their values, as the single-machine fit takes
-  them, when the table has at most ``sample`` rows; on a sample of about
-  ``sample`` rows otherwise. A failed step restarts from a new start on the same
-  rows, as the core does.
+- **The start** is the core's (``em.initialise``: the best of ten k-means runs),
+  chosen on the driver, on the table's rows in the order of their values, as the
+  single-machine fit takes them, when the table has at most ``sample`` rows; on a
+  sample of about ``sample`` rows otherwise. A failed step restarts from a new start on the same
+  rows, as the core does, in a new stage.
 - **A standard deviation** that collapses is replaced by the attribute's standard
-  deviation over the whole table, from the first pass's sums.
+  deviation over the whole table, from the sums of its blocks.
 - ``k = -1`` (choosing the number of clusters by cross-validation) is not run
   over the cluster: choose it on a sample (``em_fit`` on DuckDB), then pass it.
 
@@ -43,63 +44,79 @@ def fitted(df, k, max_iterations=100, seed=100, min_stddev=1e-6, exclude=(), wei
         raise ValueError(f"em: k must be a number of clusters on Spark, got {k}; choose it "
                          "by cross-validation on a sample (em_fit with k := -1 on DuckDB)")
     frame = frames.Frame(fn, df, options["exclude"], weight)
-    try:
-        total = frame.open(sample=(seed, sample))
-        attributes = frame.attributes
-        layout = Layout.of(attributes)
+    frame.read_values(count=True)
+    attributes = frame.attributes
+    layout = Layout.of(attributes)
+    fit = {}
+
+    def begin(total, sampled):
         fill = frame.replaced(total)[0]
-        X, w = frame.sample(fill)
+        X, w = sampled(fill)
         if options["k"] > len(X) or not _distinct_at_least(X.T, options["k"]):
             raise ValueError(f"em: k = {k} is larger than the number of distinct rows")
         rows = core.Rows(X, w, layout)
-        fsd = frame.full_sd(total)
+        fsd = frame.full_sd(total, fill)
         rows.fsd[:], rows.fsd_done[:] = fsd, True  # the whole table's, not the sample's
         init = core.initialise(rows, options["k"], core.fresh_random(seed), min_stddev)
-        params, llk, steps, reverted = _iterate(frame, layout, fill, fsd, rows,
-                                                init.params, options)
-    finally:
-        frame.close()
+        fit.update(total=total, fill=fill, rows=rows, fsd=fsd, params=init.params)
+        return started(fit)
+
+    params, llk, steps, reverted = _iterate(frame, layout, (seed, sample), begin, fit,
+                                            options)
     opts = {key: options[key] for key in ("k", "max_iterations", "seed", "min_stddev")}
-    return value(EMModel(attributes, ReplaceMissing(attributes, fill), opts, total["n"],
-                         params, llk, steps, reverted))
+    return value(EMModel(attributes, ReplaceMissing(attributes, fit["fill"]), opts,
+                         fit["total"]["n"], params, llk, steps, reverted))
 
 
-def _iterate(frame, layout, fill, fsd, rows, params, options):
-    """``em.iterate``: the EM loop, restarted from a new start on a failure."""
+def started(fit):
+    """What every task of the stage starts from: the values that fill in missing
+    ones, the whole table's standard deviations and the start's parameters."""
+    return {"fill": fit["fill"].tolist(), "fsd": fit["fsd"].tolist(),
+            "params": [a.ravel().tolist() for a in fit["params"].arrays()]}
+
+
+def _iterate(frame, layout, sample, begin, fit, options):
+    """``em.iterate``: the EM loop, restarted from a new start on a failure (a
+    new stage, whose tasks read the table again and start from the new
+    parameters)."""
     seed, restarts, llk = options["seed"], 0, 0.0
     while True:
-        status, llk, steps, reverted = _loop(frame, layout, fill, fsd, params, llk,
+        status, llk, steps, reverted = _loop(frame, layout, sample, begin, fit, llk,
                                              options)
         if status == core.OK:
-            return params, llk, steps, reverted
+            return fit["params"], llk, steps, reverted
         seed += 1
         restarts += 1
         try:
-            rr, k, restarts = core.restart(seed, restarts, params.k, status)
+            rr, k, restarts = core.restart(seed, restarts, fit["params"].k, status)
         except core.StepFailed as err:
             raise ValueError(f"em: {err}") from None
-        params = core.initialise(rows, k, rr, options["min_stddev"]).params
+        fit["params"] = core.initialise(fit["rows"], k, rr, options["min_stddev"]).params
+        begin = lambda total, sampled: started(fit)  # noqa: E731
 
 
-def _loop(frame, layout, fill, fsd, params, llk, options):
+def _loop(frame, layout, sample, begin, fit, llk, options):
     """``em.iterate_kernel`` over the cluster, in one barrier stage
     (``frames.iterate``): each E step and its M sums a pass over every partition's
-    rows held in memory; ``params`` are updated in place."""
-    out = frames.iterate(frame, fill, _em_task(layout, fsd, params, llk, options))
-    for a, got in zip(params.arrays(), out["params"]):
+    rows held in memory; ``fit["params"]`` are updated in place."""
+    out = frames.iterate(frame, sample, begin, _em_task(layout, llk, options))
+    for a, got in zip(fit["params"].arrays(), out["params"]):
         a[:] = np.asarray(got).reshape(a.shape)
     return out["status"], out["llk"], out["steps"], out["reverted"]
 
 
-def _em_task(layout, fsd, start, llk, options):
-    """The task that runs the EM loop on a partition's rows, its sums added with
-    every other partition's at each step."""
+def _em_task(layout, llk, options):
+    """The task that runs the EM loop on a partition's rows from the start's
+    parameters, its sums added with every other partition's at each step."""
     nominal, nvals, offs = layout.nominal, layout.nvals, layout.offs
     nomidx = core.nominal_index(layout)
     max_iterations, min_sd = options["max_iterations"], options["min_stddev"]
 
-    def task(mats, total):
-        params = core.Params(*(a.copy() for a in start.arrays()))
+    def task(mats, total, start):
+        fsd = np.array(start["fsd"], np.float64)
+        K, p, V = len(start["params"][0]), len(nominal), layout.V
+        params = core.Params(*(np.array(a, np.float64).reshape(shape) for a, shape in zip(
+            start["params"], [(K,), (K, p), (K, p), (K, V), (K, p)])))
         previous = [a.copy() for a in params.arrays()]
         steps, seconds, loglik = 0, [], llk
 

@@ -378,32 +378,39 @@ def test_kmeans_over_the_cluster_equals_one_machine(engines, table, k, init):
 
 @pytest.mark.parametrize("table,size", [("iris", 40), ("cpu_missing", 100),
                                         ("cpu_missing", 1_000)])
-def test_a_sample_drawn_as_the_table_is_encoded_is_the_sample_a_pass_draws(
-        engines, table, size):
-    """The rows ``open(sample=...)`` keeps beside the blocks are those whose hash
-    falls below the sample's share: the rows a pass over the whole table (here, in
-    the test) draws, however the rows are partitioned."""
+def test_the_sample_a_stage_draws_is_the_whole_tables_draw(engines, table, size):
+    """The rows the tasks of a fit's stage draw as they encode their blocks are
+    those whose hash falls below the sample's share: the rows a draw over the whole
+    table (here, in the test) makes, however the rows are partitioned. The
+    summary the driver adds up is the same too, and every task holds its rows."""
     from duckmine.spark import frames
 
-    def opened(parts, size, drawn):
+    def stage(parts, size):
         f = frames.Frame("kmeans", frame(engines, table, parts))
-        try:
-            total = f.open(sample=(7, size))
-            return total, *drawn(f, total, f.replaced(total)[0])
-        finally:
-            f.close()
+        f.read_values(count=True)
+        got = {}
 
-    def by_pass(f, total, fill):  # every row, missing values left missing
-        X, w = f.sample(np.full(f.p, np.nan))
-        keep = frames._drawn(X, w, 7) < min(1.0, size / total["n"])
-        return frames._filled(np.asfortranarray(X[keep]), fill), w[keep]
+        def begin(total, sampled):
+            fill = f.replaced(total)[0]
+            got.update(total=total, fill=fill, drawn=sampled(fill),
+                       raw=sampled(np.full(f.p, np.nan)))
+            return {"fill": fill.tolist()}
 
-    drawn = [opened(3, size, lambda f, total, fill: f.sample(fill)),
-             opened(5, 10**9, by_pass)]
-    (t1, X1, w1), (t2, X2, w2) = drawn
-    assert t1["n"] == t2["n"] and close(t1["cols"], t2["cols"], rel=1e-12)
-    assert 0 < len(X1) <= t1["n"] and (len(X1) < t1["n"]) == (size < t1["n"])
-    assert X1.tobytes() == X2.tobytes() and w1.tobytes() == w2.tobytes()
+        out = frames.iterate(f, (7, size), begin, lambda mats, total, start: total(
+            {"n": sum(len(X) for X, _ in mats),
+             "nan": sum(int(np.isnan(X).sum()) for X, _ in mats)}))
+        return got, out
+
+    (a, held), (every, _) = stage(3, size), stage(5, 10**9)
+    assert held == {"n": a["total"]["n"], "nan": 0}
+    assert a["total"]["n"] == every["total"]["n"]
+    assert close(a["total"]["cols"], every["total"]["cols"], rel=1e-12)
+    X, w = every["raw"]
+    keep = frames._drawn(X, w, 7) < min(1.0, size / every["total"]["n"])
+    X1, w1 = a["drawn"]
+    assert 0 < len(X1) <= len(X) and (len(X1) < len(X)) == (size < len(X))
+    assert X1.tobytes() == frames._filled(np.asfortranarray(X[keep]), a["fill"]).tobytes()
+    assert w1.tobytes() == w[keep].tobytes()
 
 
 @pytest.mark.parametrize("table,k", [("weather_numeric", 2), ("iris", 5),
@@ -590,6 +597,28 @@ def test_thresholds_placed_by_the_order_of_the_rows(engines):
     assert trees.LAST["below_top"] >= 3  # thresholds the walk put below the largest value
 
 
+def test_em_over_the_cluster_fills_in_missing_values_as_one_machine_does(engines):
+    """A standard deviation that collapses takes the attribute's over the whole
+    table with its missing values filled in (the rows a single-machine fit holds),
+    not over its known values alone; a table of one partition is dealt to every
+    task of the stage, and an empty one is refused by name."""
+    from duckmine import spark as dmspark
+
+    con, session = engines
+    con.execute("CREATE OR REPLACE TABLE tiny AS SELECT * FROM (VALUES (1.0, 1.0), "
+                "(2.0, NULL), (3.0, 3.0), (4.0, 1.0), (5.0, 2.0), (8.0, 9.0)) v(a, b)")
+    df = session.createDataFrame(con.sql("FROM tiny").to_arrow_table()).coalesce(1)
+    for fit, sql in ((lambda d: dmspark.em(d, 2), "em_fit(t, k := 2)"),
+                     (lambda d: dmspark.kmeans(d, 2), "kmeans_fit(t, 2)")):
+        got = json.loads(fit(df)["body"])
+        want = json.loads(con.sql(f"SELECT {sql} FROM tiny t").fetchall()[0][0]["body"])
+        assert got.get("log_likelihood", 0) == pytest.approx(
+            want.get("log_likelihood", 0), rel=1e-9)
+        assert close(got, want)
+        with pytest.raises(ValueError, match=r"^(em|kmeans): the table is empty"):
+            fit(df.limit(0))
+
+
 def test_over_the_cluster_bad_input_is_named(engines):
     from duckmine import spark as dmspark
 
@@ -664,8 +693,8 @@ def test_contingency_tables_over_the_cluster_equal_ad_counts(engines):
 
 def test_the_hub_takes_sums_from_its_own_tasks_only():
     """A connection that does not show the fit's token (a port scan, another
-    program) is closed, and the stage's tasks are still heard, each step's total
-    added up in partition order."""
+    program) or a task of the stage is closed, and the stage's tasks are still
+    heard, each step's total added up in partition order."""
     import socket
 
     from duckmine.spark import frames
@@ -675,9 +704,12 @@ def test_the_hub_takes_sums_from_its_own_tasks_only():
                      frames.struct.pack("!Q", 17) + b'["wrong", 1]     '):
             with socket.create_connection(hub.where) as s:
                 s.sendall(junk)
+        for part, count in ((2, 2), (-1, 2), (0, "2")):  # no such task of the stage
+            with socket.create_connection(hub.where) as s:
+                frames._send(s, [hub.token, part, count])
         tasks = [socket.create_connection(hub.where) for _ in range(2)]
         for part in (1, 0):
-            frames._send(tasks[part], [hub.token, part])
+            frames._send(tasks[part], [hub.token, part, 2])
         for step in range(2):
             for part in (1, 0):
                 frames._send(tasks[part], {"n": part + 1, "sums": [[1.0, part + step]]})
