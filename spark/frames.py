@@ -62,7 +62,7 @@ def run_pass(df, fn):
     return [json.loads(r["summary"]) for r in sorted(rows, key=lambda r: r["part"])]
 
 
-def iterate(frame, sample, begin, task):
+def iterate(frame, sample, begin, task, again=None):
     """Fit over the table in one barrier stage, as many tasks as the cluster has
     task slots. Each task reads its share of the rows from Spark once (runs of a
     batch dealt by their partition and place: a shuffle with no sort), encodes
@@ -75,8 +75,10 @@ def iterate(frame, sample, begin, task):
     gets the start, fills in its blocks and runs ``task(mats, total, start)``, where
     ``total(dict)`` gives it the ``add_up`` of every task's dict (``_Hub``): every
     task computes the same next step from the same sums, so all agree, and
-    partition 0's result is returned. An error ``begin`` raises is raised here.
-    Call ``frame.read_values(count=True)`` first: its count sets the sample's share.
+    partition 0's result is returned. A dict that holds ``ask`` is answered by the
+    driver instead, with ``again(dict)`` (a new start, say, after a failed step).
+    An error ``begin`` or ``again`` raises is raised here. Call
+    ``frame.read_values(count=True)`` first: its count sets the sample's share.
     An iteration costs the kernels' work and one exchange of sums, not a Spark job
     that streams the table to Python again."""
     from pyspark.sql import functions as F
@@ -85,7 +87,7 @@ def iterate(frame, sample, begin, task):
     if frame.count == 0:  # Spark may run no task at all for an empty shuffle
         raise ValueError(f"{frame.fn}: the table is empty")
     encode, seed = frame.encoder(), sample[0]
-    share = min(1.0, sample[1] / frame.count) if frame.count else 1.0
+    share = min(1.0, sample[1] / frame.count)
     spark = frame.df.sparkSession
     slots = max(1, spark.sparkContext.defaultParallelism)
     place = F.monotonically_increasing_id().bitwiseAND(F.lit((1 << 33) - 1))
@@ -93,13 +95,15 @@ def iterate(frame, sample, begin, task):
     cols = [F.col(f"`{n}`") for n in frame.names + [frame.weight] if n is not None]
     rows = frame.df.select(*cols).repartitionById(slots, deal.cast("int"))
 
-    def first(parts):
+    def answer(parts):  # every task asks the same: partition 0's question is read
+        if parts[0]["ask"] != "start":
+            return again(parts[0])
         total = frame.summed([t for q in parts for t in q["s"]])
         X = np.concatenate([_array(q["sx"]).reshape(-1, p) for q in parts])
         w = np.concatenate([_array(q["sw"]) for q in parts])
         return begin(total, lambda fill: frame.sampled(X, w, fill))
 
-    with _Hub(spark.sparkContext.getConf().get("spark.driver.host"), slots, first) as hub:
+    with _Hub(spark.sparkContext.getConf().get("spark.driver.host"), slots, answer) as hub:
         where, token = hub.where, hub.token
 
         def each(batches):
@@ -123,7 +127,8 @@ def iterate(frame, sample, begin, task):
                     _send(conn, d)
                     return _receive(conn)
 
-                start = total({"s": texts, "sx": _text(sx), "sw": _text(sw)})
+                start = total({"ask": "start", "s": texts, "sx": _text(sx),
+                               "sw": _text(sw)})
                 fill = np.asarray(start["fill"], np.float64)
                 for i, (X, w) in enumerate(mats):  # as the clustering kernels read rows
                     mats[i] = (_filled(np.asfortranarray(X), fill), w)
@@ -156,16 +161,16 @@ def _array(text):
 class _Hub:
     """Where a barrier stage's tasks add up their sums, on the driver, over TCP:
     each step every task sends its dict and gets back the ``add_up`` of all, in
-    partition order (a dict a task each way, however many tasks); at the first
-    step, ``first(dicts)`` where given. A task shows a token made for the fit, its
-    partition and the stage's number of tasks, so that sums come from the stage's
-    tasks alone, all of them; a stray connection is closed. An
-    error ``first`` raises is kept (``error``) and the tasks are let go, which fails
-    the stage. (Spark's own ``allGather`` waits for a clock tick of a second on
-    every call, longer than a step takes.)"""
+    partition order (a dict a task each way, however many tasks), or, where the
+    dicts hold ``ask``, what ``answer(dicts)`` gives. A task shows a token made for
+    the fit, its partition and the stage's number of tasks, so that sums come from
+    the stage's tasks alone, all of them; a stray connection is closed. An error
+    ``answer`` raises is kept (``error``) and the tasks are let go, which fails the
+    stage. (Spark's own ``allGather`` waits for a clock tick of a second on every
+    call, longer than a step takes.)"""
 
-    def __init__(self, host, backlog, first=None):
-        self.token, self.count, self.first = secrets.token_hex(16), None, first
+    def __init__(self, host, backlog, answer=None):
+        self.token, self.count, self.answer = secrets.token_hex(16), None, answer
         self.error = None
         self.server = socket.create_server(("", 0), backlog=backlog)
         self.where = (host, self.server.getsockname()[1])
@@ -190,15 +195,14 @@ class _Hub:
                     continue
                 self.peers[part], self.count = conn, count
             order = [self.peers[q] for q in sorted(self.peers)]
-            step = self.first or add_up
             while True:  # a step: a dict from every task, the total back to each
-                got = step([_receive(conn) for conn in order])
-                step = add_up
+                parts = [_receive(conn) for conn in order]
+                got = self.answer(parts) if "ask" in parts[0] else add_up(parts)
                 for conn in order:
                     _send(conn, got)
         except (ConnectionError, OSError):
             pass  # the tasks are done (or their stage failed, which Spark reports)
-        except Exception as err:  # the fit's own (first): the stage is failed
+        except Exception as err:  # the fit's own (answer): the stage is failed
             self.error = err
             for conn in self.peers.values():
                 conn.close()
@@ -314,7 +318,7 @@ class Frame:
                 if b.num_rows:
                     X, w = encode(b)
                     yield pa.RecordBatch.from_arrays(
-                        [*_binary(X, w), pa.array([json.dumps(_summary(X, w, kinds, counts))])],
+                        [*binary(X, w), pa.array([json.dumps(_summary(X, w, kinds, counts))])],
                         names=["x", "w", "s"])
 
         blocks = self.df.mapInArrow(block, "x binary, w binary, s string")
@@ -499,7 +503,7 @@ def labelled(X, w, t):
     return (X, w) if known.all() else (X[known], w[known])
 
 
-def _binary(*arrays):
+def binary(*arrays):
     """Arrays as one-value binary Arrow columns of their bytes (a block's parts)."""
     return [pa.array([a.tobytes()], pa.binary()) for a in arrays]
 

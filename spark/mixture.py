@@ -8,8 +8,9 @@ the driver, and every task tests convergence and re-estimates the model, as
 - **The start** is the core's (``em.initialise``: the best of ten k-means runs),
   chosen on the driver, on the table's rows in the order of their values, as the
   single-machine fit takes them, when the table has at most ``sample`` rows; on a
-  sample of about ``sample`` rows otherwise. A failed step restarts from a new start on the same
-  rows, as the core does, in a new stage.
+  sample of about ``sample`` rows otherwise. A failed step restarts from a new
+  start on the same rows, as the core does: the tasks ask the driver for it and
+  go on with the rows they hold.
 - **A standard deviation** that collapses is replaced by the attribute's standard
   deviation over the whole table, from the sums of its blocks.
 - ``k = -1`` (choosing the number of clusters by cross-validation) is not run
@@ -47,7 +48,7 @@ def fitted(df, k, max_iterations=100, seed=100, min_stddev=1e-6, exclude=(), wei
     frame.read_values(count=True)
     attributes = frame.attributes
     layout = Layout.of(attributes)
-    fit = {}
+    fit = {"seed": seed, "restarts": 0}
 
     def begin(total, sampled):
         fill = frame.replaced(total)[0]
@@ -58,97 +59,90 @@ def fitted(df, k, max_iterations=100, seed=100, min_stddev=1e-6, exclude=(), wei
         fsd = frame.full_sd(total, fill)
         rows.fsd[:], rows.fsd_done[:] = fsd, True  # the whole table's, not the sample's
         init = core.initialise(rows, options["k"], core.fresh_random(seed), min_stddev)
-        fit.update(total=total, fill=fill, rows=rows, fsd=fsd, params=init.params)
-        return started(fit)
+        fit.update(total=total, fill=fill, rows=rows, params=init.params)
+        return {"fill": fill.tolist(), "fsd": fsd.tolist(), **_listed(init.params)}
 
-    params, llk, steps, reverted = _iterate(frame, layout, (seed, sample), begin, fit,
-                                            options)
-    opts = {key: options[key] for key in ("k", "max_iterations", "seed", "min_stddev")}
-    return value(EMModel(attributes, ReplaceMissing(attributes, fit["fill"]), opts,
-                         fit["total"]["n"], params, llk, steps, reverted))
-
-
-def started(fit):
-    """What every task of the stage starts from: the values that fill in missing
-    ones, the whole table's standard deviations and the start's parameters."""
-    return {"fill": fit["fill"].tolist(), "fsd": fit["fsd"].tolist(),
-            "params": [a.ravel().tolist() for a in fit["params"].arrays()]}
-
-
-def _iterate(frame, layout, sample, begin, fit, options):
-    """``em.iterate``: the EM loop, restarted from a new start on a failure (a
-    new stage, whose tasks read the table again and start from the new
-    parameters)."""
-    seed, restarts, llk = options["seed"], 0, 0.0
-    while True:
-        status, llk, steps, reverted = _loop(frame, layout, sample, begin, fit, llk,
-                                             options)
-        if status == core.OK:
-            return fit["params"], llk, steps, reverted
-        seed += 1
-        restarts += 1
+    def again(asked):  # ``em.iterate``'s restart, on the sample's rows
+        fit["seed"] += 1
+        fit["restarts"] += 1
         try:
-            rr, k, restarts = core.restart(seed, restarts, fit["params"].k, status)
+            rr, k, fit["restarts"] = core.restart(fit["seed"], fit["restarts"],
+                                                  fit["params"].k, asked["status"])
         except core.StepFailed as err:
             raise ValueError(f"em: {err}") from None
-        fit["params"] = core.initialise(fit["rows"], k, rr, options["min_stddev"]).params
-        begin = lambda total, sampled: started(fit)  # noqa: E731
+        fit["params"] = core.initialise(fit["rows"], k, rr, min_stddev).params
+        return _listed(fit["params"])
 
-
-def _loop(frame, layout, sample, begin, fit, llk, options):
-    """``em.iterate_kernel`` over the cluster, in one barrier stage
-    (``frames.iterate``): each E step and its M sums a pass over every partition's
-    rows held in memory; ``fit["params"]`` are updated in place."""
-    out = frames.iterate(frame, sample, begin, _em_task(layout, llk, options))
-    for a, got in zip(fit["params"].arrays(), out["params"]):
+    out = frames.iterate(frame, (seed, sample), begin, _em_task(layout, options), again)
+    params = fit["params"]
+    for a, got in zip(params.arrays(), out["params"]):
         a[:] = np.asarray(got).reshape(a.shape)
-    return out["status"], out["llk"], out["steps"], out["reverted"]
+    opts = {key: options[key] for key in ("k", "max_iterations", "seed", "min_stddev")}
+    return value(EMModel(attributes, ReplaceMissing(attributes, fit["fill"]), opts,
+                         fit["total"]["n"], params, out["llk"], out["steps"],
+                         out["reverted"]))
 
 
-def _em_task(layout, llk, options):
-    """The task that runs the EM loop on a partition's rows from the start's
-    parameters, its sums added with every other partition's at each step."""
-    nominal, nvals, offs = layout.nominal, layout.nvals, layout.offs
+def _listed(params):
+    """A start's parameters as a message's lists."""
+    return {"params": [a.ravel().tolist() for a in params.arrays()]}
+
+
+def _em_task(layout, options):
+    """The task that runs ``em.iterate`` on a partition's rows from the start's
+    parameters, its sums added with every other partition's at each step; after a
+    failed step it asks the driver for a new start (every task fails the same
+    step, as every task has the same sums) and goes on from that."""
     nomidx = core.nominal_index(layout)
     max_iterations, min_sd = options["max_iterations"], options["min_stddev"]
+    p, V = len(layout.nominal), layout.V
 
     def task(mats, total, start):
         fsd = np.array(start["fsd"], np.float64)
-        K, p, V = len(start["params"][0]), len(nominal), layout.V
-        params = core.Params(*(np.array(a, np.float64).reshape(shape) for a, shape in zip(
-            start["params"], [(K,), (K, p), (K, p), (K, V), (K, p)])))
-        previous = [a.copy() for a in params.arrays()]
-        steps, seconds, loglik = 0, [], llk
-
-        def done(status, reverted=False):
-            return {"status": status, "llk": loglik, "steps": steps, "reverted": reverted,
-                    "params": [a.ravel().tolist() for a in params.arrays()],
-                    "seconds": seconds}
-
-        for i in range(max_iterations):
-            began = time.perf_counter()
-            old = loglik
-            if not (params.priors > 0).all():
-                return done(core.CLUSTER_EMPTY)
-            sums = _sums(mats, total, layout, nomidx, params)
-            if sums["bad"]:
-                return done(core.NOT_NORMALISABLE)
-            loglik = sums["ll"] / sums["sw"]
-            steps += 1
-            seconds.append(time.perf_counter() - began)
-            if i > 0 and loglik - old < 1e-6:
-                if loglik - old < 0:
-                    for a, q in zip(params.arrays(), previous):
-                        a[:] = q
-                    return done(core.OK, True)
-                break
-            for a, q in zip(previous, params.arrays()):
-                a[:] = q
-            if not _m_step(sums, params, nominal, nvals, offs, nomidx, fsd, min_sd):
-                return done(core.NOT_NORMALISABLE)
-        return done(core.OK)
+        seconds, loglik = [], 0.0
+        while True:
+            K = len(start["params"][0])
+            params = core.Params(*(np.array(a, np.float64).reshape(shape) for a, shape in zip(
+                start["params"], [(K,), (K, p), (K, p), (K, V), (K, p)])))
+            status, loglik, steps, reverted = _loop(mats, total, layout, nomidx, params,
+                                                    loglik, fsd, max_iterations, min_sd,
+                                                    seconds)
+            if status == core.OK:
+                return {"llk": loglik, "steps": steps, "reverted": reverted,
+                        "params": _listed(params)["params"], "seconds": seconds}
+            start = total({"ask": "again", "status": status})
 
     return task
+
+
+def _loop(mats, total, layout, nomidx, params, llk, fsd, max_iterations, min_sd, seconds):
+    """``em.iterate_kernel`` over the cluster from ``params`` (updated in place):
+    (status, log-likelihood, steps, whether the last step was reverted)."""
+    nominal, nvals, offs = layout.nominal, layout.nvals, layout.offs
+    previous = [a.copy() for a in params.arrays()]
+    steps, loglik = 0, llk
+    for i in range(max_iterations):
+        began = time.perf_counter()
+        old = loglik
+        if not (params.priors > 0).all():
+            return core.CLUSTER_EMPTY, loglik, steps, False
+        sums = _sums(mats, total, layout, nomidx, params)
+        if sums["bad"]:
+            return core.NOT_NORMALISABLE, loglik, steps, False
+        loglik = sums["ll"] / sums["sw"]
+        steps += 1
+        seconds.append(time.perf_counter() - began)
+        if i > 0 and loglik - old < 1e-6:
+            if loglik - old < 0:
+                for a, q in zip(params.arrays(), previous):
+                    a[:] = q
+                return core.OK, loglik, steps, True
+            break
+        for a, q in zip(previous, params.arrays()):
+            a[:] = q
+        if not _m_step(sums, params, nominal, nvals, offs, nomidx, fsd, min_sd):
+            return core.NOT_NORMALISABLE, loglik, steps, False
+    return core.OK, loglik, steps, False
 
 
 def _sums(mats, total, layout, nomidx, params):

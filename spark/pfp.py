@@ -25,7 +25,7 @@ from ..algorithms import fpgrowth, pfp
 from ..udfs import itemsets
 from ..udfs.transactions import LAYOUT, layout
 from . import calls
-from .frames import _binary
+from .frames import binary
 from .itemsets import _type_name
 
 RESULT = "itemset array<string>, support_count bigint"
@@ -147,7 +147,7 @@ def _encoded(batches):
             pa.ListArray.from_arrays(pa.array([0, len(names)], pa.int32()), names),
             pa.ListArray.from_arrays(pa.array([0, len(names)], pa.int32()),
                                      pa.array(support, pa.int64())),
-            *_binary(offsets.astype(OFFSET_DTYPE), codes.astype(SHARD_DTYPE))],
+            *binary(offsets.astype(OFFSET_DTYPE), codes.astype(SHARD_DTYPE))],
             names=["n", "names", "counts", "offsets", "codes"])
 
 

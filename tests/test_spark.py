@@ -413,6 +413,39 @@ def test_the_sample_a_stage_draws_is_the_whole_tables_draw(engines, table, size)
     assert w1.tobytes() == w[keep].tobytes()
 
 
+def test_a_stages_tasks_ask_the_driver_and_go_on_with_their_rows(engines):
+    """A step whose dicts hold ``ask`` is answered by the driver's ``again`` (EM's
+    new start after a failed step), once a step however many tasks ask, and the
+    tasks go on with the rows they hold; an error ``again`` raises is the fit's."""
+    from duckmine.spark import frames
+
+    f = frames.Frame("em", frame(engines, "iris", 3))
+    f.read_values(count=True)
+    asked = []
+
+    def again(d):
+        asked.append(d["k"])
+        if d["k"] == 5:
+            raise ValueError("em: EM failed: Cluster empty!")
+        return {"k": d["k"] + 1}
+
+    def task(up_to):
+        def run(mats, total, start):
+            k = start["k"]
+            while k < up_to:
+                k = total({"ask": "again", "k": k})["k"]
+            return {"k": k, "n": total({"n": sum(len(X) for X, _ in mats)})["n"]}
+        return run
+
+    def begin(total, sampled):
+        return {"fill": f.replaced(total)[0].tolist(), "k": 1}
+
+    assert frames.iterate(f, (1, 100), begin, task(3), again) == {"k": 3, "n": 150}
+    assert asked == [1, 2]
+    with pytest.raises(ValueError, match=r"^em: EM failed: Cluster empty!"):
+        frames.iterate(f, (1, 100), begin, task(9), again)
+
+
 @pytest.mark.parametrize("table,k", [("weather_numeric", 2), ("iris", 5),
                                      ("cpu_missing", 4)])
 def test_em_over_the_cluster_equals_one_machine(engines, table, k):
