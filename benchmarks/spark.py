@@ -250,8 +250,9 @@ def _clusters(spark, args, cores, out):
         t3, _ = peer_timed(args, lambda: mllib.fit(assembler.transform(df)))
         out.append({"part": "kmeans", "size": args.rows, "duckmine": t, "peer": t2,
                     "peer_name": "MLlib",
-                    "check": f"{passes} passes each; duckmine {each:.2f} s a pass; MLlib "
-                             f"from the columns {t3:.1f} s ({t3 / t:.1f}x)"})
+                    "check": f"{passes} passes each; duckmine {each:.2f} s a pass" + (
+                        "" if np.isnan(t3) else
+                        f"; MLlib from the columns {t3:.1f} s ({t3 / t:.1f}x)")})
         say(out[-1])
     if "em" in args.parts:
         per_pass()
@@ -262,8 +263,8 @@ def _clusters(spark, args, cores, out):
                                  .fit(vectors))
         out.append({"part": "em", "size": args.rows, "duckmine": t, "peer": t2,
                     "peer_name": "MLlib GMM",
-                    "check": f"{steps} E steps vs 10; duckmine {each:.2f} s a step, MLlib "
-                             f"{t2 / 10:.2f}"})
+                    "check": f"{steps} E steps vs 10; duckmine {each:.2f} s a step" + (
+                        "" if np.isnan(t2) else f", MLlib {t2 / 10:.2f}")})
         say(out[-1])
     vectors.unpersist()
     df.unpersist()
