@@ -34,7 +34,10 @@ then EM, so a process's peak after EM covers both; Weka's is each JVM's own):
   as Weka prints it. Also shown: ``avg(log_likelihood(model, t))`` over the table,
   the same under the final parameters, which is what scikit-learn's ``score()``
   gives. The fit includes the hand-off of the rows from SQL and, for EM, Weka's
-  initialisation: the best of ten k-means runs (random seeding).
+  initialisation: the best of ten k-means runs (random seeding). The row
+  "duckmine, in memory" is the same k-means++ fit of the numeric data by the core
+  (``fit_kmeans``) on columns fetched from the table beforehand, timed as
+  scikit-learn's ``fit`` is.
 - sklearn: ``GaussianMixture(5, covariance_type='diag', tol=0, init_params='kmeans',
   n_init=1)`` (one k-means run as initialisation; ``tol=0`` makes it run all N
   iterations) and ``KMeans(5, init='k-means++', n_init=1, tol=0)`` (``tol=0``:
@@ -293,6 +296,7 @@ def child_duckmine(data, n, k, iterations, repeat):
             "fit": full["fit"], "iterations": full["iterations"], "runs": full["runs"],
             "per_iteration": differenced(full, one), "sse": full["model"].sse,
             "text": full["model"].text(), "peak_mb": peak_mb()}
+    out["kmeans in memory"] = kmeans_in_memory(con, k, repeat)
     if not iterations:  # k-means only
         con.close()
         return out
@@ -309,6 +313,29 @@ def child_duckmine(data, n, k, iterations, repeat):
     out["em"].update(em_stages(con, k, iterations))
     con.close()
     return out
+
+
+def kmeans_in_memory(con, k, repeat):
+    """The same k-means++ fit from columns already in memory, as scikit-learn's
+    ``fit`` is timed: the core alone, without the hand-off from SQL."""
+    from duckmine.algorithms.clusters.model import fit_kmeans
+    from duckmine.algorithms.dataset import NUMERIC, Attribute, Dataset
+
+    columns = con.execute("SELECT * FROM points").fetchnumpy()
+    if any(c.dtype != np.float64 for c in columns.values()):
+        return None  # nominal columns: the numeric data only
+    arrays = {name: np.asarray(c, np.float64) for name, c in columns.items()}
+
+    def fit():
+        data = Dataset([Attribute(name, NUMERIC) for name in arrays], list(arrays.values()))
+        start = time.perf_counter()
+        model = fit_kmeans(data, k, seed=KMEANS_SEED, init="k-means++")
+        return {"fit": time.perf_counter() - start, "iterations": model.iterations,
+                "sse": model.sse}
+
+    runs = repeated(fit, repeat)
+    return {"fit": median(runs, "fit"), "iterations": runs[-1]["iterations"],
+            "sse": runs[-1]["sse"], "runs": len(runs), "peak_mb": peak_mb()}
 
 
 def em_stages(con, k, iterations):
@@ -636,6 +663,9 @@ def kmeans_table(data, results, args, lines, notes):
             ratio = f"{tool} / duckmine time {m['fit'] / base['fit']:.1f}x"
             if tool == "weka" and (r.get("read") or {}).get("fit") is not None:
                 ratio += f" ({(m['fit'] - r['read']['fit']) / base['fit']:.1f}x less the read)"
+            memory = mine.get("kmeans in memory")
+            if tool == "sklearn" and memory:
+                ratio += f"; to duckmine's fit in memory {m['fit'] / memory['fit']:.1f}x"
             if tool == "sklearn" and r.get("scale") is not None:
                 # duckmine's time runs from the table; so does this one
                 whole = m["fit"] + r["load"] + r["scale"]
@@ -645,6 +675,11 @@ def kmeans_table(data, results, args, lines, notes):
         lines.append(f"| {data} | {tool} | {variant} | {m['fit']:.2f}{star} | "
                      f"{m['iterations']} | {per(m.get('per_iteration'))} | "
                      f"{m['peak_mb']:.0f} | {m['sse']:.4f} | {ratio} |")
+        memory = r.get("kmeans in memory") if tool == "duckmine" else None
+        if memory and variant == "k-means++":
+            lines.append(f"| {data} | duckmine, in memory | k-means++ | {memory['fit']:.2f} | "
+                         f"{memory['iterations']} | | {memory['peak_mb']:.0f} | "
+                         f"{memory['sse']:.4f} | the core on columns in memory |")
     weka = results.get("weka")
     base = mine.get("kmeans random")
     if base and weka and weka.get("kmeans random"):

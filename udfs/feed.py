@@ -49,7 +49,7 @@ class _Job:
 COLUMNS = contract.names("columns", contract.REQUIRED, "the columns to read")
 
 
-@udf("_dm_job", None, "VARCHAR", side_effects=True)
+@udf("_dm_job", None, "BIGINT", side_effects=True)
 def job(fn, learner, weight, columns, settings, connection, transaction, counted):
     """A new job for ``learner``'s rows (only ``columns``, when not NULL), of which
     ``counted`` are expected (0: not known); the connection's jobs left from another
@@ -69,7 +69,7 @@ def job(fn, learner, weight, columns, settings, connection, transaction, counted
         s = s or {}
         rows = Rows(f, s.get("max_values"), w if decl.weights else None, names,
                     expected or None)
-        key = f"{conn}:{next(_IDS)}"
+        key = next(_IDS)
         limit = s.get("memory_limit")
         if limit is not None:  # read once, not at every chunk
             limit = memory.parse_size(limit, f"{f}: duckmine_memory_limit")
@@ -79,14 +79,15 @@ def job(fn, learner, weight, columns, settings, connection, transaction, counted
                 del _JOBS[old]
             _JOBS[key] = _Job(conn, txn, rows, memory.fed(decl.memory), limit)
         out.append(key)
-    return pa.array(out, pa.string())
+    return pa.array(out, pa.int64())
 
 
 @udf("_dm_feed", None, "BOOLEAN", side_effects=True)
 def feed(jobs, rows):
     """Read a chunk of ``{n, row}`` into its job's columns; true for every row."""
     jobs, rows = column(jobs), column(rows)
-    keys = jobs.unique().to_pylist()
+    ids = jobs.to_numpy(zero_copy_only=False)  # a scan's chunk holds one job
+    keys = [int(ids[0])] if len(ids) and (ids == ids[0]).all() else np.unique(ids).tolist()
     for key in keys:
         part = rows if len(keys) == 1 else rows.filter(pc.equal(jobs, key))
         with _LOCK:
@@ -101,7 +102,11 @@ def feed(jobs, rows):
                 memory.check(j.rows.fn, j.per_cell, max(n, expected),
                              part.type.num_fields, j.limit, so_far=n > expected)
             j.rows.add(part, numbers)
-    return pa.array(np.ones(len(rows), np.bool_))
+    return _TRUE.slice(0, len(rows)) if len(rows) <= len(_TRUE) else \
+        pa.array(np.ones(len(rows), np.bool_))
+
+
+_TRUE = pa.array(np.ones(2048, np.bool_))  # a scan's chunk: at most 2,048 rows
 
 
 def take(fn, key, count):

@@ -103,12 +103,11 @@ class _Numbers:
     def __init__(self, name, fn, check=None):
         self.name, self.fn, self.check = name, fn, check or _finite
 
-    def put(self, chunks, row, places):
-        for arr, (at, _) in zip(chunks, _spans(places)):
-            if isinstance(at, slice):  # a run of places: converted in place
-                _float64(arr, row[at])
-            else:
-                row[at] = _float64(arr)
+    def put(self, arr, row, at):
+        if isinstance(at, slice):  # a run of places: converted in place
+            _float64(arr, row[at])
+        else:
+            row[at] = _float64(arr)
 
     def finish(self, row):
         """The attribute, once ``row`` holds every value."""
@@ -136,14 +135,8 @@ class _Codes:
                 f"than the limit of {self.max_values:,} for a nominal attribute; cast it "
                 "to a number, leave it out, or SET VARIABLE duckmine_max_nominal_values")
 
-    def put(self, chunks, row, places):
-        # one Arrow call for the batch's chunks: per chunk of a scan, Arrow's calls
-        # cost more than the coding itself
-        codes = self._codes(chunks[0] if len(chunks) == 1 else pa.concat_arrays(chunks))
-        start = 0
-        for at, m in _spans(places):  # the chunks' codes one after another
-            row[at] = codes[start:start + m]
-            start += m
+    def put(self, arr, row, at):
+        row[at] = self._codes(arr)
 
     def _codes(self, arr):
         """``arr``'s codes as float64, NaN where missing."""
@@ -181,13 +174,6 @@ class _Codes:
                 known = ~np.isnan(part)
                 part[known] = rank[part[known].astype(np.intp)]
         return Attribute(self.name, NOMINAL, values)
-
-
-def _spans(places):
-    """Each of ``places`` (see ``_places``) as (what indexes its rows in a row of the
-    matrix: a slice of a run, else the places themselves; how many they are)."""
-    for p in places:
-        yield (slice(p[0], p[0] + p[1]), p[1]) if isinstance(p, tuple) else (p, len(p))
 
 
 def _read_only(row):
@@ -228,17 +214,27 @@ def _places(numbers):
     """A fed chunk's places in its relation (the first is 0), from its row numbers
     (which count from 1): (first, count) where they run on by one, as a scan's
     chunk's do, else an array of them."""
-    n = np.asarray(numbers.to_numpy(zero_copy_only=False), np.int64) - 1  # a copy
-    if len(n) and n[-1] - n[0] == len(n) - 1 and (len(n) < 2 or (np.diff(n) == 1).all()):
-        return int(n[0]), len(n)
-    return n
+    n = numbers.to_numpy(zero_copy_only=False)  # DuckDB's buffer: BIGINT, no NULL
+    if len(n) and n[-1] - n[0] == len(n) - 1 and (len(n) < 2 or (n[1:] - n[:-1] == 1).all()):
+        return int(n[0]) - 1, len(n)
+    return n.astype(np.int64) - 1
 
 
-def _end(place):
-    """One past the last of ``place`` (see ``_places``)."""
-    if isinstance(place, tuple):
-        return place[0] + place[1]
-    return int(place.max()) + 1 if len(place) else 0
+def _where(places):
+    """Where the rows of chunks at ``places`` (see ``_places``) go, the chunks in
+    the order given: a slice where they run on, else an array of places; and one
+    past the last."""
+    if all(isinstance(p, tuple) for p in places):
+        first = end = places[0][0]
+        for at, m in places:
+            if at != end:
+                break
+            end += m
+        else:
+            return slice(first, end), end
+    at = np.concatenate([np.arange(p[0], p[0] + p[1]) if isinstance(p, tuple) else p
+                         for p in places])
+    return at, int(at.max()) + 1 if len(at) else 0
 
 
 def _moved(old, used, room):
@@ -333,7 +329,10 @@ class Rows:
             return
         pending, places = self.pending, self.places
         self.pending, self.places, self.pending_bytes = [], [], 0
-        end = max(_end(p) for p in places)
+        if all(isinstance(p, tuple) for p in places):  # a scan's chunks, in their order
+            ranked = sorted(range(len(places)), key=lambda i: places[i][0])
+            pending, places = [pending[i] for i in ranked], [places[i] for i in ranked]
+        at, end = _where(places)
         if self.matrix is None:
             self.matrix = np.empty((len(self.readers), max(end, self.expected or 0)))
         elif end > self.matrix.shape[1]:  # more rows than counted: room for twice as many
@@ -341,7 +340,11 @@ class Rows:
                                  max(end, 2 * self.matrix.shape[1]))
         for j, reader in enumerate(self.readers):
             checkpoint()
-            reader.put([column(chunk[j]) for chunk in pending], self.matrix[j], places)
+            # one Arrow call a column for the batch's chunks: per chunk of a scan,
+            # the calls cost more than the reading itself
+            chunks = [chunk[j] for chunk in pending]
+            reader.put(chunks[0] if len(chunks) == 1 else pa.concat_arrays(chunks),
+                       self.matrix[j], at)
 
     def dataset(self, ordered=True):
         """The Dataset of every row added: in their relation's order where they came
