@@ -71,8 +71,9 @@ LIMIT = ("the limit is SET VARIABLE duckmine_memory_limit = '...' (by default Du
 ADVICE = ("fit a sample (FROM t USING SAMPLE 10%), fewer columns, one model per group "
           "(GROUP BY), or run it on Spark; " + LIMIT)
 # for the aggregate form, which also holds the group's list
-ADVICE_GROUP = ("fit the whole table with the table form or fit(...), which read its "
-                "rows without a list of them, or " + ADVICE)
+ADVICE_GROUP = ("fit the whole table with the table form or fit(...), or every group "
+                "with fit_groups(...), which read the rows without a list of them, or "
+                + ADVICE)
 
 
 def check(fn, per_cell, rows, columns, limit, so_far=False, advice=ADVICE,

@@ -104,6 +104,17 @@ EVALUATION = [
     "weight := NULL) AS TABLE\n"
     "SELECT _dm_fit(learner, _dm_rows, target, options, weight, "
     f"{SETTINGS}, {CONNECTION}) AS model FROM _dm_fed(tbl, 'fit', learner, weight)",
+    "CREATE OR REPLACE TEMP MACRO fit_groups(learner, tbl, target, group_by, "
+    "options := NULL, weight := NULL) AS TABLE\n"
+    "WITH groups AS MATERIALIZED (FROM _dm_fed_groups(tbl, learner, weight, group_by)),\n"
+    "fitted AS (SELECT unnest(_dm_fit_groups(learner, "
+    "{'job': any_value(_dm_job), 'rows': sum(_dm_count)}, "
+    "list(_dm_first ORDER BY _dm_first), list(_dm_count ORDER BY _dm_first), target, "
+    f"group_by, options, weight, {SETTINGS}, {CONNECTION})) AS f FROM groups)\n"
+    "SELECT groups.* EXCLUDE (_dm_pad, _dm_first, _dm_count, _dm_job), "
+    "fitted.f.model AS model\n"
+    "FROM groups JOIN fitted ON groups._dm_first = fitted.f.first "
+    "ORDER BY groups._dm_first",
     "CREATE OR REPLACE TEMP MACRO _dm_evaluation(learner, tbl, target, "
     f"{EVALUATION_ARGS}, fn := 'cross_validate') AS TABLE\n"
     "SELECT _dm_cross_validate(learner, _dm_rows, target, folds, seed, "

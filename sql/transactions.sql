@@ -40,18 +40,41 @@ CREATE OR REPLACE TEMP MACRO _dm_settings() AS
 -- that its rows are written straight to their places in a matrix of their number
 -- (a base table's count is its metadata); a query in parentheses is not run twice,
 -- and its rows go to a matrix that grows.
+CREATE OR REPLACE TEMP MACRO _dm_open_job(tbl, fn, learner, weight, columns, group_by) AS
+_dm_job(fn, learner, weight, columns, _dm_settings(), getvariable('duckmine_connection'),
+        txid_current(),
+        (SELECT count(*) FROM _dm_source(
+            CASE WHEN _dm_is_query(tbl) THEN '(SELECT 1 WHERE false)' ELSE tbl END, fn)),
+        group_by);
+
 CREATE OR REPLACE TEMP MACRO _dm_fed(tbl, fn, learner, weight, columns := NULL) AS TABLE
 WITH job AS MATERIALIZED (
-    SELECT _dm_job(fn, learner, weight, columns, _dm_settings(),
-                   getvariable('duckmine_connection'), txid_current(),
-                   (SELECT count(*) FROM _dm_source(
-                       CASE WHEN _dm_is_query(tbl) THEN '(SELECT 1 WHERE false)'
-                            ELSE tbl END, fn))) AS id),
+    SELECT _dm_open_job(tbl, fn, learner, weight, columns, NULL) AS id),
 numbered AS (
     SELECT {'n': row_number() OVER (), 'row': struct_pack(*COLUMNS(*))} AS r
     FROM _dm_source(tbl, fn))
 SELECT {'job': (SELECT id FROM job), 'rows': count(_dm_feed(job.id, numbered.r))} AS _dm_rows
 FROM numbered, job;
+
+-- The same, the rows grouped by the column group_by as GROUP BY groups them, in
+-- one scan: a row per group, with the group's value under the column's own name and
+-- type, the number of its first row (_dm_first) and its count of rows (_dm_count),
+-- and the job (_dm_job) whose rows are fed as in _dm_fed and read each one's group
+-- from the column. A column _dm_pad (NULL) stands in for group_by where the table
+-- has no such column, so that the query binds and the job names the column missing.
+CREATE OR REPLACE TEMP MACRO _dm_fed_groups(tbl, learner, weight, group_by) AS TABLE
+WITH job AS MATERIALIZED (
+    SELECT _dm_open_job(tbl, 'fit_groups', learner, weight, NULL, group_by) AS id),
+numbered AS (
+    SELECT row_number() OVER () AS _dm_n, _dm_row,
+           COLUMNS(lambda c: lower(c) = lower(group_by) OR c = '_dm_pad')
+    FROM (SELECT struct_pack(*COLUMNS(*)) AS _dm_row, NULL AS _dm_pad, *
+          FROM _dm_source(tbl, 'fit_groups')))
+SELECT COLUMNS(lambda c: lower(c) = lower(group_by) OR c = '_dm_pad'),
+       min(_dm_n) AS _dm_first,
+       count(_dm_feed(job.id, {'n': _dm_n, 'row': _dm_row})) AS _dm_count,
+       any_value(job.id) AS _dm_job
+FROM numbered, job GROUP BY ALL;
 
 -- The transactions of a relation as one value: the item codes of each transaction
 -- (INTEGER[][]) and the items by code (VARCHAR[], sorted). DuckDB groups the rows

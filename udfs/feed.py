@@ -50,17 +50,18 @@ COLUMNS = contract.names("columns", contract.REQUIRED, "the columns to read")
 
 
 @udf("_dm_job", None, "BIGINT", side_effects=True)
-def job(fn, learner, weight, columns, settings, connection, transaction, counted):
+def job(fn, learner, weight, columns, settings, connection, transaction, counted,
+        group):
     """A new job for ``learner``'s rows (only ``columns``, when not NULL), of which
-    ``counted`` are expected (0: not known); the connection's jobs left from another
-    transaction are dropped."""
+    ``counted`` are expected (0: not known), grouped by the column ``group`` (NULL:
+    not grouped); the connection's jobs left from another transaction are dropped."""
     out = []
-    for f, name, w, names, s, conn, txn, expected in zip(
+    for f, name, w, names, s, conn, txn, expected, by in zip(
             scalars(fn), scalars(learner), scalars(weight), scalars(columns),
             scalars(settings), scalars(connection), scalars(transaction),
-            scalars(counted)):
+            scalars(counted), scalars(group)):
         decl = contract.get(f, name)
-        if f == "fit":  # fit(learner, ...) speaks as the learner
+        if f in ("fit", "fit_groups"):  # they speak as the learner
             f = decl.name
         if names is not None:
             names = COLUMNS.check(f, names)
@@ -68,7 +69,7 @@ def job(fn, learner, weight, columns, settings, connection, transaction, counted
                 raise ValueError(f"{f}: columns must name at least one column")
         s = s or {}
         rows = Rows(f, s.get("max_values"), w if decl.weights else None, names,
-                    expected or None)
+                    expected or None, by)
         key = next(_IDS)
         limit = s.get("memory_limit")
         if limit is not None:  # read once, not at every chunk

@@ -10,8 +10,8 @@ import pyarrow as pa
 
 from ..algorithms import contract, memory
 from ..algorithms.stop import checkpoint
-from . import feed
-from .models import MODEL_SQL, model_list, option_models, values
+from . import feed, grouped
+from .models import MODEL_SQL, model_list, option_models, value, values
 from .registry import Udf, arrow_type, column, scalars, udf
 from .table import dataset
 
@@ -67,6 +67,44 @@ def fit(learner, rows, target, options, weight, settings):
         data = training(decl, fn, rows, i, w, s, [tgt] if decl.held(opts) else None)
         out.append(decl.train(fn, data, tgt, opts, s))
     return values(out)
+
+
+GROUPED_SQL = f"STRUCT(first BIGINT, model {MODEL_SQL})[]"
+
+
+@udf("_dm_fit_groups", None, GROUPED_SQL, stoppable=True)
+def fit_groups(learner, fed, firsts, counts, target, group_by, options, weight, settings):
+    """A model per group of the rows fed to a job grouped by ``group_by``: the
+    groups as DuckDB found them, each by its first row's number (``firsts``) and
+    its number of rows (``counts``), and each group's model fitted on its rows in
+    the relation's order, as ``fit`` fits the group's rows alone. Returned as
+    ``{first, model}`` per group."""
+    out = []
+    args = zip(scalars(learner), scalars(fed), scalars(firsts), scalars(counts),
+               scalars(target), scalars(group_by), scalars(options), scalars(weight),
+               scalars(settings))
+    for name, f, first, count, tgt, by, opts, w, s in args:
+        checkpoint()
+        decl = contract.get("fit_groups", name)
+        fn = decl.name
+        opts = decl.options(fn, option_models(decl, fn, opts))
+        s = _settings(s)
+        for other, what in ((tgt, "target"), (w if decl.weights else None, "weight")):
+            if isinstance(by, str) and isinstance(other, str) and by.lower() == other.lower():
+                raise ValueError(f"fit_groups: group_by must not be the {what} column "
+                                 f"({other!r})")
+        if not first:
+            raise ValueError(f"{fn}: the table is empty")
+        rows = feed.take(fn, f["job"], f["rows"])
+        data = rows.dataset()
+        fitted = []
+        for part, label in grouped.parts(rows, data, by, first, count):
+            try:
+                fitted.append(decl.train(fn, part, tgt, opts, s))
+            except ValueError as err:  # which group failed, and why
+                raise ValueError(f"fit_groups: group {by} = {label}: {err}") from None
+        out.append([{"first": a, "model": value(m)} for a, m in zip(first, fitted)])
+    return pa.array(out, arrow_type(GROUPED_SQL))
 
 
 def relation_sql(decl):

@@ -15,6 +15,8 @@ Column kinds follow the Arrow type:
 NULL and NaN are missing; an infinite value is an error.
 """
 
+import sys
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -176,6 +178,21 @@ class _Codes:
         return Attribute(self.name, NOMINAL, values)
 
 
+class _Groups(_Codes):
+    """The column a fit is grouped by: its values coded as a nominal column's are,
+    of any type that has a text form, as many as come."""
+
+    def _codes(self, arr):
+        if pa.types.is_floating(arr.type):  # -0.0 is 0.0's group, as in SQL
+            arr = pc.add(arr, pa.scalar(0.0, arr.type))
+        try:
+            return super()._codes(arr)
+        except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
+            raise ValueError(f"fit_groups: group_by column {self.name!r} has type "
+                             f"{arr.type}, which cannot name a group; cast it (to "
+                             "VARCHAR)") from None
+
+
 def _read_only(row):
     """A column of the matrix as columns read from Arrow always were: read-only, so
     that kernels meet the one array type they were compiled for (the matrix itself,
@@ -260,7 +277,8 @@ class Rows:
     so that the same rows give the same model whatever order a parallel scan
     delivered them in."""
 
-    def __init__(self, fn, max_values=None, weight=None, names=None, expected=None):
+    def __init__(self, fn, max_values=None, weight=None, names=None, expected=None,
+                 group=None):
         max_values = DEFAULT_MAX_VALUES if max_values is None else int(max_values)
         if max_values < 2:
             raise ValueError(f"{fn}: duckmine_max_nominal_values must be >= 2, got "
@@ -268,7 +286,10 @@ class Rows:
         self.fn, self.max_values, self.weight, self.names = fn, max_values, weight, names
         self.expected = expected  # the relation's row count, where known before its rows
         self.readers, self.picked, self.n = None, None, 0
-        self.weighted = False  # the last reader reads the weights
+        self.weighted = False  # the reader before the group's (or the last) reads the weights
+        # ``group``: a column read as the rows' groups, not as an attribute (after the
+        # weights; ``groups`` once read: each row's group code and the groups' values)
+        self.group, self.groups = group, None
         self.matrix = None  # (readers, room): each reader's column, at its rows' places
         self.numbered = False  # the rows came with their places in the relation
         self.pending, self.places, self.pending_bytes = [], [], 0  # chunks not read yet
@@ -279,6 +300,17 @@ class Rows:
         fn, names = self.fn, [f.name for f in fields]
         picked = list(range(len(fields))) if self.names is None else \
             _pick(fn, names, self.names)  # only these columns, in this order
+        group = None
+        if self.group is not None:
+            group = find_name(names, self.group)
+            if group is None:
+                raise ValueError(f"fit_groups: group_by column {self.group!r} is not in the "
+                                 f"table (its columns: {', '.join(names)})")
+            if self.weight is not None and find_name([names[group]], self.weight) == 0:
+                raise ValueError(f"fit_groups: group_by must not be the weight column "
+                                 f"({self.weight!r})")
+            if group in picked:
+                picked.remove(group)
         if self.weight is not None:
             read = [names[j] for j in picked]
             if self.weight not in read:
@@ -286,7 +318,7 @@ class Rows:
             w = picked.pop(read.index(self.weight))
             _weight_kind(names[w], fields[w].type, fn)
             picked.append(w)
-        self.picked, self.weighted, self.readers = picked, self.weight is not None, []
+        self.weighted, self.readers = self.weight is not None, []
         for i, j in enumerate(picked):
             name, typ = names[j], fields[j].type
             if self.weighted and i == len(picked) - 1:
@@ -295,6 +327,10 @@ class Rows:
                 self.readers.append(_Codes(name, fn, self.max_values))
             else:
                 self.readers.append(_Numbers(name, fn))
+        if group is not None:  # any type its text can be made of; as many values as come
+            picked.append(group)
+            self.readers.append(_Groups(names[group], "fit_groups", sys.maxsize))
+        self.picked = picked
 
     def add(self, rows, numbers=None):
         """Read ``rows`` (a StructArray), numbered by ``numbers`` (an Arrow array of
@@ -360,6 +396,10 @@ class Rows:
         for reader, row in zip(self.readers, matrix):
             checkpoint()
             attributes.append(reader.finish(row))
+        if self.group is not None:  # the groups' codes, apart from the columns
+            self.groups = (matrix[-1].copy(), attributes.pop().values)
+            memory.give_back_columns(matrix[-1:], 0)
+            matrix = matrix[:-1]
         k = len(attributes) - self.weighted
         weights = np.ones(self.n)
         if self.weighted:  # an array of their own, which a fit that lets the
