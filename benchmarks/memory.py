@@ -5,8 +5,12 @@ the table forms) and gathered into one list per group (the aggregate
 ``<learner>_fit``).
 
     python -m duckmine.benchmarks.memory [--rows 1000000,10000000]
-        [--learners c45,naive_bayes,...] [--forms fed,aggregate,peer]
+        [--learners c45,naive_bayes,...] [--forms fed,aggregate,groups,grouped,peer]
         [--data own|em_numeric|em_mixed]
+
+The forms ``groups`` and ``grouped`` fit a model per value of the INTEGER column
+(about 1,000 groups): ``fit_groups``, whose rows are fed, and the aggregate form
+under ``GROUP BY``, whose groups DuckDB gathers into lists.
 
 The form ``peer`` is scikit-learn's nearest equivalent where there is one (needs
 the ``bench`` extra), read from the same table with DuckDB's ``fetchnumpy``, the
@@ -71,11 +75,22 @@ def fit_sql(name, table, form, data="own"):
         given = ", ".join(f"'{k}': {v}" for k, v in opts.items())
         source = table.replace("'", "''")
         return f"SELECT model.id FROM fit('{name}', '{source}', NULL, options := {{{given}}})"
+    if form == "grouped":  # the aggregate form, a model per value of i
+        one = fit_sql(name, table, "aggregate").replace(" FROM ", " AS m FROM ", 1)
+        return f"SELECT count(m) FROM ({one} GROUP BY i)"
     if form == "aggregate":
         return sql(name).replace(" FROM t t", f" FROM {table} t").replace(
             "FROM (SELECT * EXCLUDE (y) FROM t) t",
             f"FROM (SELECT * EXCLUDE (y) FROM {table}) t")
     decl = contract.learners()[name]
+    if form == "groups":  # fit_groups, a model per value of i
+        clusterer = decl.kind == "clusterer"
+        source = (f"(SELECT * EXCLUDE (y) FROM {table})" if clusterer else table).replace(
+            "'", "''")
+        target = "NULL" if clusterer else "'a'" if decl.kind == "regressor" else "'y'"
+        options = ", options := {'k': 3}" if clusterer else ""
+        return (f"SELECT count(model) FROM fit_groups('{name}', '{source}', {target}, 'i'"
+                f"{options})")
     if decl.kind == "clusterer":
         source = f"(SELECT * EXCLUDE (y) FROM {table})"
         return f"SELECT model.id FROM fit('{name}', '{source}', NULL, options := {{'k': 3}})"
@@ -139,7 +154,8 @@ def child(path, name, form, data="own"):
     con = duckmine.connect(path, read_only=True)
     con.execute("SET enable_progress_bar = false")
     table = "t" if data == "own" else "points"
-    con.execute(fit_sql(name, f"(SELECT * FROM {table} LIMIT 2000)", form, data)).fetchall()
+    warm = {"groups": "fed", "grouped": "aggregate"}.get(form, form)  # groups of 2 rows
+    con.execute(fit_sql(name, f"(SELECT * FROM {table} LIMIT 2000)", warm, data)).fetchall()
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     start = time.perf_counter()
     con.execute(fit_sql(name, table, form, data)).fetchall()

@@ -16,7 +16,9 @@ def parts(rows, data, by, firsts, counts):
     groups DuckDB made, each known by the number of its first row (from 1) and its
     number of rows; ``rows`` are the ``Rows`` read, with each row's group code."""
     codes, values = rows.groups
-    key = np.where(np.isnan(codes), -1, codes).astype(np.int64)  # NULL: a group of its own
+    # NULL: a group of its own; 16-bit codes where they fit, which numpy sorts by radix
+    key = np.where(np.isnan(codes), -1, codes).astype(
+        np.int16 if len(values) < 2**15 else np.int64)
     order = np.argsort(key, kind="stable")  # each group's rows together, in their order
     ranked = key[order]
     starts = np.flatnonzero(np.r_[True, ranked[1:] != ranked[:-1]])
