@@ -67,10 +67,10 @@ WITH job AS MATERIALIZED (
     SELECT _dm_open_job(tbl, 'fit_groups', learner, weight, NULL, group_by) AS id),
 numbered AS (
     SELECT row_number() OVER () AS _dm_n, _dm_row,
-           COLUMNS(lambda c: lower(c) = lower(group_by) OR c = '_dm_pad')
+           COLUMNS(lambda c: lower(c) = lower(group_by::VARCHAR) OR c = '_dm_pad')
     FROM (SELECT struct_pack(*COLUMNS(*)) AS _dm_row, NULL AS _dm_pad, *
           FROM _dm_source(tbl, 'fit_groups')))
-SELECT COLUMNS(lambda c: lower(c) = lower(group_by) OR c = '_dm_pad'),
+SELECT COLUMNS(lambda c: lower(c) = lower(group_by::VARCHAR) OR c = '_dm_pad'),
        min(_dm_n) AS _dm_first,
        count(_dm_feed(job.id, {'n': _dm_n, 'row': _dm_row})) AS _dm_count,
        any_value(job.id) AS _dm_job

@@ -91,6 +91,8 @@ def test_bad_calls_are_refused_by_name_and_the_connection_goes_on(grouped):
         ("fit_groups('c45', 'g', 'y', 'nope')", "fit_groups: group_by column 'nope' is not "
          "in the table"),
         ("fit_groups('c45', 'g', 'y', 'y')", "fit_groups: group_by must not be the target"),
+        ("fit_groups('c45', 'g', 'y', NULL)", "fit_groups: group_by must name a column"),
+        ("fit_groups('c45', 'g', 'y', 42)", "fit_groups: group_by column 42 is not"),
         ("fit_groups('c45', 'g', 'y', 'grp', weight := 'grp')",
          "fit_groups: group_by must not be the weight"),
         ("fit_groups('c45', '(SELECT * FROM g WHERE false)', 'y', 'grp')",
@@ -103,6 +105,9 @@ def test_bad_calls_are_refused_by_name_and_the_connection_goes_on(grouped):
          "fit_groups: group grp = '1': c45: target column 'y' has a single class"),
         ("fit_groups('c45', '(SELECT [i] AS l, y, x FROM g)', 'y', 'l')",
          "fit_groups: group_by column 'l' has type"),
+        ("fit_groups('bayes_net', '(SELECT grp, s, y FROM g)', 'y', 'grp', options := "
+         "{'ad_tree': (SELECT ad_tree_fit(t) FROM (SELECT s, y FROM g) t)})",
+         "fit_groups: ad_tree holds the counts of every row"),
     ]
     for call, message in cases:
         with pytest.raises(duckdb.Error, match=message.replace("(", r"\(").replace(

@@ -87,7 +87,12 @@ def fit_groups(learner, fed, firsts, counts, target, group_by, options, weight, 
         checkpoint()
         decl = contract.get("fit_groups", name)
         fn = decl.name
+        if by is None:
+            raise ValueError("fit_groups: group_by must name a column, got NULL")
         opts = decl.options(fn, option_models(decl, fn, opts))
+        if decl.held(opts):
+            raise ValueError(f"fit_groups: {decl.held(opts)} holds the counts of every "
+                             "row, not of one group's; fit each group without it")
         s = _settings(s)
         for other, what in ((tgt, "target"), (w if decl.weights else None, "weight")):
             if isinstance(by, str) and isinstance(other, str) and by.lower() == other.lower():
