@@ -127,6 +127,8 @@ def test_interrupt_stops_an_aggregate_fit_and_cross_validation(big):
                         "FROM mixed m GROUP BY d", groups=True)
     assert_stopped(big, "CREATE TABLE stored AS SELECT * FROM "
                         "cross_validate('naive_bayes', 'wide', 'y')")
+    assert_stopped(big, "CREATE TABLE stored AS SELECT * FROM "
+                        "fit_groups('c45', 'mixed', 'y', 'd')", groups=True)
 
 
 def test_interrupt_stops_fp_growth_and_ad_counts(big):

@@ -104,6 +104,7 @@ def fit_groups(learner, fed, firsts, counts, target, group_by, options, weight, 
         data = rows.dataset()
         fitted = []
         for part, label in grouped.parts(rows, data, by, first, count):
+            checkpoint()  # an interrupt stops between groups too
             try:
                 fitted.append(decl.train(fn, part, tgt, opts, s))
             except ValueError as err:  # which group failed, and why
