@@ -69,6 +69,10 @@ DEMO = [
     ("... and as one SQL expression, to score it in another engine",
      "SELECT left(model_to_sql(model, 'postgres'), 150) || ' ...' AS postgres "
      "FROM models"),
+    ("One tree per group of a whole table, its rows read once: fit_groups",
+     "SELECT windy, model_info(model).instances AS instances, "
+     "predict(model, {'outlook': 'rainy', 'temperature': 'mild', 'humidity': 'high'}) "
+     "AS rainy_mild_high FROM fit_groups('c45', 'weather', 'play', 'windy')"),
     ("From trees to rules (section 6.2)",
      "SELECT * FROM c45_rules('labor', 'class')"),
     ("Rules from partial trees (PART) and rules with exceptions (Ridor) on the labor data",
