@@ -4,6 +4,8 @@ group's model the one ``fit`` gives on that group's rows alone."""
 import duckdb
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 GROUPS = """
 CREATE OR REPLACE TABLE g AS
@@ -146,3 +148,52 @@ def test_parts_follow_duckdbs_groups_and_recode_text_columns():
     assert parts[1][0].attributes[0].values == ("a",)
     with pytest.raises(ValueError, match="groups the rows otherwise"):
         list(grouped.parts(rows, data, "g", [1, 2], [3, 3]))
+
+
+@given(st.data())
+@settings(max_examples=25, deadline=None)
+def test_random_groups_match_fits_of_each_groups_rows(data):
+    """On random small tables (groups of one row, NULL groups, text values that
+    some groups lack, a group column of any of three types), every group's model is
+    ``fit``'s on its rows alone, and the groups are GROUP BY's, by first row."""
+    import duckmine
+
+    n = data.draw(st.integers(1, 30))
+    kind = data.draw(st.sampled_from(["INTEGER", "VARCHAR", "DOUBLE"]))
+    keys = data.draw(st.lists(st.sampled_from([None, 0, 1, 2]), min_size=n, max_size=n))
+    texts = data.draw(st.lists(st.sampled_from([None, "p", "q", "r"]), min_size=n,
+                               max_size=n))
+    xs = data.draw(st.lists(st.one_of(st.none(), st.integers(-5, 5)), min_size=n,
+                            max_size=n))
+    con = duckmine.connect()
+    try:
+        con.execute(f"CREATE TABLE h (i INTEGER, k {kind}, s VARCHAR, x DOUBLE, y DOUBLE)")
+        con.executemany("INSERT INTO h VALUES (?, ?, ?, ?, ?)",
+                        [[i, None if k is None else (str(k) if kind == "VARCHAR" else k),
+                          t, x, float(i % 4)] for i, (k, t, x) in
+                         enumerate(zip(keys, texts, xs))])
+        groups = [w[0] for w in con.sql("SELECT k FROM h GROUP BY k ORDER BY min(i)"
+                                        ).fetchall()]
+        alone = []  # each group's own fit: its model id, or its error
+        for value in groups:
+            where = "k IS NULL" if value is None else f"k = {value!r}" if kind == "VARCHAR" \
+                else f"k = {value}"
+            source = f"(SELECT * EXCLUDE (k) FROM h WHERE {where} ORDER BY i)".replace(
+                "'", "''")
+            try:
+                alone.append(con.sql(f"SELECT model.id FROM fit('zero_r', '{source}', 'y')"
+                                     ).fetchall()[0][0])
+            except duckdb.Error as err:
+                alone.append(err)
+        query = "SELECT k, model.id FROM fit_groups('zero_r', 'h', 'y', 'k')"
+        failed = [e for e in alone if isinstance(e, Exception)]
+        if failed:  # the first group that fails alone is named, with its own error
+            with pytest.raises(duckdb.Error) as err:
+                con.sql(query).fetchall()
+            assert "fit_groups: group k = " in str(err.value)
+            own = str(failed[0])
+            assert own[own.index("zero_r: "):] in str(err.value)
+        else:
+            assert con.sql(query).fetchall() == list(zip(groups, alone))
+    finally:
+        con.close()
