@@ -130,8 +130,8 @@ def iterate(frame, sample, begin, task, again=None):
                 start = total({"ask": "start", "s": texts, "sx": _text(sx),
                                "sw": _text(sw)})
                 fill = np.asarray(start["fill"], np.float64)
-                for i, (X, w) in enumerate(mats):  # as the clustering kernels read rows
-                    mats[i] = (_filled(np.asfortranarray(X), fill), w)
+                for X, _ in mats:
+                    _filled(X, fill)
                 out = task(mats, total, start)
             yield pa.RecordBatch.from_arrays(
                 [pa.array([part], pa.int32()),
@@ -434,16 +434,18 @@ class Frame:
 
     def encoder(self):
         """``encode(batch) -> (X, w)``: a plain function of plain values, to ship to
-        the workers (missing values stay NaN)."""
+        the workers (missing values stay NaN). ``X`` is an attribute at a time in
+        memory (Fortran order), as the clustering kernels read rows
+        (``kmeans.rows_of``), and each column is written where it lies."""
         fn, names, kinds, weight = self.fn, self.names, self.kinds, self.weight
         values = [None if v is None else pa.array(v, pa.string()) for v in self.values]
 
         def encode(batch):
-            X = np.empty((batch.num_rows, len(names)))
+            X = np.empty((batch.num_rows, len(names)), order="F")
             for j, name in enumerate(names):
                 col = batch.column(name)
                 if kinds[j] == NUMERIC:
-                    X[:, j] = _numeric(name, col, fn)
+                    _numeric(name, col, fn, X[:, j])
                 else:
                     text = pc.if_else(col, "true", "false") if pa.types.is_boolean(
                         col.type) else pc.cast(col, pa.string())

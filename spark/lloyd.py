@@ -82,6 +82,9 @@ def _lloyd(layout, max_iterations):
     def task(mats, total, start):
         lo, width = np.array(start["lo"]), np.array(start["width"])
         C1, it, seconds = np.array(start["C"]).reshape(-1, p), 0, []
+        # each block's assignments, for the first pass's test against cluster 0
+        # alone (later passes stop on unchanged centres): made once, not every pass
+        assigned = [np.zeros(len(X), np.int64) for X, _ in mats]
         while True:
             start = time.perf_counter()
             it += 1
@@ -95,10 +98,9 @@ def _lloyd(layout, max_iterations):
                 np.zeros((1, K, V), np.int64), np.zeros((1, K, V), np.int64))
             moved = False
             changed = np.zeros(1, np.bool_)
-            for X, w in mats:
-                core._pass_chunk(X.T, w, nominal, offs, lo, width, Z,
-                                 np.zeros(len(X), np.int64), np.int64(0), np.int64(len(X)),
-                                 sse, sw, s, ss, cnt, mode, nom, changed)
+            for (X, w), assign in zip(mats, assigned):
+                core._pass_chunk(X.T, w, nominal, offs, lo, width, Z, assign, np.int64(0),
+                                 np.int64(len(X)), sse, sw, s, ss, cnt, mode, nom, changed)
                 moved |= bool(changed[0])
             got = total({"sums": [q.ravel().tolist() for q in (sse, sw, s, cnt, mode)],
                          "moved": moved})
