@@ -110,7 +110,7 @@ EVALUATION = [
     "fitted AS (SELECT unnest(_dm_fit_groups(learner, "
     "{'job': any_value(_dm_job), 'rows': sum(_dm_count)}, "
     "list(_dm_first ORDER BY _dm_first), list(_dm_count ORDER BY _dm_first), target, "
-    f"group_by, options, weight, {SETTINGS}, {CONNECTION})) AS f FROM groups)\n"
+    f"group_by, options, {SETTINGS}, {CONNECTION})) AS f FROM groups)\n"
     "SELECT groups.* EXCLUDE (_dm_pad, _dm_first, _dm_count, _dm_job), "
     "fitted.f.model AS model\n"
     "FROM groups JOIN fitted ON groups._dm_first = fitted.f.first "

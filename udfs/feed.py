@@ -61,6 +61,8 @@ def job(fn, learner, weight, columns, settings, connection, transaction, counted
             scalars(settings), scalars(connection), scalars(transaction),
             scalars(counted), scalars(group)):
         decl = contract.get(f, name)
+        if f == "fit_groups" and by is None:  # before any row is read
+            raise ValueError("fit_groups: group_by must name a column, got NULL")
         if f in ("fit", "fit_groups"):  # they speak as the learner
             f = decl.name
         if names is not None:

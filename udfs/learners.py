@@ -73,7 +73,7 @@ GROUPED_SQL = f"STRUCT(first BIGINT, model {MODEL_SQL})[]"
 
 
 @udf("_dm_fit_groups", None, GROUPED_SQL, stoppable=True)
-def fit_groups(learner, fed, firsts, counts, target, group_by, options, weight, settings):
+def fit_groups(learner, fed, firsts, counts, target, group_by, options, settings):
     """A model per group of the rows fed to a job grouped by ``group_by``: the
     groups as DuckDB found them, each by its first row's number (``firsts``) and
     its number of rows (``counts``), and each group's model fitted on its rows in
@@ -81,23 +81,19 @@ def fit_groups(learner, fed, firsts, counts, target, group_by, options, weight, 
     ``{first, model}`` per group."""
     out = []
     args = zip(scalars(learner), scalars(fed), scalars(firsts), scalars(counts),
-               scalars(target), scalars(group_by), scalars(options), scalars(weight),
-               scalars(settings))
-    for name, f, first, count, tgt, by, opts, w, s in args:
+               scalars(target), scalars(group_by), scalars(options), scalars(settings))
+    for name, f, first, count, tgt, by, opts, s in args:
         checkpoint()
         decl = contract.get("fit_groups", name)
         fn = decl.name
-        if by is None:
-            raise ValueError("fit_groups: group_by must name a column, got NULL")
         opts = decl.options(fn, option_models(decl, fn, opts))
         if decl.held(opts):
             raise ValueError(f"fit_groups: {decl.held(opts)} holds the counts of every "
                              "row, not of one group's; fit each group without it")
         s = _settings(s)
-        for other, what in ((tgt, "target"), (w if decl.weights else None, "weight")):
-            if isinstance(by, str) and isinstance(other, str) and by.lower() == other.lower():
-                raise ValueError(f"fit_groups: group_by must not be the {what} column "
-                                 f"({other!r})")
+        # (the weight column is refused by the job, as the rows are read)
+        if isinstance(by, str) and isinstance(tgt, str) and by.lower() == tgt.lower():
+            raise ValueError(f"fit_groups: group_by must not be the target column ({tgt!r})")
         if not first:
             raise ValueError(f"{fn}: the table is empty")
         rows = feed.take(fn, f["job"], f["rows"])
