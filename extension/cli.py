@@ -211,7 +211,7 @@ def start_compile_ahead():
 
 
 def demo(db):
-    from .samples import create_sample_tables  # generates baskets with a kernel
+    from .samples import create_sample_tables
 
     if os.path.exists(db):
         os.remove(db)

@@ -1,13 +1,17 @@
 """The sample database behind ``duckmine demo``: the book's weather (nominal and
 numeric), contact-lens, labor-negotiation and CPU-performance data and a
-deterministic market-basket table."""
+deterministic market-basket table.
+
+The baskets are drawn by the Quest-style generator (``sample_baskets``) and kept as
+``data/baskets.csv``, so that a first demo reads them rather than compiling the
+generator's kernel first; ``python -m duckmine.extension.samples`` writes the file
+again, and a test checks that it is the generator's."""
 
 from importlib import resources
 
 import numpy as np
 import pyarrow as pa
 
-from ..algorithms.baskets import quest_baskets
 from .arff import read_arff
 
 PRODUCTS = [
@@ -22,6 +26,8 @@ PRODUCTS = [
 
 def basket_table(n_transactions, names, seed=1, **quest):
     """Long-layout Arrow table (tid BIGINT, item VARCHAR) of Quest-style baskets."""
+    from ..algorithms.baskets import quest_baskets
+
     offsets, items = quest_baskets(n_transactions, n_items=len(names), seed=seed,
                                    **quest)
     tid = np.repeat(np.arange(n_transactions, dtype=np.int64), np.diff(offsets))
@@ -41,11 +47,34 @@ def create_sample_tables(con):
     for file, table in SAMPLES.items():
         with resources.as_file(data / file) as path:
             read_arff(con, path, table, replace=True)
-    baskets = basket_table(2000, PRODUCTS, seed=7, avg_len=4, n_patterns=25,
-                           avg_pattern=3)
-    con.register("_dm_sample_baskets", baskets)
+    with resources.as_file(data / BASKETS) as path:
+        con.execute("CREATE OR REPLACE TABLE baskets AS SELECT * FROM read_csv(?, "
+                    "header = true, columns = {'tid': 'BIGINT', 'item': 'VARCHAR'}) "
+                    "ORDER BY tid, item", [str(path)])
+
+
+BASKETS = "baskets.csv"
+
+
+def sample_baskets():
+    """The sample ``baskets`` as the generator draws them (``data/baskets.csv``)."""
+    return basket_table(2000, PRODUCTS, seed=7, avg_len=4, n_patterns=25, avg_pattern=3)
+
+
+def write_baskets(path):
+    """``sample_baskets`` as a CSV file, ordered by tid and item."""
+    import duckdb
+
+    con = duckdb.connect()
     try:
-        con.execute("CREATE OR REPLACE TABLE baskets AS "
-                    "SELECT * FROM _dm_sample_baskets ORDER BY tid, item")
+        con.register("b", sample_baskets())
+        con.execute(f"COPY (SELECT * FROM b ORDER BY tid, item) TO '{path}' "
+                    "(HEADER, DELIMITER ',')")
     finally:
-        con.unregister("_dm_sample_baskets")
+        con.close()
+
+
+if __name__ == "__main__":
+    from pathlib import Path
+
+    write_baskets(Path(__file__).parent / "data" / BASKETS)

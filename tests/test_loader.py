@@ -213,3 +213,25 @@ def test_loading_imports_no_compiler():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_sample_baskets_are_the_generators_and_need_no_compiler():
+    """The demo's ``baskets`` are read from the file the generator wrote
+    (``python -m duckmine.extension.samples``), row for row, in the same types;
+    making the sample tables compiles nothing."""
+    from duckmine.extension.samples import create_sample_tables, sample_baskets
+
+    code = ("import sys, duckdb; from duckmine.extension.samples import "
+            "create_sample_tables; con = duckdb.connect(); create_sample_tables(con); "
+            "print(sorted(m for m in ('numba', 'llvmlite') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"
+    con = duckmine.connect()
+    create_sample_tables(con)
+    con.register("drawn", sample_baskets())
+    shipped = con.sql("SELECT * FROM baskets").fetchall()
+    assert shipped == con.sql("SELECT * FROM drawn ORDER BY tid, item").fetchall()
+    assert len(shipped) == 10_223
+    assert con.sql("SELECT typeof(tid), typeof(item) FROM baskets LIMIT 1").fetchall() == \
+        [("BIGINT", "VARCHAR")]
