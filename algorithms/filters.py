@@ -363,7 +363,7 @@ class Discretize(Filter):
                 return discretize.cut_points(col, y, w, k, exact)
             return _equal_width(col, self.bins)
 
-        self.cuts = stop.each(cut, list(zip(self.inputs, columns)))
+        self.cuts = stop.each(cut, list(zip(self.inputs, columns)), rows=len(w))
         self._layout()
         return self
 

@@ -1181,7 +1181,7 @@ def _presort(X, n_values, y, weights):
         if every:
             values[value_off[a]:value_off[a + 1]] = rows[start[a]:end[a]]
 
-    stop.each(one, numeric)
+    stop.each(one, numeric, rows=n_all)
     return (rows, vals, clss, wts), start, end, values, value_off
 
 

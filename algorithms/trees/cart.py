@@ -721,7 +721,7 @@ def fit(data, target, options, settings):
         return f.tree(train_cv(order, folds, i)).sequence(f, test_cv(order, folds, i))
 
     # the trees are independent: two at a time, the largest (the whole tree) first
-    tree, *sequences = stop.each(grown, [folds, *range(folds)], threads=2)
+    tree, *sequences = stop.each(grown, [folds, *range(folds)], threads=2, rows=len(rows))
     cv_alphas = [alphas for alphas, _, _ in sequences]
     cv_errors = [errors for _, errors, _ in sequences]
     tree_alphas, _, iterations = tree.sequence(f)

@@ -1053,7 +1053,7 @@ def presort(X, nominal, rows, y, w, any_order):
 
     # the numeric attributes first: their sorts take longest, and the nominal ones'
     # copies then even out the two threads' shares
-    stop.each(one, sorted(range(p), key=lambda t: bool(nominal[t])), threads=2)
+    stop.each(one, sorted(range(p), key=lambda t: bool(nominal[t])), threads=2, rows=n)
     return out
 
 
