@@ -197,3 +197,23 @@ def test_random_groups_match_fits_of_each_groups_rows(data):
             assert con.sql(query).fetchall() == list(zip(groups, alone))
     finally:
         con.close()
+
+
+def test_small_groups_fit_two_at_a_time_as_one_after_another(fresh, monkeypatch):
+    """Where every group is small its fits run two at a time: the models are those
+    of one group after another, and of several failing groups the first in order
+    is the one named, however the two threads met them."""
+    from duckmine.algorithms import stop
+
+    fresh.execute("CREATE TABLE s AS SELECT i % 40 AS grp, (hash(i) % 100) / 10.0 AS x, "
+                  "CASE WHEN i % 40 IN (17, 18, 30) OR (i // 40) % 2 = 0 THEN 'a' "
+                  "ELSE 'b' END AS y FROM range(4000) t(i)")
+    q = "SELECT grp, model.id AS id FROM fit_groups('c45', '{}', 'y', 'grp')"
+    ok = "(SELECT * FROM s WHERE grp NOT IN (17, 18, 30))"
+    together = fresh.sql(q.format(ok)).fetchall()
+    for _ in range(5):  # in whatever order the threads take the failing groups
+        with pytest.raises(duckdb.Error, match=r"group grp = '17': c45: target column 'y' "
+                                               "has a single class"):
+            fresh.sql(q.format("s")).fetchall()
+    monkeypatch.setattr(stop, "SERIAL_ROWS", 0)  # every group large: one at a time
+    assert fresh.sql(q.format(ok)).fetchall() == together and len(together) == 37

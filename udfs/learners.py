@@ -98,13 +98,16 @@ def fit_groups(learner, fed, firsts, counts, target, group_by, options, settings
             raise ValueError(f"{fn}: the table is empty")
         rows = feed.take(fn, f["job"], f["rows"])
         data = rows.dataset()
-        fitted = []
-        for part, label in grouped.parts(rows, data, by, first, count):
+
+        def fit(part, label, decl=decl, fn=fn, tgt=tgt, opts=opts, s=s, by=by):
             checkpoint()  # an interrupt stops between groups too
             try:
-                fitted.append(decl.train(fn, part, tgt, opts, s))
+                return decl.train(fn, part, tgt, opts, s)
             except ValueError as err:  # which group failed, and why
                 raise ValueError(f"fit_groups: group {by} = {label}: {err}") from None
+
+        fitted = grouped.fitted(grouped.parts(rows, data, by, first, count), fit,
+                                max(count, default=0))
         out.append([{"first": a, "model": value(m)} for a, m in zip(first, fitted)])
     return pa.array(out, arrow_type(GROUPED_SQL))
 
