@@ -25,7 +25,6 @@ Nothing here knows a database: the engines decide when to stop, by tag.
 import atexit
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -139,35 +138,69 @@ def run(fn, *args, tag=None):
 
 
 def each(fn, items, threads=None, rows=None):
-    """``[fn(x) for x in items]`` on ``threads`` threads (numba's number by default)
-    that act for the calling thread's job: they read its stop flag and report to its
-    watchers. For work whose parts are independent and whose kernels release the
-    GIL, each part run serially: threads at the outermost level, not in every
-    kernel's loops. ``rows``, the rows the parts cover between them, keeps the parts
-    on this thread below ``SERIAL_ROWS``. The first error in ``items``' order is
-    raised once all parts have ended."""
+    """``[fn(x) for x in items]`` on ``threads`` threads (numba's number by default,
+    the calling thread one of them) that act for the calling thread's job: they read
+    its stop flag and report to its watchers. For work whose parts are independent
+    and whose kernels release the GIL, each part run serially: threads at the
+    outermost level, not in every kernel's loops. ``rows``, the rows the parts cover
+    between them, keeps the parts on this thread below ``SERIAL_ROWS``.
+
+    The parts are taken in ``items``' order as threads come free, and ``items`` is
+    read only as they are taken (a generator makes a part when it is needed). Once a
+    part fails no further part is begun, and the first error in ``items``' order is
+    raised once the parts begun have ended: the error a loop would have raised."""
     if rows is not None and rows < SERIAL_ROWS:
         threads = 1
     elif threads is None:
         import numba  # here: loading duckmine imports no compiler (see halt)
 
         threads = numba.get_num_threads()
-    items = list(items)
-    threads = min(threads, len(items))
+    if hasattr(items, "__len__"):
+        threads = min(threads, len(items))
     if threads <= 1:
         return [fn(x) for x in items]
     context = {k: getattr(_local, k) for k in ("flag", "tag", "job") if hasattr(_local, k)}
+    items, lock, out, failed = iter(items), threading.Lock(), [], []
 
-    def part(x):
+    def work():
+        while True:
+            with lock:
+                if failed:
+                    return
+                i = len(out)
+                try:
+                    x = next(items)
+                except StopIteration:
+                    return
+                except BaseException as err:  # making the part failed
+                    failed.append((i, err))
+                    return
+                out.append(None)
+            try:
+                out[i] = fn(x)
+            except BaseException as err:
+                with lock:
+                    failed.append((i, err))
+                return
+
+    def helper():
         _local.__dict__.update(context)
         try:
-            return fn(x)
+            work()
         finally:
             _local.__dict__.clear()
 
-    with ThreadPoolExecutor(threads) as pool:
-        futures = [pool.submit(part, x) for x in items]
-    return [f.result() for f in futures]
+    helpers = [threading.Thread(target=helper, daemon=True) for _ in range(threads - 1)]
+    for t in helpers:
+        t.start()
+    try:
+        work()
+    finally:
+        for t in helpers:
+            t.join()
+    if failed:
+        raise min(failed, key=lambda f: f[0])[1]
+    return out
 
 
 def _wait(job):

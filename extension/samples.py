@@ -38,6 +38,7 @@ def basket_table(n_transactions, names, seed=1, **quest):
 SAMPLES = {"weather.nominal.arff": "weather", "weather.numeric.arff": "weather_numeric",
            "contact-lenses.arff": "contact_lenses", "labor.arff": "labor",
            "cpu.arff": "cpu"}
+BASKETS = "baskets.csv"  # the generator's baskets (``write_baskets``)
 
 
 def create_sample_tables(con):
@@ -51,9 +52,6 @@ def create_sample_tables(con):
         con.execute("CREATE OR REPLACE TABLE baskets AS SELECT * FROM read_csv(?, "
                     "header = true, columns = {'tid': 'BIGINT', 'item': 'VARCHAR'}) "
                     "ORDER BY tid, item", [str(path)])
-
-
-BASKETS = "baskets.csv"
 
 
 def sample_baskets():

@@ -221,6 +221,28 @@ def test_each_runs_parts_on_threads_that_act_for_the_job():
 
     with pytest.raises(ValueError, match="2"):
         stop.each(failing, range(6), threads=2)
+
+    # a generator's parts are made as they are taken, in order; once one fails no
+    # further part is begun
+    begun = []
+
+    def made(n):
+        for x in range(n):
+            begun.append(x)
+            yield x
+
+    assert stop.each(lambda x: x + 1, made(6), threads=2) == [1, 2, 3, 4, 5, 6]
+    assert begun == list(range(6))
+    begun.clear()
+
+    def first_fails(x):
+        if x == 0:
+            raise ValueError("first")
+        time.sleep(0.01)
+
+    with pytest.raises(ValueError, match="first"):
+        stop.each(first_fails, made(100), threads=2)
+    assert len(begun) < 10
     with interrupt_when_running(stop.stop, delay=0.1):
         with pytest.raises(stop.Stopped):
             stop.run(lambda: stop.each(lambda _: _spin(stop.flag(), 10**13), range(4)))

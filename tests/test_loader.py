@@ -205,14 +205,18 @@ def test_other_binder_errors_are_left_as_they_are():
     assert explain(err, "SELECT 1") is None
 
 
+def compilers_imported(code):
+    """The compiler's modules that running ``code`` in a fresh process imports."""
+    code += "; print(sorted(m for m in ('numba', 'llvmlite') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", "import sys, duckdb; " + code],
+                         capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
 def test_loading_imports_no_compiler():
     """``load`` registers everything without importing numba: the compiler comes
     with the first fit (a stop flag, jobs and their threads need none of it)."""
-    code = ("import sys, duckdb, duckmine; duckmine.load(duckdb.connect()); "
-            "print(sorted(m for m in ('numba', 'llvmlite') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.strip() == "[]"
+    assert compilers_imported("import duckmine; duckmine.load(duckdb.connect())") == "[]"
 
 
 def test_the_sample_baskets_are_the_generators_and_need_no_compiler():
@@ -221,12 +225,9 @@ def test_the_sample_baskets_are_the_generators_and_need_no_compiler():
     making the sample tables compiles nothing."""
     from duckmine.extension.samples import create_sample_tables, sample_baskets
 
-    code = ("import sys, duckdb; from duckmine.extension.samples import "
-            "create_sample_tables; con = duckdb.connect(); create_sample_tables(con); "
-            "print(sorted(m for m in ('numba', 'llvmlite') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.strip() == "[]"
+    assert compilers_imported("from duckmine.extension.samples import "
+                              "create_sample_tables; create_sample_tables(duckdb.connect())"
+                              ) == "[]"
     con = duckmine.connect()
     create_sample_tables(con)
     con.register("drawn", sample_baskets())

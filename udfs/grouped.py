@@ -2,11 +2,8 @@
 Dataset of their own, in the relation's order, whose text columns know only the
 values the group holds, as the group's rows read alone (``fit`` on them) would."""
 
-import threading
-
 import numpy as np
 
-from ..algorithms import stop
 from ..algorithms.dataset import Attribute, Dataset
 
 DIFFERENT = ("fit_groups: column {by!r} groups the rows otherwise as text than in "
@@ -35,43 +32,6 @@ def parts(rows, data, by, firsts, counts):
         if b - a != count or order[a] != first - 1:
             raise ValueError(DIFFERENT.format(by=by))
         yield _part(data, order[a:b], text), "NULL" if g < 0 else repr(values[g])
-
-
-def fitted(parts, fit, largest):
-    """``[fit(*p) for p in parts]``, two groups at a time where even the largest has
-    fewer than ``stop.SERIAL_ROWS`` rows: such a fit runs on one thread, and a group
-    after another left a core idle (a larger group's fit has threads of its own).
-    The groups are taken in order, so the first that fails is the one a group after
-    another would have raised, once the groups already begun have ended."""
-    if largest >= stop.SERIAL_ROWS:
-        return [fit(*p) for p in parts]
-    parts, lock, done, failed = iter(parts), threading.Lock(), [], []
-
-    def worker(_):
-        while True:
-            with lock:
-                if failed:
-                    return
-                i = len(done)
-                try:
-                    p = next(parts)
-                except StopIteration:
-                    return
-                except BaseException as err:  # a group found not to be DuckDB's
-                    failed.append((i, err))
-                    return
-                done.append(None)
-            try:
-                done[i] = fit(*p)
-            except BaseException as err:
-                with lock:
-                    failed.append((i, err))
-                return
-
-    stop.each(worker, range(2), threads=2)
-    if failed:
-        raise min(failed, key=lambda f: f[0])[1]
-    return done
 
 
 def _part(data, rows, text):

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pyarrow as pa
 
-from ..algorithms import contract, memory
+from ..algorithms import contract, memory, stop
 from ..algorithms.stop import checkpoint
 from . import feed, grouped
 from .models import MODEL_SQL, model_list, option_models, value, values
@@ -98,18 +98,25 @@ def fit_groups(learner, fed, firsts, counts, target, group_by, options, settings
             raise ValueError(f"{fn}: the table is empty")
         rows = feed.take(fn, f["job"], f["rows"])
         data = rows.dataset()
-
-        def fit(part, label, decl=decl, fn=fn, tgt=tgt, opts=opts, s=s, by=by):
-            checkpoint()  # an interrupt stops between groups too
-            try:
-                return decl.train(fn, part, tgt, opts, s)
-            except ValueError as err:  # which group failed, and why
-                raise ValueError(f"fit_groups: group {by} = {label}: {err}") from None
-
-        fitted = grouped.fitted(grouped.parts(rows, data, by, first, count), fit,
-                                max(count, default=0))
+        fitted = _each_group(decl, grouped.parts(rows, data, by, first, count),
+                             max(count, default=0), tgt, opts, s, by)
         out.append([{"first": a, "model": value(m)} for a, m in zip(first, fitted)])
     return pa.array(out, arrow_type(GROUPED_SQL))
+
+
+def _each_group(decl, groups, largest, target, options, settings, by):
+    """The model of each of ``groups`` (its Dataset and its value as text), two at a
+    time where even the ``largest`` group's fit runs on one thread (a larger one's
+    has threads of its own); each group is made as it is taken."""
+    def fit(group):
+        part, label = group
+        checkpoint()  # an interrupt stops between groups too
+        try:
+            return decl.train(decl.name, part, target, options, settings)
+        except ValueError as err:  # which group failed, and why
+            raise ValueError(f"fit_groups: group {by} = {label}: {err}") from None
+
+    return stop.each(fit, groups, threads=2 if largest < stop.SERIAL_ROWS else 1)
 
 
 def relation_sql(decl):
