@@ -1,8 +1,8 @@
 """Parallel FP-growth (Li, Wang, Zhang, Zhang & Chang, 2008): the engine-free
 pieces of mining frequent itemsets on many machines at once.
 
-The frequent items are ranked by descending support and dealt to ``G`` groups
-(rank ``r`` to group ``r % G``, which spreads the most frequent items). A
+The frequent items are ranked by descending support and cut into ``G`` groups
+of consecutive ranks (``groups_of``). A
 transaction, as the sorted ranks of its frequent items, becomes one
 *group-dependent transaction* per group it holds an item of: its prefix up to
 that group's last item. Every itemset whose least frequent item is in group
@@ -16,6 +16,43 @@ import numpy as np
 
 from . import fpgrowth, stop
 from .jit import njit
+
+
+def groups_of(counts, n, groups):
+    """Each rank's group (``counts``: the ranked items' supports in ``n``
+    transactions): ``groups`` runs of consecutive ranks whose shards should be of
+    about equal size, were items independent. A transaction sends group
+    ``[a, b)`` its items below ``b`` if it holds one of the group's, so the shard's
+    expected size is ``P(holds one) * E(items below a) + E(items in [a, b))``.
+    Consecutive ranks keep a shard's prefixes short where its items are frequent:
+    dealing ranks round-robin made every group's shard hold nearly every
+    transaction whole."""
+    p = np.minimum(np.asarray(counts, np.float64) / max(n, 1), 1.0)
+    below = np.concatenate([[0.0], np.cumsum(p)])  # E(items below r)
+    log_miss = np.concatenate([[0.0], np.cumsum(np.log1p(-np.minimum(p, 1 - 1e-12)))])
+
+    def size(a, b):
+        return -np.expm1(log_miss[b] - log_miss[a]) * below[a] + below[b] - below[a]
+
+    def cut(most):  # the fewest runs of at most ``most`` each, greedily
+        starts, a = [], 0
+        while a < len(p):
+            b = a + 1
+            while b < len(p) and size(a, b + 1) <= most:
+                b += 1
+            starts.append(a)
+            a = b
+        return starts
+
+    lo, hi = 0.0, size(0, len(p))
+    for _ in range(50):  # the least most that needs no more than ``groups`` runs
+        mid = (lo + hi) / 2
+        if len(cut(mid)) <= groups:
+            hi = mid
+        else:
+            lo = mid
+    return np.searchsorted(np.array(cut(hi)[1:], np.int64), np.arange(len(p)),
+                           side="right").astype(np.int64)
 
 
 @njit(cache=True)
@@ -57,9 +94,10 @@ def _ends(ranks, lo, hi, group_of, last, ends):
 
 
 @njit(cache=True)
-def shards(offsets, ranks, groups):
+def shards(offsets, ranks, group_of, groups):
     """The group-dependent transactions of the transactions ``ranks[offsets[t]:
-    offsets[t + 1]]`` (frequent item ranks, each list sorted and distinct), laid
+    offsets[t + 1]]`` (frequent item ranks, each list sorted and distinct; ``group_of``:
+    each rank's group of ``groups``), laid
     out a group after another, each group's in the order of their transactions:
     (their number per group, their ranks' number per group, the length of each,
     the ranks). One pass counts, the next writes each at its group's place, so
@@ -70,10 +108,6 @@ def shards(offsets, ranks, groups):
     for t in range(n):
         longest = max(longest, offsets[t + 1] - offsets[t])
     ends = np.empty(longest, np.int64)
-    top = 0
-    for j in range(ranks.shape[0]):
-        top = max(top, ranks[j] + 1)
-    group_of = np.arange(top) % groups  # a look-up, not a division an item
     count = np.zeros(groups, np.int64)
     size = np.zeros(groups, np.int64)
     for t in range(n):  # first the sizes
@@ -104,7 +138,7 @@ def shards(offsets, ranks, groups):
     return count, size, lengths, out
 
 
-def mine_group(offsets, ranks, n_items, group, groups, min_count, max_len, limit):
+def mine_group(offsets, ranks, n_items, group, group_of, min_count, max_len, limit):
     """The records ``(parent, item, count)`` of every itemset of at most
     ``max_len`` items whose least frequent item is in ``group``, from the group's
     shard (items are ranks, ``n_items`` in all); raises ``TooManyItemsets``."""
@@ -113,7 +147,7 @@ def mine_group(offsets, ranks, n_items, group, groups, min_count, max_len, limit
     identity = np.arange(n_items, dtype=np.int32)
     up, count, item_count, bounds = fpgrowth.build_tree(offsets, ranks, identity, n_items)
     mine = np.flatnonzero((item_count >= min_count)
-                          & (identity % groups == group)).astype(np.int32)
+                          & (group_of == group)).astype(np.int32)
     halt = stop.flag()
     parent, item, count, status = fpgrowth.mine_tree(up, count, item_count, bounds, mine,
                                                      n_items, min_count, max_len, limit,

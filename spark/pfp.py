@@ -85,8 +85,9 @@ def fp_growth(df, min_support, max_length=None, target="all", layout="auto", gro
         return spark.createDataFrame([], RESULT + ", support double")
     n_items = len(names)
     if groups is None:
-        groups = 2 * spark.sparkContext.defaultParallelism
+        groups = spark.sparkContext.defaultParallelism
     groups = max(1, min(int(groups), n_items))
+    group_of = pfp.groups_of([count for _, count in ranked], n, groups)
     max_len = options["max_length"]
     depth = max_len if options["target"] == "all" else min(max_len + 1, n_items + 1)
     limit = options["limit"]
@@ -103,7 +104,7 @@ def fp_growth(df, min_support, max_length=None, target="all", layout="auto", gro
                 codes = np.frombuffer(b.column("codes")[i].as_buffer(), SHARD_DTYPE)
                 codes = np.append(rank, np.int32(-1))[codes]  # a NULL's -1 takes the -1
                 offsets, ranks = pfp.ranked(offsets.astype(np.int64), codes)
-                yield _packed(*pfp.shards(offsets, ranks, groups))
+                yield _packed(*pfp.shards(offsets, ranks, group_of, groups))
 
     def mine(key, table):
         from ..algorithms.itemsets import TooManyItemsets, expand
@@ -113,7 +114,7 @@ def fp_growth(df, min_support, max_length=None, target="all", layout="auto", gro
         offsets = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
         try:
             parent, item, count = pfp.mine_group(offsets, flat.astype(np.int32), n_items, g,
-                                                 groups, min_count, depth, limit)
+                                                 group_of, min_count, depth, limit)
         except TooManyItemsets:
             raise ValueError(f"{fn}: stopped after finding more than {limit:,} frequent "
                              "itemsets in one group; raise min_support or set "
