@@ -1,7 +1,8 @@
 """k-means over a Spark DataFrame too large for one machine, in one barrier stage
 (``frames.iterate``): each task holds its share of the rows, and each Lloyd pass
 assigns them and adds up the per-cluster sums with the single-machine kernel
-(``algorithms/clusters/kmeans._pass_chunk``); the tasks exchange their sums
+(``algorithms/clusters/kmeans._pass_chunk``, each row's bound kept by its task
+from pass to pass); the tasks exchange their sums
 through the driver and every task moves the centres, as ``kmeans.lloyd`` does.
 
 - **The start** is chosen on the driver by the core's seeding (``init``) on the
@@ -85,11 +86,13 @@ def _lloyd(layout, max_iterations):
         # each block's assignments, for the first pass's test against cluster 0
         # alone (later passes stop on unchanged centres): made once, not every pass
         assigned = [np.zeros(len(X), np.int64) for X, _ in mats]
+        lower = [np.zeros(len(X)) for X, _ in mats]  # the rows' bounds (``_pass_chunk``)
+        Z = core._scaled(C1, nominal, lo, width)
+        shift = np.full(len(C1), np.inf)
         while True:
             start = time.perf_counter()
             it += 1
             K = len(C1)
-            Z = core._scaled(C1, nominal, lo, width)
             # the kernel adds each block's rows into these (the squared standard
             # deviations' sums and unweighted nominal counts are not needed)
             sse, sw, s, ss, cnt, mode, nom = (
@@ -98,9 +101,10 @@ def _lloyd(layout, max_iterations):
                 np.zeros((1, K, V), np.int64), np.zeros((1, K, V), np.int64))
             moved = False
             changed = np.zeros(1, np.bool_)
-            for (X, w), assign in zip(mats, assigned):
+            for (X, w), assign, bound in zip(mats, assigned, lower):
                 core._pass_chunk(X.T, w, nominal, offs, lo, width, Z, assign, np.int64(0),
-                                 np.int64(len(X)), sse, sw, s, ss, cnt, mode, nom, changed)
+                                 np.int64(len(X)), sse, sw, s, ss, cnt, mode, nom, changed,
+                                 bound, shift)
                 moved |= bool(changed[0])
             got = total({"sums": [q.ravel().tolist() for q in (sse, sw, s, cnt, mode)],
                          "moved": moved})
@@ -117,6 +121,9 @@ def _lloyd(layout, max_iterations):
             seconds.append(time.perf_counter() - start)
             if converged or it == max_iterations:
                 break
+            Z_next = core._scaled(C1, nominal, lo, width)
+            shift = core.shifts(Z, Z_next, nominal)
+            Z = Z_next
         return {"C": C1.tolist(), "sse": float(sse.sum()), "errs": sse[keep].tolist(),
                 "sizes": cnt[keep].astype(np.int64).tolist(), "it": it, "seconds": seconds}
 

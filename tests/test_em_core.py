@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from duckmine.algorithms import models
+from duckmine.algorithms import models, stop
 from duckmine.algorithms.clusters import em, kmeans
 from duckmine.algorithms.clusters.model import EMModel, KMeansModel, fit_em, fit_kmeans
 from duckmine.algorithms.dataset import NOMINAL, NUMERIC, Attribute, Dataset
@@ -482,3 +482,82 @@ def test_kmeans_sse_is_the_assignments_error(seed, k, init):
     body, version, model_id = models.dumps(model)
     assert isinstance(models.loads(model.learner, version, body, model_id), KMeansModel)
     assert not isinstance(model, EMModel)
+
+
+def brute_lloyd(X, w, nominal, nvals, lo, width, C, max_iter):
+    """The reference's Lloyd iterations in plain Python floats, every row measured
+    against every centre each pass, its sums added in row order (one chunk): the
+    centres, assignments, iterations and squared error."""
+    n, p = X.shape
+    assign = [0] * n
+    it = 0
+    while True:
+        it += 1
+        K = len(C)
+        Z = [[C[c][j] if nominal[j] else (0.0 if width[j] == 0 else
+                                          (C[c][j] - lo[j]) / width[j])
+              for j in range(p)] for c in range(K)]
+        sse, sw, cnt = [0.0] * K, [0.0] * K, [0] * K
+        s = [[0.0] * p for _ in range(K)]
+        mode = [[[0] * int(nvals[j]) for j in range(p)] for _ in range(K)]
+        moved = False
+        for i in range(n):
+            best, mind = 0, 2147483647.0
+            for c in range(K):
+                total = 0.0
+                for j in range(p):
+                    x = float(X[i, j])
+                    if nominal[j]:
+                        total += 1.0 if x != Z[c][j] else 0.0
+                    else:
+                        z = 0.0 if width[j] == 0 else (x - lo[j]) / width[j]
+                        total += (z - Z[c][j]) * (z - Z[c][j])
+                if math.sqrt(total) < mind:
+                    best, mind = c, math.sqrt(total)
+            sse[best] += mind * mind
+            sw[best] += float(w[i])
+            cnt[best] += 1
+            for j in range(p):
+                if nominal[j]:
+                    mode[best][j][int(X[i, j])] += int(w[i])
+                else:
+                    s[best][j] += float(w[i]) * float(X[i, j])
+            moved = moved or assign[i] != best
+            assign[i] = best
+        keep = [c for c in range(K) if cnt[c] > 0]
+        C = [[float(max(range(int(nvals[j])), key=lambda v: (mode[c][j][v], -v)))
+              if nominal[j] else (s[c][j] / sw[c] if sw[c] > 0 else 0.0)
+              for j in range(p)] for c in keep]
+        if not moved or it == max_iter:
+            relabel = {c: t for t, c in enumerate(keep)}
+            return C, [relabel[a] for a in assign], it, sum(sse[c] for c in keep)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 6), st.integers(1, 4))
+def test_bounded_passes_are_the_references_to_the_bit(seed, k, spread):
+    """Lloyd passes that leave a row with its centre when its bound says no other
+    can be nearer (``_pass_chunk``) give the reference's centres, assignments,
+    iterations and error to the bit, against every row measured each pass. The
+    values are small integers, so that distances tie often, and clusters are
+    dropped when they empty."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(k + 3, 150))
+    nominal = np.array([False, True, False, False][:1 + seed % 4])
+    nominal[0] = False
+    p = len(nominal)
+    nvals = np.where(nominal, 3, 0).astype(np.int64)
+    offs = np.concatenate([[0], np.cumsum(nvals)[:-1]]).astype(np.int64)
+    X = np.where(nominal, rng.integers(0, 3, (n, p)),
+                 rng.integers(0, 2 + spread, (n, p)) * 0.5).astype(np.float64)
+    w = rng.integers(1, 3, n).astype(np.float64)
+    cols = np.ascontiguousarray(X.T)
+    lo, width = kmeans.ranges(cols)
+    C = X[rng.choice(n, k, replace=True)]
+    got = kmeans.lloyd(cols, w, nominal, nvals, offs, int(nvals.sum()), lo, width, C, 500,
+                       10**6, None, stop.flag(), np.zeros(1, np.int64))
+    want = brute_lloyd(X, w, nominal, nvals, lo, width, C.tolist(), 500)
+    assert got[2] == want[2]
+    assert got[1].tolist() == want[1]
+    assert got[0].tobytes() == np.array(want[0], np.float64).reshape(got[0].shape).tobytes()
+    assert got[3] == want[3]

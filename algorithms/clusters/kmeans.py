@@ -33,6 +33,12 @@ probability proportional to ``weight * D(x)^2``, ``D`` the scaled distance to
 the nearest centre chosen so far; the draws come from
 ``numpy.random.default_rng(seed)``. Rows keep their order.
 
+A pass measures a row against every centre only when it must: each row keeps a
+lower bound on its distance to the other centres, lowered at each pass by how
+far they moved (Hamerly, 2010), and a row nearer its own centre than that bound
+keeps it unmeasured. The bounds are widened far beyond rounding, so the passes
+assign, sum and stop exactly as measuring every row would (``_pass_chunk``).
+
 Each pass is a numba kernel running over fixed chunks of ``CHUNK`` rows in
 parallel. Every sum is accumulated per chunk and the chunk totals are added in
 chunk order, so results do not depend on the number of threads, and a table of
@@ -52,6 +58,8 @@ from ..jit import njit, prange, threads
 
 CHUNK = 4096
 BLOCK = 32  # rows whose distances are computed side by side (_block_distances)
+SLACK = 1e-10  # how much a row's bound is widened at each step (_pass_chunk)
+WINDOW = 1024  # rows a pass keeps or puts aside before measuring those put aside
 INITS = ("k-means++", "random")
 
 
@@ -202,23 +210,110 @@ def _block_distances(cols, i0, m, nominal, lo, width, Z, zb, db):
     of a nominal value counts 1) summed in attribute order, as the reference sums
     them, the block's rows side by side, so that the compiler vectorises over
     them. ``zb`` holds the rows scaled."""
+    _scale_block(cols, i0, m, nominal, lo, width, zb)
+    _scaled_distances(zb, m, nominal, Z, db)
+
+
+@njit(cache=True, inline="always")
+def _scale_block(cols, i0, m, nominal, lo, width, zb):
+    """Rows ``i0:i0 + m`` of ``cols`` scaled (``_norm``) into ``zb[:, :m]``. The
+    loops run over one-dimensional views: indexing the two-dimensional arrays in
+    the inner loop kept the compiler from vectorising them (four times slower)."""
+    for j in range(zb.shape[0]):
+        src = cols[j, i0:i0 + m]
+        dst = zb[j, :m]
+        if nominal[j]:
+            for r in range(m):
+                dst[r] = src[r]
+        elif width[j] == 0.0 or np.isnan(width[j]):
+            for r in range(m):
+                dst[r] = 0.0
+        else:
+            at, span = lo[j], width[j]
+            for r in range(m):
+                dst[r] = (src[r] - at) / span
+
+
+@njit(cache=True, inline="always")
+def _scale_rows(cols, rows, nominal, lo, width, zb):
+    """``_scale_block`` of the rows ``rows`` of ``cols``, into ``zb[:, :len(rows)]``."""
+    m = len(rows)
+    for j in range(zb.shape[0]):
+        src = cols[j]
+        dst = zb[j, :m]
+        if nominal[j]:
+            for q in range(m):
+                dst[q] = src[rows[q]]
+        elif width[j] == 0.0 or np.isnan(width[j]):
+            for q in range(m):
+                dst[q] = 0.0
+        else:
+            at, span = lo[j], width[j]
+            for q in range(m):
+                dst[q] = (src[rows[q]] - at) / span
+
+
+@njit(cache=True, inline="always")
+def _scaled_distances(zb, m, nominal, Z, db):
+    """``_block_distances`` of rows already scaled into ``zb[:, :m]``."""
     K, p = Z.shape
-    for j in range(p):
-        for r in range(m):
-            x = cols[j, i0 + r]
-            zb[j, r] = x if nominal[j] else _norm(x, lo[j], width[j])
     for c in range(K):
+        dc = db[c, :m]
         for r in range(m):
-            db[c, r] = 0.0
+            dc[r] = 0.0
         for j in range(p):
             zc = Z[c, j]
+            zj = zb[j, :m]
             if nominal[j]:
                 for r in range(m):
-                    db[c, r] += 1.0 if zb[j, r] != zc else 0.0
+                    dc[r] += 1.0 if zj[r] != zc else 0.0
             else:
                 for r in range(m):
-                    d = zb[j, r] - zc
-                    db[c, r] += d * d
+                    d = zj[r] - zc
+                    dc[r] += d * d
+
+
+@njit(cache=True, inline="always")
+def _own_distances(zb, m, nominal, ZT, mine, own):
+    """The distances of the block's scaled rows ``zb[:, :m]`` to their own centres
+    alone (``mine``: each row's; ``ZT``: the centres an attribute a row), into
+    ``own``: summed in the order, and so to the bit, of ``_scaled_distances`` and
+    ``_root``, the rows side by side."""
+    for r in range(m):
+        own[r] = 0.0
+    for j in range(zb.shape[0]):
+        zj = zb[j, :m]
+        cj = ZT[j]
+        if nominal[j]:
+            for r in range(m):
+                own[r] += 1.0 if zj[r] != cj[mine[r]] else 0.0
+        else:
+            for r in range(m):
+                d = zj[r] - cj[mine[r]]
+                own[r] += d * d
+    for r in range(m):
+        own[r] = math.sqrt(own[r])
+
+
+@njit(cache=True)
+def shifts(Z, Z_next, nominal):
+    """How far each centre moved from ``Z`` to ``Z_next`` (both ``_scaled``), by
+    the rows' distance: the bounds of the next pass (``_pass_chunk``). Infinite
+    when clusters were dropped, which renumbers them: no bound then holds."""
+    K = Z_next.shape[0]
+    out = np.full(K, np.inf)
+    if Z.shape[0] != K:
+        return out
+    for c in range(K):
+        acc = 0.0
+        for j in range(Z.shape[1]):
+            if nominal[j]:
+                acc += 1.0 if Z[c, j] != Z_next[c, j] else 0.0
+            else:
+                d = Z[c, j] - Z_next[c, j]
+                acc += d * d
+        out[c] = math.sqrt(acc)
+    return out
 
 
 @njit(cache=True, inline="always")
@@ -226,8 +321,9 @@ def _root(db, m):
     """The block's distances from their squares, in place (a loop of its own, which
     the compiler vectorises)."""
     for c in range(db.shape[0]):
+        dc = db[c, :m]
         for r in range(m):
-            db[c, r] = math.sqrt(db[c, r])
+            dc[r] = math.sqrt(dc[r])
 
 
 @njit(cache=True, inline="always")
@@ -426,21 +522,83 @@ def _draw(d2, w, u):
 
 @njit(cache=True)
 def _pass_chunk(cols, w, nominal, offs, lo, width, Z, assign, ch, chunk,
-                sse, sw, s, ss, cnt, mode, nom, changed):
-    """Assign the rows of chunk ``ch`` and accumulate the chunk's sums."""
+                sse, sw, s, ss, cnt, mode, nom, changed, lower, shift):
+    """Assign the rows of chunk ``ch`` and accumulate the chunk's sums.
+
+    ``lower[i]`` bounds row ``i``'s distance to every centre but its own from
+    below, as of the last pass; ``shift`` is how far each centre has moved since
+    (``shifts``; infinite: no bound). A row whose distance to its own centre is
+    below the bound moved by the largest shift of another centre keeps its
+    centre without the others being measured (Hamerly's bound): the reference
+    would find that centre the strictly nearest. The bounds are widened by
+    ``SLACK`` at each step, far more than rounding can move a distance, so the
+    assignments and sums are the reference's to the bit. Rows are added in
+    order whichever way they were assigned."""
     p, n = cols.shape
     K = Z.shape[0]
-    zb = np.empty((p, BLOCK))  # a block of rows scaled, an attribute a row
-    db = np.empty((K, BLOCK))  # their distances, a centre a row
+    top, second, far = -np.inf, -np.inf, -1  # the two largest shifts
+    for c in range(K):
+        if shift[c] > top:
+            top, second, far = shift[c], top, c
+        elif shift[c] > second:
+            second = shift[c]
+    ZT = np.ascontiguousarray(Z.T)
+    zb = np.empty((p, BLOCK))  # a block's rows, scaled
+    own = np.empty(BLOCK)  # their distances to their own centres
+    db = np.empty((K, BLOCK))  # rows' distances to every centre, a centre a row
+    measure = np.empty(WINDOW, np.int64)  # the window's rows whose bounds do not hold
+    best_of = np.empty(WINDOW, np.int64)
+    dist_of = np.empty(WINDOW)
     moved = False
-    for i0 in range(ch * chunk, min(n, ch * chunk + chunk), BLOCK):
-        m = min(BLOCK, n - i0, ch * chunk + chunk - i0)
-        _block_distances(cols, i0, m, nominal, lo, width, Z, zb, db)
-        _root(db, m)
-        for r in range(m):
-            i = i0 + r
-            best, mind = _nearest_in_block(db, r)
-            _add_row(cols, w, nominal, offs, i, best, mind, ch, sse, sw, s, ss, cnt,
+    end = min(n, ch * chunk + chunk)
+    # a window's rows are first kept or put aside, then those put aside measured 32
+    # at a time, then all added in order: measured rows fill whole blocks
+    for w0 in range(ch * chunk, end, WINDOW):
+        wm = min(WINDOW, end - w0)
+        k = 0
+        if second == np.inf:  # no bound can hold: every row is measured
+            for r in range(wm):
+                measure[r] = r
+            k = wm
+        else:
+            for b0 in range(0, wm, BLOCK):
+                m = min(BLOCK, wm - b0)
+                _scale_block(cols, w0 + b0, m, nominal, lo, width, zb)
+                _own_distances(zb, m, nominal, ZT, assign[w0 + b0:w0 + b0 + m], own)
+                for r in range(m):
+                    i = w0 + b0 + r
+                    a = assign[i]
+                    bound = (lower[i] * (1.0 - SLACK)
+                             - (second if a == far else top) * (1.0 + SLACK))
+                    if bound > 0.0 and own[r] * (1.0 + SLACK) < bound:
+                        lower[i] = bound
+                        best_of[b0 + r] = a
+                        dist_of[b0 + r] = own[r]
+                    else:
+                        measure[k] = b0 + r
+                        k += 1
+        for q0 in range(0, k, BLOCK):
+            m = min(BLOCK, k - q0)
+            rows = measure[q0:q0 + m]
+            _scale_rows(cols[:, w0:w0 + wm], rows, nominal, lo, width, zb)
+            _scaled_distances(zb, m, nominal, Z, db)
+            _root(db, m)
+            for q in range(m):
+                best, mind = 0, 2147483647.0  # as _nearest_in_block
+                other = np.inf  # the nearest other centre's distance
+                for c in range(K):
+                    d = db[c, q]
+                    if d < mind:
+                        best, mind, other = c, d, min(mind, other)
+                    elif d < other:
+                        other = d
+                lower[w0 + rows[q]] = other
+                best_of[rows[q]] = best
+                dist_of[rows[q]] = mind
+        for r in range(wm):
+            i = w0 + r
+            best = best_of[r]
+            _add_row(cols, w, nominal, offs, i, best, dist_of[r], ch, sse, sw, s, ss, cnt,
                      mode, nom)
             moved = moved or assign[i] != best
             assign[i] = best
@@ -468,12 +626,12 @@ def _add_row(cols, w, nominal, offs, i, best, mind, ch, sse, sw, s, ss, cnt, mod
 
 @njit(cache=False, parallel=True)  # called from kernels (see jit.PRANGE_ONLY)
 def _passes_par(cols, w, nominal, offs, lo, width, Z, assign, chunk,
-                sse, sw, s, ss, cnt, mode, nom, changed, halt):
+                sse, sw, s, ss, cnt, mode, nom, changed, lower, shift, halt):
     for ch in prange(len(changed)):
         if halted(halt):  # stopped (algorithms.stop): the rest is not looked at
             continue
         _pass_chunk(cols, w, nominal, offs, lo, width, Z, assign, np.int64(ch), chunk,
-                    sse, sw, s, ss, cnt, mode, nom, changed)
+                    sse, sw, s, ss, cnt, mode, nom, changed, lower, shift)
 
 
 @njit(cache=True)
@@ -509,12 +667,14 @@ def lloyd(cols, w, nominal, nvals, offs, V, lo, width, C, max_iter, chunk, par, 
     p, n = cols.shape
     nch = (n + chunk - 1) // chunk
     assign = np.zeros(n, np.int64)
+    lower = np.zeros(n)  # each row's bound (``_pass_chunk``)
+    Z = _scaled(C, nominal, lo, width)
+    shift = np.full(Z.shape[0], np.inf)  # none yet: the first pass measures all
     it = 0
     while True:
         it += 1
         count[0] = it
         K = C.shape[0]
-        Z = _scaled(C, nominal, lo, width)
         sse_c = np.zeros((nch, K))
         sw_c = np.zeros((nch, K))
         s_c = np.zeros((nch, K, p))
@@ -525,13 +685,15 @@ def lloyd(cols, w, nominal, nvals, offs, V, lo, width, C, max_iter, chunk, par, 
         changed = np.zeros(nch, np.bool_)
         if par is not None and nch > 1:
             _passes_par(cols, w, nominal, offs, lo, width, Z, assign, chunk,
-                        sse_c, sw_c, s_c, ss_c, cnt_c, mode_c, nom_c, changed, halt)
+                        sse_c, sw_c, s_c, ss_c, cnt_c, mode_c, nom_c, changed, lower, shift,
+                        halt)
         else:
             for ch in range(nch):
                 if halted(halt):
                     break
                 _pass_chunk(cols, w, nominal, offs, lo, width, Z, assign, np.int64(ch),
-                            chunk, sse_c, sw_c, s_c, ss_c, cnt_c, mode_c, nom_c, changed)
+                            chunk, sse_c, sw_c, s_c, ss_c, cnt_c, mode_c, nom_c, changed,
+                            lower, shift)
         sqerr = np.zeros(K)
         sw = np.zeros(K)
         s = np.zeros((K, p))
@@ -559,6 +721,9 @@ def lloyd(cols, w, nominal, nvals, offs, V, lo, width, C, max_iter, chunk, par, 
         C = newC
         if converged:
             break
+        Z_next = _scaled(C, nominal, lo, width)
+        shift = shifts(Z, Z_next, nominal)
+        Z = Z_next
     total = 0.0
     for c in range(len(sqerr)):
         total += sqerr[c]
