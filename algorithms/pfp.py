@@ -12,6 +12,8 @@ gives exactly the global itemsets and supports, and the groups are mined
 independently.
 """
 
+import math
+
 import numpy as np
 
 from . import fpgrowth, stop
@@ -30,29 +32,40 @@ def groups_of(counts, n, groups):
     p = np.minimum(np.asarray(counts, np.float64) / max(n, 1), 1.0)
     below = np.concatenate([[0.0], np.cumsum(p)])  # E(items below r)
     log_miss = np.concatenate([[0.0], np.cumsum(np.log1p(-np.minimum(p, 1 - 1e-12)))])
-
-    def size(a, b):
-        return -np.expm1(log_miss[b] - log_miss[a]) * below[a] + below[b] - below[a]
-
-    def cut(most):  # the fewest runs of at most ``most`` each, greedily
-        starts, a = [], 0
-        while a < len(p):
-            b = a + 1
-            while b < len(p) and size(a, b + 1) <= most:
-                b += 1
-            starts.append(a)
-            a = b
-        return starts
-
-    lo, hi = 0.0, size(0, len(p))
-    for _ in range(50):  # the least most that needs no more than ``groups`` runs
+    starts = np.empty(len(p), np.int64)
+    lo, hi = 0.0, _size(below, log_miss, 0, len(p))
+    for _ in range(50):  # the least largest shard that needs no more than ``groups``
         mid = (lo + hi) / 2
-        if len(cut(mid)) <= groups:
+        if _runs(below, log_miss, mid, starts) <= groups:
             hi = mid
         else:
             lo = mid
-    return np.searchsorted(np.array(cut(hi)[1:], np.int64), np.arange(len(p)),
-                           side="right").astype(np.int64)
+    m = _runs(below, log_miss, hi, starts)
+    return np.searchsorted(starts[1:m], np.arange(len(p)), side="right").astype(np.int64)
+
+
+@njit(cache=True, inline="always")
+def _size(below, log_miss, a, b):
+    """The expected shard of ranks ``a .. b - 1`` in one transaction (``groups_of``)."""
+    return -math.expm1(log_miss[b] - log_miss[a]) * below[a] + below[b] - below[a]
+
+
+@njit(cache=True)
+def _runs(below, log_miss, most, starts):
+    """The fewest runs of consecutive ranks whose expected shards are at most
+    ``most`` each (a rank alone may be more), taken greedily: their first ranks
+    into ``starts``; returns their number."""
+    n = below.shape[0] - 1
+    m = 0
+    a = 0
+    while a < n:
+        starts[m] = a
+        m += 1
+        b = a + 1
+        while b < n and _size(below, log_miss, a, b + 1) <= most:
+            b += 1
+        a = b
+    return m
 
 
 @njit(cache=True)
