@@ -60,7 +60,8 @@ def transactions(fn, df, requested="auto"):
 def fp_growth(df, min_support, max_length=None, target="all", layout="auto", groups=None,
               limit=None):
     """The frequent itemsets of ``df``'s transactions, as a DataFrame of
-    ``(itemset, support_count, support)``, itemsets sorted by name."""
+    ``(itemset, support_count, support)``, itemsets sorted by name; ``groups`` (one
+    a task slot by default) is how many groups of items are mined apart."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
