@@ -143,7 +143,7 @@ def _cut_points(order, x, y, w, n_classes, first_row):
     for i in range(m):
         total += ws[i]
     # the entropies' x log x of whole weights, up to the whole set's (at most 32 MB)
-    table = _xlogx_table(int(min(max(total, 0.0), TABLE)))
+    table = _xlogx_table(int(min(total, TABLE)) if total > 0.0 else 0)  # NaN: none
     while top > 0:
         top -= 1
         first = s_first[top]
