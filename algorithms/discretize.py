@@ -18,7 +18,6 @@ from .javafmt import double_to_string
 from .jit import frozen, njit
 
 LOG2 = math.log(2.0)
-TABLE = 1 << 22  # the largest whole weight whose x log x a cut search looks up
 
 
 @njit(cache=True)
@@ -26,51 +25,30 @@ def _xlogx(x):
     return 0.0 if x < 1e-6 else x * math.log(x)
 
 
-@njit(cache=True, inline="always")
-def _xlogx_in(x, table):
-    """``_xlogx(x)``, read from ``table`` (``_xlogx`` of 0, 1, 2, ...) where ``x`` is
-    a whole number it holds: the same bits, without a logarithm. Weights are mostly
-    whole, so the sums a cut search takes entropies of are too."""
-    k = int(x)
-    if k >= 0 and k < table.shape[0] and k == x:
-        return table[k]
-    return 0.0 if x < 1e-6 else x * math.log(x)  # _xlogx, written out: a call is slower
-
-
 @njit(cache=True)
-def _xlogx_table(n):
-    """``_xlogx`` of the whole numbers ``0 .. n``."""
-    out = np.empty(n + 1)
-    for k in range(n + 1):
-        out[k] = _xlogx(np.float64(k))
-    return out
-
-
-@njit(cache=True)
-def _entropy(counts, table):
-    """The entropy (bits) of a vector of weights (``table``: see ``_xlogx_in``)."""
+def _entropy(counts):
+    """The entropy (bits) of a vector of weights."""
     total = 0.0
     s = 0.0
     for c in counts:
-        s -= _xlogx_in(c, table)
+        s -= _xlogx(c)
         total += c
     if abs(total) < 1e-6:
         return 0.0
-    return (s + _xlogx_in(total, table)) / (total * LOG2)
+    return (s + _xlogx(total)) / (total * LOG2)
 
 
 @njit(cache=True)
-def _conditional_entropy(left, right, table):
-    """The class entropy (bits) given the side of the cut (``table``: see
-    ``_xlogx_in``)."""
+def _conditional_entropy(left, right):
+    """The class entropy (bits) given the side of the cut."""
     s = 0.0
     total = 0.0
     for row in (left, right):
         rs = 0.0
         for c in row:
-            s += _xlogx_in(c, table)
+            s += _xlogx(c)
             rs += c
-        s -= _xlogx_in(rs, table)
+        s -= _xlogx(rs)
         total += rs
     if abs(total) < 1e-6:
         return 0.0
@@ -78,11 +56,11 @@ def _conditional_entropy(left, right, table):
 
 
 @njit(cache=True)
-def _accept(prior, left, right, n_cuts, table):
+def _accept(prior, left, right, n_cuts):
     """The Fayyad & Irani MDL test of the best cut of a subset."""
     total = prior.sum()
-    prior_e = _entropy(prior, table)
-    gain = prior_e - _conditional_entropy(left, right, table)
+    prior_e = _entropy(prior)
+    gain = prior_e - _conditional_entropy(left, right)
     k = 0
     k1 = 0
     k2 = 0
@@ -91,7 +69,7 @@ def _accept(prior, left, right, n_cuts, table):
         k1 += left[c] > 0
         k2 += right[c] > 0
     delta = math.log(3.0 ** k - 2.0) / LOG2 - (
-        k * prior_e - k1 * _entropy(left, table) - k2 * _entropy(right, table))
+        k * prior_e - k1 * _entropy(left) - k2 * _entropy(right))
     return gain > (math.log(n_cuts) / LOG2 + delta) / total
 
 
@@ -139,11 +117,6 @@ def _cut_points(order, x, y, w, n_classes, first_row):
     right = np.zeros(n_classes)
     best_left = np.zeros(n_classes)
     best_right = np.zeros(n_classes)
-    total = 0.0
-    for i in range(m):
-        total += ws[i]
-    # the entropies' x log x of whole weights, up to the whole set's (at most 32 MB)
-    table = _xlogx_table(int(min(total, TABLE)) if total > 0.0 else 0)  # NaN: none
     while top > 0:
         top -= 1
         first = s_first[top]
@@ -156,7 +129,7 @@ def _cut_points(order, x, y, w, n_classes, first_row):
         for i in range(first, last):
             right[ys[i]] += ws[i]
         prior = right.copy()
-        prior_e = _entropy(prior, table)
+        prior_e = _entropy(prior)
         best_e = prior_e
         best_i = -1
         best_cut = 0.0
@@ -164,7 +137,7 @@ def _cut_points(order, x, y, w, n_classes, first_row):
             left[ys[i]] += ws[i]
             right[ys[i]] -= ws[i]
             if xs[i] < xs[i + 1]:
-                e = _conditional_entropy(left, right, table)
+                e = _conditional_entropy(left, right)
                 if e < best_e:
                     best_e = e
                     best_i = i
@@ -173,7 +146,7 @@ def _cut_points(order, x, y, w, n_classes, first_row):
                     best_right[:] = right
         if best_i < 0 or prior_e - best_e <= 0:
             continue
-        if not _accept(prior, best_left, best_right, rows - 1, table):
+        if not _accept(prior, best_left, best_right, rows - 1):
             continue
         cuts[n_found] = best_cut
         n_found += 1

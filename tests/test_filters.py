@@ -168,27 +168,3 @@ def test_cut_points_of_counted_rows_equal_those_of_the_rows(data):
         np.array([a for a, _ in keys]), np.array([c for _, c in keys], np.int64),
         np.array([pairs[q][0] for q in keys]), np.array([pairs[q][1] for q in keys]), k)
     assert got.tolist() == want.tolist()
-
-
-WEIGHTS = st.one_of(st.integers(0, 1 << 23).map(float),  # whole, past the table too
-                    st.floats(0, 1e7, allow_nan=False),  # fractional
-                    st.sampled_from([0.0, 1e-7, -1e-12, 0.5, 4194304.0, 4194305.0]))
-
-
-@settings(max_examples=300, deadline=None, derandomize=True)
-@given(st.lists(WEIGHTS, min_size=1, max_size=4), st.lists(WEIGHTS, min_size=1, max_size=4))
-def test_entropies_looked_up_are_those_computed_to_the_bit(left, right):
-    """A cut search reads ``x log x`` of whole weights from a table
-    (``discretize._xlogx_in``) rather than computing it: the entropies are the
-    same doubles as computed with no table, for whole, fractional, tiny and
-    negative weights, within the table and past it."""
-    from duckmine.algorithms import discretize
-
-    n = max(len(left), len(right))
-    left = np.array(left + [0.0] * (n - len(left)))
-    right = np.array(right + [0.0] * (n - len(right)))
-    table, none = discretize._xlogx_table(discretize.TABLE), np.empty(0)
-    for a in (left, right):
-        assert discretize._entropy(a, table) == discretize._entropy(a, none)
-    assert (discretize._conditional_entropy(left, right, table)
-            == discretize._conditional_entropy(left, right, none))
