@@ -121,9 +121,7 @@ def _lloyd(layout, max_iterations):
             seconds.append(time.perf_counter() - start)
             if converged or it == max_iterations:
                 break
-            Z_next = core._scaled(C1, nominal, lo, width)
-            shift = core.shifts(Z, Z_next, nominal)
-            Z = Z_next
+            Z, shift = core.rescaled(Z, C1, nominal, lo, width)
         return {"C": C1.tolist(), "sse": float(sse.sum()), "errs": sse[keep].tolist(),
                 "sizes": cnt[keep].astype(np.int64).tolist(), "it": it, "seconds": seconds}
 
