@@ -45,12 +45,12 @@ def size_text(n):
     return f"{n:,.0f} bytes"
 
 
-# bytes a cell that a group's list adds to a fit of the aggregate form: DuckDB's list
-# of the group and its Arrow copy, which rows fed a chunk at a time never make. The
-# declared figures are the aggregate form's; measured at 1M and 10M rows
-# (benchmarks/memory.py), the aggregate form takes 24 to 31 bytes a cell more than
-# the fed one for every learner that reads its columns (20 for ZeroR, which declares
-# far more than it takes), so fed rows are allowed the least of those less.
+# bytes a cell the aggregate form is allowed beyond rows fed a chunk at a time. The
+# declared figures are the aggregate form's, measured (benchmarks/memory.py, 1M and
+# 10M rows) when it gathered each group into a DuckDB list, which took 24 to 31
+# bytes a cell more than the fed rows; holding the rows once for the groups
+# (udfs/stash.py), it takes 4 to 10 more at a million rows (the groups' ids, and the
+# order each group is put in), so the estimates are now generous to it.
 GROUP_LIST = 24.0
 
 
@@ -70,9 +70,9 @@ LIMIT = ("the limit is SET VARIABLE duckmine_memory_limit = '...' (by default Du
          "memory_limit)")
 ADVICE = ("fit a sample (FROM t USING SAMPLE 10%), fewer columns, one model per group "
           "(GROUP BY), or run it on Spark; " + LIMIT)
-# for the aggregate form, which also holds the group's list
+# for the aggregate form, which also holds its groups' ids and puts each in order
 ADVICE_GROUP = ("fit the whole table with the table form or fit(...), or every group "
-                "with fit_groups(...), which read the rows without a list of them, or "
+                "with fit_groups(...), which take less memory than an aggregate, or "
                 + ADVICE)
 
 

@@ -27,8 +27,13 @@ _watching = False
 
 def remember(con):
     """Note ``con``'s key (``duckmine_connection``, set by ``load``), which its jobs
-    are tagged with."""
-    _IDS[con] = con.execute("SELECT getvariable('duckmine_connection')").fetchone()[0]
+    are tagged with; the rows its failed queries left go with it."""
+    from ..udfs import feed
+
+    known = con in _IDS
+    _IDS[con] = con.execute("SELECT getvariable('duckmine_connection')").fetchall()[0][0]
+    if not known:
+        weakref.finalize(con, feed.forget, _IDS[con])
 
 
 def interrupt(con=None):

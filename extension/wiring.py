@@ -1,10 +1,11 @@
 """DuckDB's SQL for every declared learner, written from its declaration:
 
 - ``name_fit(r, [target,] <options>, weight := NULL)``, an aggregate: one model
-  value per group of rows. A group has no order in SQL, and a parallel scan hands
-  its rows over in no fixed order, so they are put in an order of their values
-  (``udfs/table.py``): the model is a function of the group's rows, the same on
-  every run and thread count;
+  value per group of rows, held once as DuckDB scans them (``udfs/stash.py``; the
+  group lists their ids). A group has no order in SQL, and a parallel scan hands
+  its rows over in no fixed order, so they are put in an order of their values:
+  the model is a function of the group's rows, the same on every run and thread
+  count;
 - ``name(tbl, [target,] <options>, weight := NULL)``, a table: the model's
   relation (where the learner declares one), the rows fed to the fit as DuckDB
   scans them (``_dm_fed``) and read in table order;
@@ -61,8 +62,17 @@ def _call(decl, rows):
 
 def macros(decl):
     """The CREATE MACRO statements of one learner."""
+    weight = "weight" if decl.weights else "NULL"
+    # the group's rows are held by _dm_stash as DuckDB scans them, the group lists ids;
+    # the hash of the fit's arguments keeps DuckDB from making one list of the rows
+    # for two fits that differ (the first would take the rows from the second); a
+    # model option is left out, as it may be an aggregate (any_value(m.tree))
+    given = ", ".join(["target" if decl.has_target else "NULL"]
+                      + [p.name for p in decl.params if p.type != "model"])
+    stashed = (f"list(_dm_stash(r, '{decl.name}', {weight}, {SETTINGS}, {CONNECTION}, "
+               f"txid_current(), hash({given})))")
     out = [f"CREATE OR REPLACE TEMP MACRO {decl.name}_fit({_signature(decl, 'r')}) AS\n"
-           f"{_call(decl, 'list(r)')}"]
+           f"{_call(decl, stashed)}"]
     if decl.relation:
         columns = ", ".join(f'r."{name}"' for name, _ in decl.relation)
         order = (" ORDER BY " + ", ".join(f'r."{c}"' for c in decl.order_by)

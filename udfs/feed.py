@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..algorithms import contract, memory
+from . import stash
 from .registry import column, scalars, udf
 from .table import Rows
 
@@ -76,6 +77,7 @@ def job(fn, learner, weight, columns, settings, connection, transaction, counted
         limit = s.get("memory_limit")
         if limit is not None:  # read once, not at every chunk
             limit = memory.parse_size(limit, f"{f}: duckmine_memory_limit")
+        stash.drop_stale(conn, txn)
         with _LOCK:
             for old in [k for k, j in _JOBS.items()
                         if j.connection == conn and j.transaction != txn]:
@@ -83,6 +85,14 @@ def job(fn, learner, weight, columns, settings, connection, transaction, counted
             _JOBS[key] = _Job(conn, txn, rows, memory.fed(decl.memory), limit)
         out.append(key)
     return pa.array(out, pa.int64())
+
+
+def forget(connection):
+    """Drop every job and stored row of ``connection``, which is gone."""
+    with _LOCK:
+        for old in [k for k, j in _JOBS.items() if j.connection == connection]:
+            del _JOBS[old]
+    stash.drop_stale(connection)
 
 
 @udf("_dm_feed", None, "BOOLEAN", side_effects=True)

@@ -8,12 +8,11 @@ import math
 import numpy as np
 import pyarrow as pa
 
-from ..algorithms import contract, memory, stop
+from ..algorithms import contract, stop
 from ..algorithms.stop import checkpoint
-from . import feed, grouped
-from .models import MODEL_SQL, model_list, option_models, value, values
+from . import feed, grouped, stash
+from .models import MODEL, MODEL_SQL, model_list, option_models, value
 from .registry import Udf, arrow_type, column, scalars, udf
-from .table import dataset
 
 
 def _settings(v):
@@ -23,32 +22,22 @@ def _settings(v):
             "memory_limit": v.get("memory_limit")}
 
 
-def training(decl, fn, rows, i, weight, settings, only=None):
+def training(decl, fn, rows, i, settings, only=None):
     """The Dataset of the ``i``-th value of ``rows``: ``{job, rows}``, the rows fed
-    to a job as DuckDB scanned them (``feed``), or a group's list of rows (an
-    aggregate form, read here; only the columns ``only`` and the weight, in no
-    order, when ``only`` names some: a fit that reads their counts alone). An empty
-    relation is refused."""
+    to a job as DuckDB scanned them (``feed``), or a group's ids of the rows held for
+    it (an aggregate form, ``stash``; only the columns ``only`` and the weight, in
+    no order, when ``only`` names some: a fit that reads their counts alone). An
+    empty relation is refused."""
     if pa.types.is_struct(rows.type):
         fed = rows[i].as_py()
         data = feed.take(fn, fed["job"], fed["rows"]).dataset()
     else:
-        data = _group(decl, fn, rows[i], weight, settings, only)
+        group = rows[i].values if rows[i].is_valid else None
+        if group is None or len(group) == 0:
+            raise ValueError(f"{fn}: the table is empty")
+        data = stash.taken(fn, group, settings, decl.memory, only, ordered=only is None)
     data.spare = True  # read for this fit alone
     return data
-
-
-def _group(decl, fn, row, weight, settings, only):
-    """The Dataset of a group's list of rows (see ``training``)."""
-    group = row.values if row.is_valid else None
-    if group is None or len(group) == 0:
-        raise ValueError(f"{fn}: the table is empty")
-    weight = weight if decl.weights else None
-    names = None if only is None else [*only, *([weight] if weight else [])]
-    if pa.types.is_struct(group.type):
-        memory.check(fn, decl.memory, len(group), len(names or group.type),
-                     settings["memory_limit"], advice=memory.ADVICE_GROUP)
-    return dataset(group, fn, settings["max_values"], weight, names, ordered=only is None)
 
 
 @udf("_dm_fit", None, MODEL_SQL, stoppable=True)
@@ -58,15 +47,33 @@ def fit(learner, rows, target, options, weight, settings):
     out = []
     args = zip(scalars(learner), scalars(target), scalars(options), scalars(weight),
                scalars(settings))
+    stashed = not pa.types.is_struct(rows.type)  # a group's ids (udfs/stash.py)
     for i, (name, tgt, opts, w, s) in enumerate(args):
         checkpoint()
         decl = contract.get("fit", name)
         fn = decl.name
+        key = None
+        if stashed and rows[i].is_valid and len(rows[i].values):
+            key = stash.fitted_key(rows[i].values, name, tgt, _option_keys(decl, opts), w, s)
+            model = stash.fitted(key)
+            if model is not None:
+                out.append(model)
+                continue
         opts = decl.options(fn, option_models(decl, fn, opts))
         s = _settings(s)
-        data = training(decl, fn, rows, i, w, s, [tgt] if decl.held(opts) else None)
-        out.append(decl.train(fn, data, tgt, opts, s))
-    return values(out)
+        data = training(decl, fn, rows, i, s, [tgt] if decl.held(opts) else None)
+        model = value(decl.train(fn, data, tgt, opts, s))
+        if key is not None:
+            stash.keep(key, model, len(model["body"]))
+        out.append(model)
+    return pa.array(out, MODEL)
+
+
+def _option_keys(decl, opts):
+    """The options as given, a model by its key alone (its value may come or not)."""
+    models = {p.name for p in decl.params if p.type == "model"}
+    return sorted((k, v.get("key") if k in models and isinstance(v, dict) else v)
+                  for k, v in (opts or {}).items())
 
 
 GROUPED_SQL = f"STRUCT(first BIGINT, model {MODEL_SQL})[]"
@@ -204,7 +211,7 @@ def cross_validate(learner, rows, target, folds, seed, options, weight, fns, set
     out = []
     args = zip(scalars(learner), scalars(target), scalars(folds), scalars(seed),
                scalars(options), scalars(weight), scalars(fns), scalars(settings))
-    for i, (name, tgt, k, sd, opts, w, fn, s) in enumerate(args):
+    for i, (name, tgt, k, sd, opts, _w, fn, s) in enumerate(args):
         decl = contract.get(fn, name)
         opts = decl.options(fn, option_models(decl, fn, opts))
         if decl.held(opts):
@@ -212,7 +219,7 @@ def cross_validate(learner, rows, target, folds, seed, options, weight, fns, set
                              "row, so no fold can leave rows out; cross-validate "
                              "without it")
         s = _settings(s)
-        data = training(decl, fn, rows, i, w, s)
+        data = training(decl, fn, rows, i, s)
         result = evaluate(decl, fn, data, tgt, opts, k, sd, s)
         row = {key: float(result[key]) if key in result else None for key in SUMMARY}
         if "confusion" in result:

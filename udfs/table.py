@@ -3,8 +3,9 @@
 The SQL side hands over rows as a STRUCT per row, received by UDFs registered
 without parameter types, so one mechanism serves every schema: to a fit, chunks of
 ``{n, row}`` as DuckDB scans a relation (``udfs/feed.py``: ``n`` numbers the rows in
-the relation's order) or a group's list of rows (an aggregate form: a group has no
-order); to scoring, the row itself. ``Rows`` reads either into a ``Dataset``.
+the relation's order) or the chunks of an aggregate form's rows, held for its
+groups (``udfs/stash.py``: a group has no order); to scoring, the row itself.
+``Rows`` reads either into a ``Dataset``.
 Column kinds follow the Arrow type:
 
 - nominal: ENUM (a dictionary array whose dictionary is the declared value order),
@@ -116,6 +117,11 @@ class _Numbers:
         self.check(self.name, row, self.fn)
         return Attribute(self.name, NUMERIC)
 
+    def part(self, values, max_values):
+        """The attribute of a part of the rows (``values``, a copy of theirs), as
+        ``finish`` makes it of them alone."""
+        return self.finish(values)
+
 
 RECODED = 1 << 20  # codes recoded at a time, so that the temporaries stay small
 
@@ -129,12 +135,14 @@ class _Codes:
     def __init__(self, name, fn, max_values):
         self.name, self.fn, self.max_values = name, fn, max_values
         self.declared, self.dictionary, self.seen = None, None, {}
+        self._by_code = []  # the values seen, by code (``part``)
 
-    def _count(self, n):
-        if n > self.max_values:
+    def _count(self, n, limit=None):
+        limit = self.max_values if limit is None else limit
+        if n > limit:
             raise ValueError(
                 f"{self.fn}: column {self.name!r} has {n:,} distinct values, more "
-                f"than the limit of {self.max_values:,} for a nominal attribute; cast it "
+                f"than the limit of {limit:,} for a nominal attribute; cast it "
                 "to a number, leave it out, or SET VARIABLE duckmine_max_nominal_values")
 
     def put(self, arr, row, at):
@@ -176,6 +184,24 @@ class _Codes:
                 known = ~np.isnan(part)
                 part[known] = rank[part[known].astype(np.intp)]
         return Attribute(self.name, NOMINAL, values)
+
+    def part(self, codes, max_values):
+        """The attribute of a part of the rows, whose ``codes`` (a copy of theirs,
+        recoded in place) are then those ``finish`` gives them alone: the values
+        the part holds, sorted, at most ``max_values`` of them."""
+        if self.declared is not None:
+            self._count(len(self.declared), max_values)
+            return Attribute(self.name, NOMINAL, self.declared)
+        known = ~np.isnan(codes)
+        present = np.unique(codes[known]).astype(np.intp)  # first-seen codes
+        self._count(len(present), max_values)
+        if len(self._by_code) != len(self.seen):
+            self._by_code = list(self.seen)
+        values = [self._by_code[c] for c in present]
+        rank = np.empty(len(present))
+        rank[sorted(range(len(values)), key=values.__getitem__)] = np.arange(len(present))
+        codes[known] = rank[np.searchsorted(present, codes[known].astype(np.intp))]
+        return Attribute(self.name, NOMINAL, tuple(sorted(values)))
 
 
 class _Groups(_Codes):
@@ -267,8 +293,8 @@ def _moved(old, used, room):
 
 class Rows:
     """A relation's rows written into one matrix as they arrive, each column into a
-    row of it, so that the rows are held once: whole (a group's list) or a chunk at
-    a time (fed as DuckDB scans them, ``udfs/feed.py``). A fed chunk's rows go to
+    row of it, so that the rows are held once: a chunk at a time, fed as DuckDB
+    scans them (``udfs/feed.py``, ``udfs/stash.py``), or whole. A fed chunk's rows go to
     their places in the relation (their numbers), so they need no sorting after;
     where the relation's row count is known before its rows (``expected``), the
     matrix is made that size at once, and otherwise grows. Rows that came without
@@ -334,8 +360,8 @@ class Rows:
 
     def add(self, rows, numbers=None):
         """Read ``rows`` (a StructArray), numbered by ``numbers`` (an Arrow array of
-        their places in the relation, from 1: a chunk of a scan) or not (None: a
-        group's list, or a batch of its own, placed after the rows before it)."""
+        their places in the relation, from 1: a chunk of a scan) or not (None: placed
+        after the rows before them)."""
         rows = column(rows)
         if not pa.types.is_struct(rows.type):
             raise ValueError(
@@ -355,7 +381,7 @@ class Rows:
         self.pending.append(arrays)
         self.places.append(place)
         self.pending_bytes += rows.nbytes
-        if numbers is None or self.pending_bytes >= BATCH_BYTES:
+        if self.pending_bytes >= BATCH_BYTES:
             self._flush()
 
     def _flush(self):
@@ -407,17 +433,23 @@ class Rows:
             memory.give_back_columns(matrix[k:], 0)
         columns = list(matrix[:k])
         if ordered and not self.numbered:
-            keys = sorted(range(k), key=lambda i: attributes[i].nominal)
-            order = canonical_order([columns[i] for i in keys] + [weights])
-
-            def put(row):  # in place, a column at a time, two side by side
-                row[:] = row[order]
-
-            # two threads where the columns are long enough to repay starting them
-            stop.each(put, columns + [weights],
-                      threads=2 if self.n >= THREADED_ROWS else 1)
+            in_value_order(attributes[:k], columns, weights)
         memory.give_back(self.n)
         return Dataset(attributes[:k], [_read_only(row) for row in columns], weights)
+
+
+def in_value_order(attributes, columns, weights):
+    """Put the rows of ``columns`` and ``weights`` (in place) in an order of their
+    values alone (``canonical_order``: numeric columns first, then nominal codes,
+    then weights), the order of a group's rows, which have none in SQL."""
+    keys = sorted(range(len(columns)), key=lambda i: attributes[i].nominal)
+    order = canonical_order([columns[i] for i in keys] + [weights])
+
+    def put(row):  # in place, a column at a time, two side by side
+        row[:] = row[order]
+
+    # two threads where the columns are long enough to repay starting them
+    stop.each(put, columns + [weights], threads=2 if len(order) >= THREADED_ROWS else 1)
 
 
 def _pick(fn, fields, names):

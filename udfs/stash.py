@@ -1,0 +1,235 @@
+"""The rows of an aggregate form (``c45_fit(t, ...)``), held once for their groups.
+
+An aggregate sees its rows in no order and in any number of groups. Gathering
+each group's rows into a DuckDB list held them three times over (the aggregate's
+buffers, the finished list and its Arrow copy). Instead, ``_dm_stash`` reads every
+chunk of rows into a store's columns as DuckDB scans them and gives each row an
+id, and the aggregate gathers only the ids (``list(_dm_stash(...))``). The fit of a
+group then takes its rows from the store by their ids (``taken``): as a Dataset of
+their own, whose text columns know only the values the group holds, in an order of
+their values, exactly as the group's rows read alone would be.
+
+A store holds the rows of one learner's aggregate over one row type in one query
+(its connection's transaction). An id is the store's number and the row's place in
+it, so an id outlives no store. Each row is taken once, and a store whose rows are
+all taken is dropped; a group that is the whole store takes its columns without a
+copy. A row in more than one group (GROUPING SETS, ROLLUP, CUBE) is refused, as
+its rows are gone by its second group. A store its query left (a failed or
+interrupted one) is dropped when its connection next stashes rows or opens a job
+in another transaction, as a job is (``feed``), or when the connection goes.
+"""
+
+import hashlib
+import itertools
+import sys
+import threading
+
+import numpy as np
+import pyarrow as pa
+
+from ..algorithms import contract, memory
+from ..algorithms.dataset import Dataset
+from .registry import column, scalars, udf
+from .table import DEFAULT_MAX_VALUES, Rows, _pick, _read_only, in_value_order
+
+_STORES = {}  # number -> _Store
+_CURRENT = {}  # (connection, transaction, learner, weight, row type) -> number
+_LOCK = threading.Lock()
+_NUMBERS = itertools.count(1)
+_OWNERS = {}  # store number -> its (connection, transaction), while either is kept
+PLACES = 32  # an id is (store number << PLACES) | the row's place in the store
+
+
+class _Store:
+    def __init__(self, number, key, rows, limit):
+        self.number, self.key, self.rows, self.limit = number, key, rows, limit
+        self.taken = 0  # rows given to groups so far
+        self.lock = threading.Lock()
+        self.ended = False  # dropped: rows stashed meanwhile go to a new store
+
+    def add(self, rows):
+        """Read ``rows`` (a StructArray) after those before; their ids."""
+        with self.lock:
+            if self.ended:
+                return None
+            at = self.rows.n
+            if at + len(rows) >= 1 << PLACES:
+                raise ValueError(f"{self.rows.fn}: more than {(1 << PLACES) - 1:,} rows "
+                                 "in one aggregate; fit a sample or one model per group")
+            if pa.types.is_struct(rows.type):  # (a column's values are refused by add)
+                # the rows held for the groups alone, before any group's fit
+                memory.check(self.rows.fn, 0.0, at + len(rows), rows.type.num_fields,
+                             self.limit, so_far=True, advice=memory.ADVICE_GROUP)
+            self.rows.add(rows)
+            return (self.number << PLACES) + np.arange(at, at + len(rows), dtype=np.int64)
+
+
+def drop_stale(connection, transaction=None):
+    """Drop the stores and models ``connection`` left in other transactions than
+    ``transaction`` (None: in every one, as the connection goes)."""
+    def stale(owner):
+        return owner[0] == connection and (transaction is None or owner[1] != transaction)
+
+    with _LOCK:
+        for key in [k for k in _CURRENT if stale(k)]:
+            del _CURRENT[key]
+        for store in [s for s in _STORES.values() if stale(s.key)]:
+            _end(store)
+        for owner in [o for o in _FITTED if stale(o)]:
+            del _FITTED[owner]
+        for number in [n for n, o in _OWNERS.items() if stale(o)]:
+            del _OWNERS[number]
+
+
+# A group's fit may be called more than once in a query (a macro that names its
+# model argument twice, as the scoring functions do), the second time on rows
+# already taken: its model is kept, by its rows and its fit's arguments, for the
+# rest of the query (the last FITTED_BYTES of models of each transaction).
+_FITTED = {}  # (connection, transaction) -> {key: model value}, oldest first
+FITTED_BYTES = 64 << 20
+
+
+def fitted_key(ids, *arguments):
+    """What tells one fit of a group's rows from another: every id, and the fit's
+    arguments (``repr``-able)."""
+    h = hashlib.blake2b(np.sort(ids.to_numpy(zero_copy_only=False)).tobytes(), digest_size=16)
+    h.update(repr(arguments).encode())
+    return int(ids[0].as_py()) >> PLACES, h.digest()
+
+
+def fitted(key):
+    """The model a fit keyed ``key`` already gave in this query, or None."""
+    with _LOCK:
+        owner = _OWNERS.get(key[0])
+        hit = None if owner is None else _FITTED.get(owner, {}).get(key[1])
+        return None if hit is None else hit[0]
+
+
+def keep(key, model, size):
+    """Keep ``model`` (``size`` bytes) as the fit keyed ``key`` gave it."""
+    with _LOCK:
+        owner = _OWNERS.get(key[0])
+        if owner is None:
+            return
+        kept = _FITTED.setdefault(owner, {})
+        kept[key[1]] = (model, size)
+        total = sum(s for _, s in kept.values())
+        while total > FITTED_BYTES and len(kept) > 1:
+            total -= kept.pop(next(iter(kept)))[1]
+
+
+def _end(store):
+    """Drop ``store`` (with ``_LOCK`` held)."""
+    store.ended = True
+    _STORES.pop(store.number, None)
+    if _CURRENT.get(store.key) == store.number:
+        del _CURRENT[store.key]
+
+
+@udf("_dm_stash", None, "BIGINT", side_effects=True)
+def stash(rows, learner, weight, settings, connection, transaction, given):
+    """Read a chunk of rows into the store of ``learner``'s aggregate in this
+    transaction; each row's id. (``given``, the hash of the fit's arguments, is
+    read by no one: it makes two fits' lists differ in SQL.)"""
+    rows = column(rows)
+    name, w, s, conn, txn = (next(iter(scalars(a)), None) for a in (
+        learner, weight, settings, connection, transaction))
+    decl = contract.get("_fit", name)
+    s = s or {}
+    limit = s.get("memory_limit")
+    if limit is not None:
+        limit = memory.parse_size(limit, f"{decl.name}: duckmine_memory_limit")
+    w = w if decl.weights else None
+    key = (conn, txn, decl.name, w, str(rows.type))
+    drop_stale(conn, txn)
+    while True:
+        with _LOCK:
+            number = _CURRENT.get(key)
+            if number is None:
+                number = next(_NUMBERS)
+                # text columns take any number of values here; each group's are
+                # counted against the limit as it is taken
+                _STORES[number] = _Store(number, key, Rows(decl.name, sys.maxsize, w),
+                                         limit)
+                _CURRENT[key] = number
+                _OWNERS[number] = (conn, txn)
+            store = _STORES[number]
+        ids = store.add(rows)
+        if ids is not None:
+            return pa.array(ids)
+
+
+GONE = ("{fn}: the rows of this group are gone: each row goes to one group's fit, "
+        "and a row that is in more than one group (GROUPING SETS, ROLLUP, CUBE), or "
+        "a group of two fits that differ only in a model option, is gone by its "
+        "second; fit each in a query of its own (UNION ALL), or use fit_groups(...)")
+
+
+def taken(fn, ids, settings, per_cell, only=None, ordered=True):
+    """The Dataset of a group's rows, by their ``ids`` (an Int64Array): in an order
+    of their values (``ordered`` false: as stored, for a fit that reads counts
+    alone), with only the columns ``only`` and the weights where ``only`` names
+    some; refused first where a fit of ``per_cell`` bytes a cell of them would pass
+    the memory limit. The rows are then gone from their store."""
+    ids = ids.to_numpy(zero_copy_only=False)
+    number = int(ids[0]) >> PLACES
+    with _LOCK:
+        store = _STORES.get(number)
+    if store is None or ((ids >> PLACES) != number).any():
+        raise ValueError(GONE.format(fn=fn))
+    places = ids & ((1 << PLACES) - 1)
+    max_values = settings["max_values"]
+    max_values = DEFAULT_MAX_VALUES if max_values is None else int(max_values)
+    with store.lock:
+        rows = store.rows
+        if store.ended or store.taken + len(places) > rows.n:
+            raise ValueError(GONE.format(fn=fn))
+        columns = len(_picked(rows, only)) + rows.weighted
+        memory.check(fn, per_cell, len(places), columns, settings["memory_limit"],
+                     advice=memory.ADVICE_GROUP)
+        store.taken += len(places)
+        if store.taken == rows.n:
+            with _LOCK:
+                _end(store)
+        if len(places) == rows.n:  # the whole store: its own columns, in place
+            return _whole(rows, max_values, only, ordered)
+        rows._flush()
+        return _part(rows, np.sort(places), max_values, only, ordered)
+
+
+def _picked(rows, only):
+    """The places among the store's readers of the columns a fit reads."""
+    k = len(rows.readers) - rows.weighted
+    return range(k) if only is None else \
+        _pick(rows.fn, [r.name for r in rows.readers[:k]], only)
+
+
+def _whole(rows, max_values, only, ordered):
+    """The Dataset of every row of the store, made of its own matrix."""
+    picked = _picked(rows, only)
+    data = rows.dataset(ordered)
+    for j in picked:
+        if data.attributes[j].nominal:
+            rows.readers[j]._count(len(data.attributes[j].values), max_values)
+    return Dataset([data.attributes[j] for j in picked], [data.columns[j] for j in picked],
+                   data.weights)
+
+
+def _part(rows, places, max_values, only, ordered):
+    """The Dataset of the rows at ``places`` of the store's ``rows``, each text
+    column holding the values of these rows alone."""
+    fn = rows.fn
+    k = len(rows.readers) - rows.weighted
+    attributes, columns = [], []
+    for j in _picked(rows, only):
+        x = rows.matrix[j][places]
+        attributes.append(rows.readers[j].part(x, max_values))
+        columns.append(x)
+    if rows.weighted:
+        weights = rows.matrix[k][places]
+        rows.readers[k].check(rows.readers[k].name, weights, fn)
+    else:
+        weights = np.ones(len(places))
+    if ordered:
+        in_value_order(attributes, columns, weights)
+    return Dataset(attributes, [_read_only(x) for x in columns], weights)
