@@ -80,6 +80,18 @@ def test_two_fits_of_one_learner_in_one_query_each_get_their_rows(grouped):
     assert drained(grouped)
 
 
+def test_a_fit_a_macro_names_twice_takes_its_rows_once(grouped, monkeypatch):
+    """ad_count passes its model argument three times (its key, whether its value is
+    needed, the value): the fit runs once, the others get the model it gave."""
+    taken = []
+    take = stash.taken
+    monkeypatch.setattr(stash, "taken", lambda *a, **k: taken.append(1) or take(*a, **k))
+    got = grouped.execute("SELECT ad_count(ad_tree_fit(t), {'y': 'hi'}) "
+                          "FROM (SELECT y, s FROM g) t").fetchall()[0][0]
+    assert got == grouped.execute("SELECT count(*) FROM g WHERE y = 'hi'").fetchall()[0][0]
+    assert len(taken) == 1 and drained(grouped)
+
+
 def test_an_aggregate_in_having_in_a_subquery_and_correlated(grouped):
     plain = listed(grouped, "naive_bayes", "y")
     having = ids(grouped, "SELECT grp, naive_bayes_fit(t, 'y').id FROM g t GROUP BY grp "
