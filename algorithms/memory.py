@@ -3,9 +3,9 @@
 A fit holds its data as float64 columns and, at its peak, some bytes more per
 cell (row x column) that depend on the learner: its ``memory`` declaration,
 measured by ``benchmarks/memory.py``. The estimate is made from the row and column
-counts alone: before any column is converted for a group's list, and as the rows
-arrive for rows fed from a scan (so a fit is refused after the first chunks that
-would take it over). It is compared with the limit: the
+counts alone: before a group's rows are taken for its fit, and as the rows arrive
+for rows fed from a scan or held for an aggregate's groups (so a fit is refused
+after the first chunks that would take it over). It is compared with the limit: the
 session's ``duckmine_memory_limit`` or else DuckDB's ``memory_limit``. A fit over
 the limit is refused with the estimate, the limit and the ways out, instead of
 running the machine out of memory.
@@ -45,19 +45,25 @@ def size_text(n):
     return f"{n:,.0f} bytes"
 
 
-# bytes a cell the aggregate form is allowed beyond rows fed a chunk at a time. The
-# declared figures are the aggregate form's, measured (benchmarks/memory.py, 1M and
-# 10M rows) when it gathered each group into a DuckDB list, which took 24 to 31
-# bytes a cell more than the fed rows; holding the rows once for the groups
-# (udfs/stash.py), it takes 4 to 10 more at a million rows (the groups' ids, and the
-# order each group is put in), so the estimates are now generous to it.
+# The declared bytes a cell were measured (benchmarks/memory.py, 1M and 10M rows)
+# with the aggregate form gathering each group into a DuckDB list, which took 24 to
+# 31 bytes a cell more than rows fed a chunk at a time: fed rows are allowed the
+# least of those less. Holding its rows once for its groups (udfs/stash.py), the
+# aggregate form takes 3 to 10 bytes a cell more than fed rows at a million rows
+# (the groups' ids in DuckDB, and the order each group is put in): it is allowed 12.
 GROUP_LIST = 24.0
+HELD = 12.0
 
 
 def fed(per_cell):
-    """A learner's declared bytes a cell (its aggregate form's) for rows fed from a
-    scan."""
+    """A learner's declared bytes a cell for rows fed from a scan."""
     return max(per_cell - GROUP_LIST, 0.0)
+
+
+def held(per_cell):
+    """A learner's declared bytes a cell for an aggregate's rows, held for its
+    groups."""
+    return fed(per_cell) + HELD
 
 
 def needed(per_cell, rows, columns):

@@ -77,9 +77,9 @@ def test_the_default_limit_is_duckdbs(big):
     float64 columns would exceed it."""
     columns = ", ".join(f"random() AS c{i}" for i in range(40))
     big.execute(f"CREATE TABLE wide AS SELECT {columns}, CASE WHEN random() < 0.5 THEN 'x' "
-                "ELSE 'z' END AS y FROM range(25000)")
+                "ELSE 'z' END AS y FROM range(30000)")
     big.execute("SET memory_limit = '64MB'")
-    fails(big, "SELECT c45_fit(t, 'y') FROM wide t", "(25,000 rows x 41 columns), more "
+    fails(big, "SELECT c45_fit(t, 'y') FROM wide t", "(30,000 rows x 41 columns), more "
           "than the limit of 61.0 MiB")
     big.execute("SET VARIABLE duckmine_memory_limit = '1GB'")  # ours, when set
     assert big.execute("SELECT c45_fit(t, 'y') IS NOT NULL FROM wide t").fetchall()
@@ -91,11 +91,12 @@ def test_a_limit_that_is_no_size_is_refused_by_name(big):
           "c45: duckmine_memory_limit must be a size such as '8GB'")
 
 
-def test_rows_fed_from_a_scan_are_allowed_what_a_groups_list_would_take(big):
-    """The aggregate form also holds DuckDB's list of the group: a limit between the
-    two estimates refuses it and lets the table form, fed a chunk at a time, run."""
+def test_rows_fed_from_a_scan_are_allowed_what_an_aggregates_groups_take(big):
+    """The aggregate form also holds its groups' ids and puts each group in order:
+    a limit between the two estimates refuses it and lets the table form, fed a
+    chunk at a time, run."""
     decl = contract.learners()["c45"]
-    grouped = memory.needed(decl.memory, 100_000, 3)
+    grouped = memory.needed(memory.held(decl.memory), 100_000, 3)
     fed = memory.needed(memory.fed(decl.memory), 100_000, 3)
     assert fed < grouped
     big.execute(f"SET VARIABLE duckmine_memory_limit = '{(fed + grouped) / 2:.0f}'")

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pyarrow as pa
 
-from ..algorithms import contract, stop
+from ..algorithms import contract, memory, stop
 from ..algorithms.stop import checkpoint
 from . import feed, grouped, stash
 from .models import MODEL, MODEL_SQL, model_list, option_models, value
@@ -35,7 +35,8 @@ def training(decl, fn, rows, i, settings, only=None):
         group = rows[i].values if rows[i].is_valid else None
         if group is None or len(group) == 0:
             raise ValueError(f"{fn}: the table is empty")
-        data = stash.taken(fn, group, settings, decl.memory, only, ordered=only is None)
+        data = stash.taken(fn, group, settings, memory.held(decl.memory), only,
+                           ordered=only is None)
     data.spare = True  # read for this fit alone
     return data
 
