@@ -29,12 +29,12 @@ import pyarrow as pa
 
 from ..algorithms import contract, memory
 from ..algorithms.dataset import Dataset
-from .registry import column, scalars, udf
+from .registry import column, udf
 from .table import DEFAULT_MAX_VALUES, Rows, _pick, _read_only, in_value_order
 
 _STORES = {}  # number -> _Store
 _CURRENT = {}  # (connection, transaction, learner, weight, row type) -> number
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()  # (drop_stale is called with it held)
 _NUMBERS = itertools.count(1)
 _OWNERS = {}  # store number -> its (connection, transaction), while either is kept
 PLACES = 32  # an id is (store number << PLACES) | the row's place in the store
@@ -132,20 +132,21 @@ def stash(rows, learner, weight, settings, connection, transaction, given):
     transaction; each row's id. (``given``, the hash of the fit's arguments, is
     read by no one: it makes two fits' lists differ in SQL.)"""
     rows = column(rows)
-    name, w, s, conn, txn = (next(iter(scalars(a)), None) for a in (
+    # the same in every row (constants of the query): the first row's alone, as a
+    # whole chunk's values cost more to convert than its rows to read
+    name, w, s, conn, txn = (column(a)[0].as_py() for a in (
         learner, weight, settings, connection, transaction))
     decl = contract.get("_fit", name)
-    s = s or {}
-    limit = s.get("memory_limit")
-    if limit is not None:
-        limit = memory.parse_size(limit, f"{decl.name}: duckmine_memory_limit")
     w = w if decl.weights else None
     key = (conn, txn, decl.name, w, str(rows.type))
-    drop_stale(conn, txn)
     while True:
         with _LOCK:
             number = _CURRENT.get(key)
             if number is None:
+                drop_stale(conn, txn)
+                limit = (s or {}).get("memory_limit")
+                if limit is not None:
+                    limit = memory.parse_size(limit, f"{decl.name}: duckmine_memory_limit")
                 number = next(_NUMBERS)
                 # text columns take any number of values here; each group's are
                 # counted against the limit as it is taken
