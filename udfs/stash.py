@@ -90,9 +90,10 @@ FITTED_BYTES = 64 << 20
 
 
 def fitted_key(ids, *arguments):
-    """What tells one fit of a group's rows from another: every id, and the fit's
-    arguments (``repr``-able)."""
-    h = hashlib.blake2b(np.sort(ids.to_numpy(zero_copy_only=False)).tobytes(), digest_size=16)
+    """What tells one fit of a group's rows from another: every id, in the list's
+    order (a fit called again is called on the same list), and the fit's arguments
+    (``repr``-able)."""
+    h = hashlib.blake2b(ids.to_numpy(zero_copy_only=False).tobytes(), digest_size=16)
     h.update(repr(arguments).encode())
     return int(ids[0].as_py()) >> PLACES, h.digest()
 
