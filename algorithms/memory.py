@@ -49,11 +49,10 @@ def size_text(n):
 # with the aggregate form gathering each group into a DuckDB list, which took 24 to
 # 31 bytes a cell more than rows fed a chunk at a time: fed rows are allowed the
 # least of those less. Holding its rows once for its groups (udfs/stash.py), the
-# aggregate form takes 3 to 10 bytes a cell more than fed rows at a million rows
-# (the groups' ids in DuckDB, and the order each group is put in), and up to 20 for
-# a learner whose model on rows in value order is larger (REPTree): it is allowed 20.
+# aggregate form takes 2 to 9 bytes a cell more than fed rows at a million rows
+# (the groups' ids in DuckDB, and the order each group is put in): it is allowed 12.
 GROUP_LIST = 24.0
-HELD = 20.0
+HELD = 12.0
 
 
 def fed(per_cell):
