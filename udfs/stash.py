@@ -9,9 +9,10 @@ group then takes its rows from the store by their ids (``taken``): as a Dataset 
 their own, whose text columns know only the values the group holds, in an order of
 their values, exactly as the group's rows read alone would be.
 
-A store holds the rows of one learner's aggregate over one row type in one query
-(its connection's transaction). An id is the store's number and the row's place in
-it, so an id outlives no store. Each row is taken once, and a store whose rows are
+A store holds the rows of one learner's aggregates over one row type in one query
+(its connection's transaction); two fits in one query each stash their own rows,
+with ids of their own. An id is the store's number and the row's place in it, so an
+id outlives no store. Each row is taken once, and a store whose rows are
 all taken is dropped; a group that is the whole store takes its columns without a
 copy. A row in more than one group (GROUPING SETS, ROLLUP, CUBE) is refused, as
 its rows are gone by its second group. A store its query left (a failed or
