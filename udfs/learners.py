@@ -22,20 +22,19 @@ def _settings(v):
             "memory_limit": v.get("memory_limit")}
 
 
-def training(decl, fn, rows, i, settings, only=None):
+def training(decl, fn, rows, i, settings, only=None, groups=None):
     """The Dataset of the ``i``-th value of ``rows``: ``{job, rows}``, the rows fed
-    to a job as DuckDB scanned them (``feed``), or a group's ids of the rows held for
-    it (an aggregate form, ``stash``; only the columns ``only`` and the weight, in
-    no order, when ``only`` names some: a fit that reads their counts alone). An
-    empty relation is refused."""
-    if pa.types.is_struct(rows.type):
+    to a job as DuckDB scanned them (``feed``), or (``groups``, from
+    ``stash.ids_of``) a group's ids of the rows held for it (an aggregate form;
+    only the columns ``only`` and the weight, in no order, when ``only`` names
+    some: a fit that reads their counts alone). An empty relation is refused."""
+    if groups is None:
         fed = rows[i].as_py()
         data = feed.take(fn, fed["job"], fed["rows"]).dataset()
     else:
-        group = rows[i].values if rows[i].is_valid else None
-        if group is None or len(group) == 0:
+        if not len(groups[i]):
             raise ValueError(f"{fn}: the table is empty")
-        data = stash.taken(fn, group, settings, memory.held(decl.memory), only,
+        data = stash.taken(fn, groups[i], settings, memory.held(decl.memory), only,
                            ordered=only is None)
     data.spare = True  # read for this fit alone
     return data
@@ -48,21 +47,22 @@ def fit(learner, rows, target, options, weight, settings):
     out = []
     args = zip(scalars(learner), scalars(target), scalars(options), scalars(weight),
                scalars(settings))
-    stashed = not pa.types.is_struct(rows.type)  # a group's ids (udfs/stash.py)
+    # each group's ids of the rows held for it (udfs/stash.py), or the rows fed
+    groups = None if pa.types.is_struct(rows.type) else stash.ids_of(rows)
     for i, (name, tgt, opts, w, s) in enumerate(args):
         checkpoint()
         decl = contract.get("fit", name)
         fn = decl.name
         key = None
-        if stashed and rows[i].is_valid and len(rows[i].values):
-            key = stash.fitted_key(rows[i].values, name, tgt, _option_keys(decl, opts), w, s)
+        if groups is not None and len(groups[i]):
+            key = stash.fitted_key(groups[i], name, tgt, _option_keys(decl, opts), w, s)
             model = stash.fitted(key)
             if model is not None:
                 out.append(model)
                 continue
         opts = decl.options(fn, option_models(decl, fn, opts))
         s = _settings(s)
-        data = training(decl, fn, rows, i, s, [tgt] if decl.held(opts) else None)
+        data = training(decl, fn, rows, i, s, [tgt] if decl.held(opts) else None, groups)
         model = value(decl.train(fn, data, tgt, opts, s))
         if key is not None:
             stash.keep(key, model, len(model["body"]))

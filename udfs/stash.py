@@ -30,7 +30,7 @@ import pyarrow as pa
 
 from ..algorithms import contract, memory
 from ..algorithms.dataset import Dataset
-from .registry import column, udf
+from .registry import column, list_csr, udf
 from .table import DEFAULT_MAX_VALUES, Rows, _pick, _read_only, in_value_order
 
 _STORES = {}  # number -> _Store
@@ -86,17 +86,32 @@ def drop_stale(connection, transaction=None):
 # model argument twice, as the scoring functions do), the second time on rows
 # already taken: its model is kept, by its rows and its fit's arguments, for the
 # rest of the query (the last FITTED_BYTES of models of each transaction).
-_FITTED = {}  # (connection, transaction) -> {key: model value}, oldest first
+_FITTED = {}  # (connection, transaction) -> _Kept
 FITTED_BYTES = 64 << 20
+
+
+class _Kept(dict):
+    """A transaction's models by key ({key: (value, bytes)}, oldest first), and
+    their bytes in all."""
+    size = 0
+
+
+def ids_of(lists):
+    """Each group's ids (int64 arrays) from the ListArray of an aggregate's groups;
+    a NULL list (no rows) is empty. Converted once for all the groups: Arrow's calls
+    on each group's list cost more than a small group's fit."""
+    offsets, flat = list_csr(lists)
+    flat = flat.to_numpy(zero_copy_only=False)
+    return [flat[a:b] for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
 
 
 def fitted_key(ids, *arguments):
     """What tells one fit of a group's rows from another: every id, in the list's
     order (a fit called again is called on the same list), and the fit's arguments
     (``repr``-able)."""
-    h = hashlib.blake2b(ids.to_numpy(zero_copy_only=False).tobytes(), digest_size=16)
+    h = hashlib.blake2b(ids.tobytes(), digest_size=16)
     h.update(repr(arguments).encode())
-    return int(ids[0].as_py()) >> PLACES, h.digest()
+    return int(ids[0]) >> PLACES, h.digest()
 
 
 def fitted(key):
@@ -113,11 +128,13 @@ def keep(key, model, size):
         owner = _OWNERS.get(key[0])
         if owner is None:
             return
-        kept = _FITTED.setdefault(owner, {})
+        kept = _FITTED.setdefault(owner, _Kept())
+        if key[1] in kept:
+            return
         kept[key[1]] = (model, size)
-        total = sum(s for _, s in kept.values())
-        while total > FITTED_BYTES and len(kept) > 1:
-            total -= kept.pop(next(iter(kept)))[1]
+        kept.size += size
+        while kept.size > FITTED_BYTES and len(kept) > 1:
+            kept.size -= kept.pop(next(iter(kept)))[1]
 
 
 def _end(store):
@@ -169,12 +186,11 @@ GONE = ("{fn}: the rows of this group are gone: each row goes to one group's fit
 
 
 def taken(fn, ids, settings, per_cell, only=None, ordered=True):
-    """The Dataset of a group's rows, by their ``ids`` (an Int64Array): in an order
+    """The Dataset of a group's rows, by their ``ids`` (int64): in an order
     of their values (``ordered`` false: as stored, for a fit that reads counts
     alone), with only the columns ``only`` and the weights where ``only`` names
     some; refused first where a fit of ``per_cell`` bytes a cell of them would pass
     the memory limit. The rows are then gone from their store."""
-    ids = ids.to_numpy(zero_copy_only=False)
     number = int(ids[0]) >> PLACES
     with _LOCK:
         store = _STORES.get(number)
