@@ -77,22 +77,26 @@ def job(fn, learner, weight, columns, settings, connection, transaction, counted
         limit = s.get("memory_limit")
         if limit is not None:  # read once, not at every chunk
             limit = memory.parse_size(limit, f"{f}: duckmine_memory_limit")
-        stash.drop_stale(conn, txn)
+        _drop(conn, txn)
         with _LOCK:
-            for old in [k for k, j in _JOBS.items()
-                        if j.connection == conn and j.transaction != txn]:
-                del _JOBS[old]
             _JOBS[key] = _Job(conn, txn, rows, memory.fed(decl.memory), limit)
         out.append(key)
     return pa.array(out, pa.int64())
 
 
+def _drop(connection, transaction=None):
+    """Drop the jobs and stored rows ``connection`` left in other transactions than
+    ``transaction`` (None: in every one)."""
+    stash.drop_stale(connection, transaction)
+    with _LOCK:
+        for old in [k for k, j in _JOBS.items() if j.connection == connection
+                    and (transaction is None or j.transaction != transaction)]:
+            del _JOBS[old]
+
+
 def forget(connection):
     """Drop every job and stored row of ``connection``, which is gone."""
-    with _LOCK:
-        for old in [k for k, j in _JOBS.items() if j.connection == connection]:
-            del _JOBS[old]
-    stash.drop_stale(connection)
+    _drop(connection)
 
 
 @udf("_dm_feed", None, "BOOLEAN", side_effects=True)

@@ -5,6 +5,7 @@ values the group holds, as the group's rows read alone (``fit`` on them) would."
 import numpy as np
 
 from ..algorithms.dataset import Attribute, Dataset
+from .table import kept_values
 
 DIFFERENT = ("fit_groups: column {by!r} groups the rows otherwise as text than in "
              "DuckDB (values equal in SQL but not as text, such as 0.0 and -0.0); cast "
@@ -41,10 +42,7 @@ def _part(data, rows, text):
     for a, column, seen in zip(data.attributes, data.columns, text):
         x = column[rows]
         if a.nominal and seen:
-            known = ~np.isnan(x)
-            present = np.unique(x[known])  # codes rank the values: in sorted order
-            x[known] = np.searchsorted(present, x[known])
-            a = Attribute(a.name, a.kind, tuple(a.values[int(c)] for c in present))
+            a = Attribute(a.name, a.kind, kept_values(x, a.values))
         x.flags.writeable = False  # as columns read from the table are
         attributes.append(a)
         columns.append(x)

@@ -61,11 +61,6 @@ def value(model):
     return v
 
 
-def values(items):
-    """A StructArray of model values (None for a missing model)."""
-    return pa.array([None if m is None else value(m) for m in items], MODEL)
-
-
 def _key(v):
     """What must equal for a cached model to be reused."""
     return v.get("format"), v.get("version"), v.get("learner"), v.get("body")

@@ -203,29 +203,24 @@ def taken(fn, ids, settings, per_cell, only=None, ordered=True):
         rows = store.rows
         if store.ended or store.taken + len(places) > rows.n:
             raise ValueError(GONE.format(fn=fn))
-        columns = len(_picked(rows, only)) + rows.weighted
-        memory.check(fn, per_cell, len(places), columns, settings["memory_limit"],
-                     advice=memory.ADVICE_GROUP)
+        # the places among the store's readers of the columns the fit reads
+        k = len(rows.readers) - rows.weighted
+        picked = range(k) if only is None else \
+            _pick(fn, [r.name for r in rows.readers[:k]], only)
+        memory.check(fn, per_cell, len(places), len(picked) + rows.weighted,
+                     settings["memory_limit"], advice=memory.ADVICE_GROUP)
         store.taken += len(places)
         if store.taken == rows.n:
             with _LOCK:
                 _end(store)
         if len(places) == rows.n:  # the whole store: its own columns, in place
-            return _whole(rows, max_values, only, ordered)
+            return _whole(rows, picked, max_values, ordered)
         rows._flush()
-        return _part(rows, np.sort(places), max_values, only, ordered)
+        return _part(rows, picked, np.sort(places), max_values, ordered)
 
 
-def _picked(rows, only):
-    """The places among the store's readers of the columns a fit reads."""
-    k = len(rows.readers) - rows.weighted
-    return range(k) if only is None else \
-        _pick(rows.fn, [r.name for r in rows.readers[:k]], only)
-
-
-def _whole(rows, max_values, only, ordered):
+def _whole(rows, picked, max_values, ordered):
     """The Dataset of every row of the store, made of its own matrix."""
-    picked = _picked(rows, only)
     data = rows.dataset(ordered)
     for j in picked:
         if data.attributes[j].nominal:
@@ -234,13 +229,13 @@ def _whole(rows, max_values, only, ordered):
                    data.weights)
 
 
-def _part(rows, places, max_values, only, ordered):
+def _part(rows, picked, places, max_values, ordered):
     """The Dataset of the rows at ``places`` of the store's ``rows``, each text
     column holding the values of these rows alone."""
     fn = rows.fn
     k = len(rows.readers) - rows.weighted
     attributes, columns = [], []
-    for j in _picked(rows, only):
+    for j in picked:
         x = rows.matrix[j][places]
         attributes.append(rows.readers[j].part(x, max_values))
         columns.append(x)

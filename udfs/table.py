@@ -135,7 +135,7 @@ class _Codes:
     def __init__(self, name, fn, max_values):
         self.name, self.fn, self.max_values = name, fn, max_values
         self.declared, self.dictionary, self.seen = None, None, {}
-        self._by_code = []  # the values seen, by code (``part``)
+        self._ranked = None  # (``_sorted``)
 
     def _count(self, n, limit=None):
         limit = self.max_values if limit is None else limit
@@ -171,14 +171,24 @@ class _Codes:
             codes = _int32(encoded.indices)
         return np.append(np.asarray(known, np.float64), np.nan)[codes]  # -1: the NaN
 
+    def _sorted(self):
+        """The values seen, sorted, and each first-seen code's rank among them (None
+        where the first seen are in order); kept while no value is added."""
+        if self._ranked is None or len(self._ranked[0]) != len(self.seen):
+            values = tuple(sorted(self.seen))
+            rank = None
+            if values != tuple(self.seen):
+                rank = np.empty(len(values))
+                rank[[self.seen[v] for v in values]] = np.arange(len(values))
+            self._ranked = values, rank
+        return self._ranked
+
     def finish(self, row):
         """The attribute, once ``row`` holds every code (recoded in place)."""
         if self.declared is not None:
             return Attribute(self.name, NOMINAL, self.declared)
-        values = tuple(sorted(self.seen))
-        if values != tuple(self.seen):  # first seen is not sorted: recode
-            rank = np.empty(len(values))
-            rank[[self.seen[v] for v in values]] = np.arange(len(values))
+        values, rank = self._sorted()
+        if rank is not None:  # first seen is not sorted: recode
             for at in range(0, len(row), RECODED):  # a slice at a time: small temporaries
                 part = row[at:at + RECODED]
                 known = ~np.isnan(part)
@@ -192,16 +202,23 @@ class _Codes:
         if self.declared is not None:
             self._count(len(self.declared), max_values)
             return Attribute(self.name, NOMINAL, self.declared)
-        known = ~np.isnan(codes)
-        present = np.unique(codes[known]).astype(np.intp)  # first-seen codes
-        self._count(len(present), max_values)
-        if len(self._by_code) != len(self.seen):
-            self._by_code = list(self.seen)
-        values = [self._by_code[c] for c in present]
-        rank = np.empty(len(present))
-        rank[sorted(range(len(values)), key=values.__getitem__)] = np.arange(len(present))
-        codes[known] = rank[np.searchsorted(present, codes[known].astype(np.intp))]
-        return Attribute(self.name, NOMINAL, tuple(sorted(values)))
+        values, rank = self._sorted()
+        if rank is not None:
+            known = ~np.isnan(codes)
+            codes[known] = rank[codes[known].astype(np.intp)]
+        values = kept_values(codes, values)
+        self._count(len(values), max_values)
+        return Attribute(self.name, NOMINAL, values)
+
+
+def kept_values(codes, values):
+    """Of ``codes`` (float64, NaN where missing), which rank ``values`` (sorted), the
+    values present, recoding them in place to rank those alone: a part of the
+    rows' column, as its rows read alone would code it."""
+    known = ~np.isnan(codes)
+    present = np.unique(codes[known])  # codes rank the values: in sorted order
+    codes[known] = np.searchsorted(present, codes[known])
+    return tuple(values[int(c)] for c in present)
 
 
 class _Groups(_Codes):
