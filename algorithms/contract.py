@@ -226,10 +226,10 @@ class Learner:
     to_sql: str | None = None  # "module:function(model, dialect)" for model_to_sql
     version: int = 1  # of the model format
     weights: bool = True  # takes a weight column
-    # bytes a fit holds per cell (row x column) at its peak, besides its float64
-    # columns: the estimate that refuses a fit too large (algorithms.memory),
-    # measured by benchmarks/memory.py
-    memory: float = 96.0
+    # bytes a fit of rows fed from a scan holds per cell (row x column) at its
+    # peak, besides its float64 columns: the estimate that refuses a fit too large
+    # (algorithms.memory), measured by benchmarks/memory.py
+    memory: float = 72.0
 
     def __post_init__(self):
         if self.kind not in KINDS:

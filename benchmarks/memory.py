@@ -6,7 +6,7 @@ the table forms) and gathered into one list per group (the aggregate
 
     python -m duckmine.benchmarks.memory [--rows 1000000,10000000]
         [--learners c45,naive_bayes,...] [--forms fed,aggregate,groups,grouped,peer]
-        [--data own|em_numeric|em_mixed]
+        [--data own|numeric|em_numeric|em_mixed]
 
 The forms ``groups`` and ``grouped`` fit a model per value of the INTEGER column
 (about 1,000 groups): ``fit_groups``, whose rows are fed, and the aggregate form
@@ -20,7 +20,9 @@ NULLs filled with column means where it takes none and the text column coded as
 Each fit runs in a fresh process on a table kept in a database file (5 DOUBLE, 1
 INTEGER and 1 two-valued VARCHAR column and a two-class target, some NULLs), after
 a fit on a small table has compiled the kernels, so that the figure is the fit's
-own. ``ru_maxrss`` is the high-water mark of the process. The kernels that run
+own; ``--data numeric`` makes its text column ``s`` a number, the most a learner
+that sorts numeric values holds a cell. ``ru_maxrss`` is the high-water mark of the
+process. The kernels that run
 threads on large data only (``jit.threads``) are loaded by the large fit itself, and
 counted in it.
 
@@ -41,11 +43,13 @@ import time
 
 DEFAULT = ("c45", "naive_bayes", "kmeans", "em", "m5p")
 COLUMNS_BYTES = 5 * 8 + 4 + 16 + 16  # DuckDB's own widths: DOUBLE, INTEGER, 2 VARCHAR
-DATA = {"own": COLUMNS_BYTES, "em_numeric": 10 * 8, "em_mixed": 8 * 8 + 2 * 16}
+DATA = {"own": COLUMNS_BYTES, "numeric": 6 * 8 + 4 + 16, "em_numeric": 10 * 8,
+        "em_mixed": 8 * 8 + 2 * 16}
 EM_ITERATIONS = 20
 
 
-def make(path, rows):
+def make(path, rows, numeric=False):
+    """The table ``t`` at ``path``; ``numeric``: its text column ``s`` a number."""
     import duckmine
     from duckmine.benchmarks.determinism import make_table
 
@@ -54,6 +58,8 @@ def make(path, rows):
     con.execute("SET threads = 1")  # one random() stream: the same table every time
     con.execute("SELECT setseed(0.25)")
     make_table(con, rows)
+    if numeric:
+        con.execute("CREATE OR REPLACE TABLE t AS SELECT * REPLACE (random() AS s) FROM t")
     con.close()
 
 
@@ -65,7 +71,7 @@ def fit_sql(name, table, form, data="own"):
     from duckmine.benchmarks import em
     from duckmine.benchmarks.determinism import fit_sql as sql
 
-    if data != "own":  # options as SQL literals, given by name to either form
+    if data.startswith("em_"):  # options as SQL literals, given by name to either form
         opts = {"k": em.COMPONENTS, "seed": em.KMEANS_SEED, "init": "'k-means++'"} \
             if name == "kmeans" else {"k": em.COMPONENTS, "seed": em.EM_SEED,
                                       "max_iterations": EM_ITERATIONS}
@@ -153,7 +159,7 @@ def child(path, name, form, data="own"):
 
     con = duckmine.connect(path, read_only=True)
     con.execute("SET enable_progress_bar = false")
-    table = "t" if data == "own" else "points"
+    table = "points" if data.startswith("em_") else "t"
     warm = {"groups": "fed", "grouped": "aggregate"}.get(form, form)  # groups of 2 rows
     con.execute(fit_sql(name, f"(SELECT * FROM {table} LIMIT 2000)", warm, data)).fetchall()
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
@@ -180,15 +186,15 @@ def main(argv=None):
           f"{'bytes/row':>10} {'x columns':>9}")
     with tempfile.TemporaryDirectory() as tmp:
         for rows in map(int, args.rows.split(",")):
-            if args.data == "own":
+            if args.data in ("own", "numeric"):
                 path = os.path.join(tmp, f"t{rows}.duckdb")
-                make(path, rows)
+                make(path, rows, args.data == "numeric")
             else:
                 from duckmine.benchmarks import em
                 path = str(em.database(args.data.split("_")[1], rows))
             for name in args.learners.split(","):
                 for form in args.forms.split(","):
-                    if form == "peer" and (name not in PEERS or args.data != "own"):
+                    if form == "peer" and (name not in PEERS or args.data.startswith("em_")):
                         continue
                     out = subprocess.run(
                         [sys.executable, "-m", "duckmine.benchmarks.memory", "--child",

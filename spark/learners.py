@@ -62,7 +62,7 @@ class _Fit(calls.TableFunction):
 
     def add(self, batch):
         rows = calls.struct_rows(batch)
-        memory.check(self.fn, memory.fed(self.decl.memory), self.rows.n + len(rows),
+        memory.check(self.fn, self.decl.memory, self.rows.n + len(rows),
                      rows.type.num_fields, self.settings.get("memory_limit"), so_far=True,
                      advice=ADVICE, what="spark.duckmine.memoryLimit")
         self.rows.add(rows)

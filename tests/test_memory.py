@@ -51,9 +51,9 @@ def big():
      "counted"),
     ("SELECT * FROM c45('(FROM t)', 'y')", "c45", "over", "8,192"),
     ("SELECT * FROM fit('kmeans', '(FROM t)', NULL, options := {'k': 2})", "kmeans",
-     "over", "16,384"),  # 65 bytes a row (kmeans' 35 a cell, less 24 fed): 15,385 rows
+     "over", "16,384"),  # 65 bytes a row (kmeans' 11 a cell): 15,385 rows
     ("SELECT * FROM cross_validate('naive_bayes', '(FROM t)', 'y')", "cross_validate",
-     "over", "4,096"),
+     "over", "12,288"),  # 83 bytes a row (naive Bayes' 17 a cell): 12,049 rows
 ])
 def test_a_fit_over_the_limit_is_refused_by_name(big, sql, fn, size, read):
     """A table named is counted whole at its first chunk; the rows of a query, fed
@@ -77,9 +77,9 @@ def test_the_default_limit_is_duckdbs(big):
     float64 columns would exceed it."""
     columns = ", ".join(f"random() AS c{i}" for i in range(40))
     big.execute(f"CREATE TABLE wide AS SELECT {columns}, CASE WHEN random() < 0.5 THEN 'x' "
-                "ELSE 'z' END AS y FROM range(30000)")
+                "ELSE 'z' END AS y FROM range(40000)")
     big.execute("SET memory_limit = '64MB'")
-    fails(big, "SELECT c45_fit(t, 'y') FROM wide t", "(30,000 rows x 41 columns), more "
+    fails(big, "SELECT c45_fit(t, 'y') FROM wide t", "(40,000 rows x 41 columns), more "
           "than the limit of 61.0 MiB")
     big.execute("SET VARIABLE duckmine_memory_limit = '1GB'")  # ours, when set
     assert big.execute("SELECT c45_fit(t, 'y') IS NOT NULL FROM wide t").fetchall()
@@ -96,8 +96,8 @@ def test_rows_fed_from_a_scan_are_allowed_what_an_aggregates_groups_take(big):
     a limit between the two estimates refuses it and lets the table form, fed a
     chunk at a time, run."""
     decl = contract.learners()["c45"]
-    grouped = memory.needed(memory.held(decl.memory), 100_000, 3)
-    fed = memory.needed(memory.fed(decl.memory), 100_000, 3)
+    grouped = memory.needed(decl.memory, 100_000, 3, memory.HELD)
+    fed = memory.needed(decl.memory, 100_000, 3)
     assert fed < grouped
     big.execute(f"SET VARIABLE duckmine_memory_limit = '{(fed + grouped) / 2:.0f}'")
     fails(big, "SELECT c45_fit(t, 'y') FROM t t", "c45: this fit would take about")

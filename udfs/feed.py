@@ -79,7 +79,7 @@ def job(fn, learner, weight, columns, settings, connection, transaction, counted
             limit = memory.parse_size(limit, f"{f}: duckmine_memory_limit")
         _drop(conn, txn)
         with _LOCK:
-            _JOBS[key] = _Job(conn, txn, rows, memory.fed(decl.memory), limit)
+            _JOBS[key] = _Job(conn, txn, rows, decl.memory, limit)
         out.append(key)
     return pa.array(out, pa.int64())
 

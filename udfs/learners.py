@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pyarrow as pa
 
-from ..algorithms import contract, memory, stop
+from ..algorithms import contract, stop
 from ..algorithms.stop import checkpoint
 from . import feed, grouped, stash
 from .models import MODEL, MODEL_SQL, model_list, option_models, value
@@ -34,7 +34,7 @@ def training(decl, fn, rows, i, settings, only=None, groups=None):
     else:
         if not len(groups[i]):
             raise ValueError(f"{fn}: the table is empty")
-        data = stash.taken(fn, groups[i], settings, memory.held(decl.memory), only,
+        data = stash.taken(fn, groups[i], settings, decl.memory, only,
                            ordered=only is None)
     data.spare = True  # read for this fit alone
     return data

@@ -60,7 +60,8 @@ class _Store:
             if pa.types.is_struct(rows.type):  # (a column's values are refused by add)
                 # the rows held for the groups alone, before any group's fit
                 memory.check(self.rows.fn, 0.0, at + len(rows), rows.type.num_fields,
-                             self.limit, so_far=True, advice=memory.ADVICE_GROUP)
+                             self.limit, so_far=True, advice=memory.ADVICE_GROUP,
+                             per_row=memory.HELD)
             self.rows.add(rows)
             return (self.number << PLACES) + np.arange(at, at + len(rows), dtype=np.int64)
 
@@ -208,7 +209,8 @@ def taken(fn, ids, settings, per_cell, only=None, ordered=True):
         picked = range(k) if only is None else \
             _pick(fn, [r.name for r in rows.readers[:k]], only)
         memory.check(fn, per_cell, len(places), len(picked) + rows.weighted,
-                     settings["memory_limit"], advice=memory.ADVICE_GROUP)
+                     settings["memory_limit"], advice=memory.ADVICE_GROUP,
+                     per_row=memory.HELD)
         store.taken += len(places)
         if store.taken == rows.n:
             with _LOCK:

@@ -17,7 +17,9 @@ LEARNERS = (
                    low=0, low_open=True),
             EXCLUDE),
         fit="model:fit", model="model:EMModel",
-        memory=35,  # bytes a cell, measured at 10M rows (benchmarks/memory.py --data)
+        # bytes a cell fed, measured at 10M rows (benchmarks/memory.py --data): a
+        # million rows' peak holds more a cell, less than 50 MB a fit, in any size
+        memory=11,
         capabilities=("predict", "predict_proba", "log_likelihood", "model_text"),
         relation=(("cluster", "INTEGER"), ("prior", "DOUBLE"), ("attribute", "VARCHAR"),
                   ("value", "VARCHAR"), ("mean", "DOUBLE"), ("std_dev", "DOUBLE"),
@@ -34,7 +36,9 @@ LEARNERS = (
             whole("max_iterations", 500, "most Lloyd iterations (SimpleKMeans -I)", low=1),
             EXCLUDE),
         fit="model:fit_k", model="model:KMeansModel",
-        memory=35,  # bytes a cell, measured at 10M rows (benchmarks/memory.py --data)
+        # bytes a cell fed, measured at 10M rows (benchmarks/memory.py --data): a
+        # million rows' peak holds more a cell, less than 50 MB a fit, in any size
+        memory=11,
         capabilities=("predict", "predict_proba", "model_text"),
         relation=(("cluster", "INTEGER"), ("size", "BIGINT"), ("attribute", "VARCHAR"),
                   ("value", "DOUBLE"), ("label", "VARCHAR"), ("sse", "DOUBLE"))),

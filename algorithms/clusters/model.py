@@ -540,7 +540,7 @@ def _prepare(data, exclude, name=None, limit=None):
             raise ValueError(f"attribute {a.name!r} has only missing values")
     if missing.any():  # the filled columns: a copy, the Dataset's are left as they are
         if name is not None:
-            per_cell = memory.fed(contract.learners()[name].memory) + FILLED
+            per_cell = contract.learners()[name].memory + FILLED
             memory.check(name, per_cell, data.n, len(keep), limit)
         M = M.copy()
         for t in np.flatnonzero(missing):

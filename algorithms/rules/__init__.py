@@ -6,6 +6,7 @@ from ..contract import Learner, flag, number, whole
 
 LEARNERS = (
     Learner(
+        memory=14,  # bytes a cell fed, measured at 1M rows (benchmarks/memory.py)
         name="zero_r", kind="predictor", package=__name__, params=(),
         doc="the majority class (a nominal target) or the mean (a numeric one), as "
             "Weka's ZeroR",
@@ -15,6 +16,7 @@ LEARNERS = (
         relation=(("class", "VARCHAR"), ("probability", "DOUBLE"), ("value", "DOUBLE")),
         order_by=()),
     Learner(
+        memory=22,  # bytes a cell fed, measured at 1M rows (benchmarks/memory.py)
         name="one_r", kind="classifier", package=__name__,
         params=(whole("min_bucket", 6, "least count of the majority class in an interval "
                       "of a numeric attribute (OneR -B)", low=1),),
@@ -27,7 +29,7 @@ LEARNERS = (
                   ("instances", "BIGINT"), ("correct", "BIGINT")),
         order_by=("branch",)),
     Learner(
-        memory=175,  # bytes a cell, measured at 50,000 rows (benchmarks/memory.py)
+        memory=151,  # bytes a cell fed, measured at 50,000 rows (benchmarks/memory.py)
         name="part", kind="classifier", package=__name__,
         doc="a decision list read off partial C4.5 trees, as Weka's PART builds it",
         params=(
@@ -49,7 +51,7 @@ LEARNERS = (
                   ("coverage", "DOUBLE"), ("errors", "DOUBLE")),
         order_by=("rule",)),
     Learner(
-        memory=55,  # bytes a cell, measured at 1M rows (benchmarks/memory.py)
+        memory=32,  # bytes a cell fed, measured at 1M rows (benchmarks/memory.py)
         name="ridor", kind="classifier", package=__name__,
         doc="ripple-down rules: a default class with exceptions, grown by IREP, as "
             "Weka's Ridor",
@@ -73,7 +75,7 @@ LEARNERS = (
                   ("errors", "DOUBLE")),
         order_by=("rule",)),
     Learner(
-        memory=170,  # bytes a cell, measured at 50,000 rows (benchmarks/memory.py)
+        memory=40,  # bytes a cell fed, measured at 1M rows (benchmarks/memory.py)
         name="ripper", kind="classifier", package=__name__,
         doc="RIPPER: per class, from the rarest, rules grown and pruned by IREP, kept "
             "by description length and optimised, as Weka's JRip",

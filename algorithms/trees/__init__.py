@@ -5,7 +5,7 @@ from ..contract import Learner, flag, number, whole
 
 LEARNERS = (
     Learner(
-        memory=85,  # bytes a cell, measured at 1M rows (benchmarks/memory.py)
+        memory=38,  # bytes a cell fed, measured at 1M rows (benchmarks/memory.py)
         name="rep_tree", kind="predictor", package=__name__,
         doc="a fast tree grown by information gain or variance reduction and pruned "
             "by reduced error on a held-out fold, as Weka's REPTree",
@@ -33,9 +33,9 @@ LEARNERS = (
                   ("holdout_errors", "DOUBLE")),
         order_by=("node",)),
     Learner(
-        # bytes a cell; 149 measured at 200,000 rows, two trees growing at a time
-        # (benchmarks/memory.py)
-        memory=200,
+        # bytes a cell fed; 149 measured at 200,000 rows with a list a group, two
+        # trees growing at a time (benchmarks/memory.py)
+        memory=176,
         name="cart", kind="classifier", package=__name__,
         doc="CART: binary splits by the Gini index, minimal cost-complexity pruning "
             "chosen by internal cross-validation, as Weka's SimpleCart",
