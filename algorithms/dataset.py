@@ -77,7 +77,7 @@ class Dataset:
 
     def select(self, rows, spare=False):
         """The instances at ``rows`` (indices or a mask), as a new Dataset."""
-        return Dataset(self.attributes, [c[rows] for c in self.columns], self.weights[rows],
+        return Dataset(self.attributes, gathered(self.columns, rows), self.weights[rows],
                        spare)
 
     def own(self, a):
@@ -85,11 +85,53 @@ class Dataset:
         ``release``: a copy where it is a view of the spare columns."""
         return a.copy() if self.spare and a.base is not None else a
 
+    def put_last(self, t):
+        """Move column ``t`` after the others in the matrix the columns are rows of
+        (they keep their order in ``columns``): a fit that reads the others stacked
+        (``stacked``) then takes a view of the matrix, where a target between them
+        made it copy them. Only ``spare`` columns move, which nothing else reads."""
+        cols = self.columns
+        if not self.spare or not 0 < t < len(cols) - 1:
+            return
+        base = cols[0].base
+        if base is None or base.ndim != 2 or not base.flags.writeable or \
+                base.shape[1] != self.n or not base.flags.c_contiguous:
+            return
+        start = (cols[0].ctypes.data - base.ctypes.data) // base.strides[0]
+        if start + len(cols) > base.shape[0] or any(
+                c.base is not base or c.ctypes.data != base[start + i].ctypes.data
+                for i, c in enumerate(cols)):
+            return
+        rows = base[start:start + len(cols)]
+        moved = rows[t].copy()
+        for j in range(t, len(cols) - 1):  # a row at a time: no copy of them all
+            rows[j] = rows[j + 1]
+        rows[-1] = moved
+        del moved
+        placed = [rows[j if j < t else j - 1] for j in range(len(cols))]
+        placed[t] = rows[-1]
+        for c in placed:
+            c.flags.writeable = False  # as the columns were
+        cols[:] = placed
+
     def release(self):
         """Let the columns go when they are ``spare``: a fit that has coded them into
         a form of its own then builds without the table beside it."""
         if self.spare:
             self.columns.clear()  # the list itself, which a caller may be passing on
+
+
+def gathered(columns, rows):
+    """``columns`` at ``rows`` (indices or a mask), as the rows of one new matrix:
+    a fit that reads them stacked (``stacked``) then takes a view of it, where
+    arrays of their own would be copied into a matrix again."""
+    rows = np.asarray(rows)
+    if rows.dtype == np.bool_:
+        rows = np.flatnonzero(rows)
+    out = np.empty((len(columns), len(rows)))
+    for i, c in enumerate(columns):
+        np.take(c, rows, out=out[i])
+    return list(out)
 
 
 def canonical_order(keys):

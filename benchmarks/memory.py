@@ -6,7 +6,7 @@ the table forms) and gathered into one list per group (the aggregate
 
     python -m duckmine.benchmarks.memory [--rows 1000000,10000000]
         [--learners c45,naive_bayes,...] [--forms fed,aggregate,groups,grouped,peer]
-        [--data own|numeric|em_numeric|em_mixed]
+        [--data own|numeric|signal|em_numeric|em_mixed]
 
 The forms ``groups`` and ``grouped`` fit a model per value of the INTEGER column
 (about 1,000 groups): ``fit_groups``, whose rows are fed, and the aggregate form
@@ -21,7 +21,9 @@ Each fit runs in a fresh process on a table kept in a database file (5 DOUBLE, 1
 INTEGER and 1 two-valued VARCHAR column and a two-class target, some NULLs), after
 a fit on a small table has compiled the kernels, so that the figure is the fit's
 own; ``--data numeric`` makes its text column ``s`` a number, the most a learner
-that sorts numeric values holds a cell. ``ru_maxrss`` is the high-water mark of the
+that sorts numeric values holds a cell, and ``--data signal`` its target depend on
+two columns (and noise), so that trees and rules grow as on real data, where on
+noise C4.5's tree is one leaf. ``ru_maxrss`` is the high-water mark of the
 process. The kernels that run
 threads on large data only (``jit.threads``) are loaded by the large fit itself, and
 counted in it.
@@ -43,13 +45,14 @@ import time
 
 DEFAULT = ("c45", "naive_bayes", "kmeans", "em", "m5p")
 COLUMNS_BYTES = 5 * 8 + 4 + 16 + 16  # DuckDB's own widths: DOUBLE, INTEGER, 2 VARCHAR
-DATA = {"own": COLUMNS_BYTES, "numeric": 6 * 8 + 4 + 16, "em_numeric": 10 * 8,
-        "em_mixed": 8 * 8 + 2 * 16}
+DATA = {"own": COLUMNS_BYTES, "numeric": 6 * 8 + 4 + 16, "signal": COLUMNS_BYTES,
+        "em_numeric": 10 * 8, "em_mixed": 8 * 8 + 2 * 16}
 EM_ITERATIONS = 20
 
 
-def make(path, rows, numeric=False):
-    """The table ``t`` at ``path``; ``numeric``: its text column ``s`` a number."""
+def make(path, rows, data="own"):
+    """The table ``t`` at ``path``; ``data`` numeric: its text column ``s`` a
+    number; signal: a target that depends on ``a`` and ``c``, and on noise."""
     import duckmine
     from duckmine.benchmarks.determinism import make_table
 
@@ -58,8 +61,11 @@ def make(path, rows, numeric=False):
     con.execute("SET threads = 1")  # one random() stream: the same table every time
     con.execute("SELECT setseed(0.25)")
     make_table(con, rows)
-    if numeric:
+    if data == "numeric":
         con.execute("CREATE OR REPLACE TABLE t AS SELECT * REPLACE (random() AS s) FROM t")
+    elif data == "signal":
+        con.execute("CREATE OR REPLACE TABLE t AS SELECT * REPLACE (CASE WHEN a + 30 * c + "
+                    "20 * random() > 60 THEN 'p' ELSE 'q' END AS y) FROM t")
     con.close()
 
 
@@ -186,9 +192,9 @@ def main(argv=None):
           f"{'bytes/row':>10} {'x columns':>9}")
     with tempfile.TemporaryDirectory() as tmp:
         for rows in map(int, args.rows.split(",")):
-            if args.data in ("own", "numeric"):
+            if not args.data.startswith("em_"):
                 path = os.path.join(tmp, f"t{rows}.duckdb")
-                make(path, rows, args.data == "numeric")
+                make(path, rows, args.data)
             else:
                 from duckmine.benchmarks import em
                 path = str(em.database(args.data.split("_")[1], rows))

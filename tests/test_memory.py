@@ -5,9 +5,12 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import duckmine
 from duckmine.algorithms import contract, memory
+from duckmine.algorithms.dataset import NUMERIC, Attribute, Dataset, stacked
 
 from .conftest import fails
 
@@ -165,3 +168,48 @@ def test_columns_past_the_packed_ones_go_back_and_the_rest_stay():
     assert (a[:, 100_000 + per_page:300_001 - per_page] == 0).all()  # whole pages gone
     memory.give_back_columns(a, 300_001)  # nothing past the end: nothing changes
     assert np.array_equal(a[:, :100_000], want)
+
+
+@given(st.integers(2, 6), st.integers(1, 40), st.data())
+@settings(max_examples=60, deadline=None)
+def test_a_target_between_the_columns_is_moved_so_that_the_others_stack_as_a_view(k, n, data):
+    """``Dataset.put_last`` moves the target's row of the matrix after the others:
+    every column keeps its values and its place in ``columns``, and the others then
+    stack as a view of the matrix, not a copy (a fit's columns held twice)."""
+    t = data.draw(st.integers(0, k), label="target")
+    matrix = np.empty((k + 1, n))  # a matrix of its own, as the rows read are
+    matrix[:] = np.arange((k + 1) * n).reshape(k + 1, n)
+    before = [row.copy() for row in matrix]
+    ds = Dataset([Attribute(f"c{i}", NUMERIC) for i in range(k + 1)], list(matrix),
+                 spare=True)
+    ds.put_last(t)
+    assert all(np.array_equal(c, b) for c, b in zip(ds.columns, before))
+    assert all(not c.flags.writeable for c in ds.columns) or t in (0, k)
+    others = stacked([c for i, c in enumerate(ds.columns) if i != t], n)
+    assert others.base is not None and np.shares_memory(others, matrix)
+    kept = Dataset(ds.attributes, [row.copy() for row in before], spare=False)
+    kept_columns = list(kept.columns)
+    kept.put_last(t)  # columns someone else may read stay where they are
+    assert all(a is b for a, b in zip(kept.columns, kept_columns))
+
+
+@pytest.mark.parametrize("learner,read", [
+    ("c45", "model.id"), ("c45_rules", "model.id"),
+    # a REPTree model lists every column, the target among them, in the table's order
+    ("rep_tree", "model_text(model)")])
+def test_the_same_model_whatever_the_targets_place(learner, read):
+    """A target between the other columns gives the model it gives last or first:
+    its values move in the matrix, the attributes keep their order."""
+    con = duckmine.connect()
+    con.execute("SELECT setseed(0.3)")
+    con.execute("CREATE TABLE last AS SELECT random() AS a, (random() * 5)::INT AS b, "
+                "CASE WHEN random() < 0.2 THEN NULL ELSE random() END AS c, "
+                "CASE WHEN random() < 0.5 THEN 'x' ELSE 'z' END AS s, "
+                "CASE WHEN random() < 0.4 THEN 'p' ELSE 'q' END AS y FROM range(3000)")
+    con.execute("UPDATE last SET y = 'p' WHERE a > 0.7 AND s = 'x'")
+    con.execute("CREATE TABLE mid AS SELECT a, b, y, c, s FROM last")
+    con.execute("CREATE TABLE first AS SELECT y, a, b, c, s FROM last")
+    got = {t: con.execute(f"SELECT {read} FROM fit('{learner}', '{t}', 'y')").fetchone()[0]
+           for t in ("last", "mid", "first")}
+    assert got["mid"] == got["last"] == got["first"]
+    con.close()

@@ -4,7 +4,7 @@ values the group holds, as the group's rows read alone (``fit`` on them) would."
 
 import numpy as np
 
-from ..algorithms.dataset import Attribute, Dataset
+from ..algorithms.dataset import Attribute, Dataset, gathered
 from .table import kept_values
 
 DIFFERENT = ("fit_groups: column {by!r} groups the rows otherwise as text than in "
@@ -38,12 +38,10 @@ def parts(rows, data, by, firsts, counts):
 def _part(data, rows, text):
     """The Dataset of ``rows`` of ``data``; ``text[i]``: attribute i is nominal with
     the values seen (not declared), which are then only those of these rows."""
-    attributes, columns = [], []
-    for a, column, seen in zip(data.attributes, data.columns, text):
-        x = column[rows]
+    attributes, columns = [], gathered(data.columns, rows)
+    for a, x, seen in zip(data.attributes, columns, text):
         if a.nominal and seen:
             a = Attribute(a.name, a.kind, kept_values(x, a.values))
         x.flags.writeable = False  # as columns read from the table are
         attributes.append(a)
-        columns.append(x)
     return Dataset(attributes, columns, data.weights[rows])

@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..algorithms import contract, memory
-from ..algorithms.dataset import Dataset
+from ..algorithms.dataset import Dataset, gathered
 from .registry import column, list_csr, udf
 from .table import DEFAULT_MAX_VALUES, Rows, _pick, _read_only, in_value_order
 
@@ -236,11 +236,8 @@ def _part(rows, picked, places, max_values, ordered):
     column holding the values of these rows alone."""
     fn = rows.fn
     k = len(rows.readers) - rows.weighted
-    attributes, columns = [], []
-    for j in picked:
-        x = rows.matrix[j][places]
-        attributes.append(rows.readers[j].part(x, max_values))
-        columns.append(x)
+    columns = gathered([rows.matrix[j] for j in picked], places)
+    attributes = [rows.readers[j].part(x, max_values) for j, x in zip(picked, columns)]
     if rows.weighted:
         weights = rows.matrix[k][places]
         rows.readers[k].check(rows.readers[k].name, weights, fn)

@@ -91,6 +91,58 @@ def _saved(exp_fp, ruleset_stat, stats, theory, check_err):
     return total
 
 
+class Left:
+    """The rows each rule of a rule set leaves, of those the rules before it leave
+    (in their order): each kept as one bit a row of the rows before it, and made
+    whole when asked for. Lists of rows a rule (the reference keeps them) held the
+    rule set's size times the rows: 2.2 KB a row for RIPPER on a million rows whose
+    class two columns tell."""
+
+    def __init__(self, data):
+        self.data = data
+        self.kept = []  # a rule's: its rows (an array), or its bits, or None (unknown)
+        self.whole = {}  # rows made whole, by rule, the latest asked for last
+
+    def __len__(self):
+        return len(self.kept)
+
+    def rows(self, i):
+        """The rows rule ``i`` leaves (``data`` for ``i`` = -1)."""
+        j = i  # the nearest rule at or before it whose rows are whole
+        while j >= 0 and j not in self.whole and not isinstance(self.kept[j], np.ndarray):
+            j -= 1
+        rows = self.data if j < 0 else self.whole.get(j, self.kept[j])
+        for k in range(j + 1, i + 1):
+            bits, n = self.kept[k]
+            rows = rows[np.unpackbits(bits, count=n).view(np.bool_)]
+        if j != i:
+            self._remember(i, rows)
+        return rows
+
+    def _remember(self, i, rows):
+        """Keep rule ``i``'s rows whole, with those of the two rules asked for last."""
+        self.whole.pop(i, None)
+        self.whole[i] = rows
+        while len(self.whole) > 3:
+            del self.whole[next(iter(self.whole))]
+
+    def add(self, uncovered):
+        """The next rule leaves ``uncovered`` (a mask over the rows before it)."""
+        self.kept.append((np.packbits(uncovered), len(uncovered)))
+        self._remember(len(self.kept) - 1, self.rows(len(self.kept) - 2)[uncovered])
+
+    def put(self, i, rows):
+        """Rule ``i`` leaves ``rows`` (its rows, in an order of their own)."""
+        self.kept[i] = rows
+        self.whole.pop(i, None)
+        for k in [k for k in self.whole if k > i]:
+            del self.whole[k]
+
+    def pop(self):
+        self.kept.pop()
+        self.whole.pop(len(self.kept), None)
+
+
 class RuleStats:
     """A rule set and its statistics on a data set, each rule on the rows the rules
     before it leave: what the reference's description-length arithmetic needs."""
@@ -99,46 +151,38 @@ class RuleStats:
         self.fit = fit
         self.data = data  # row ids, in order
         self.rules = [] if rules is None else rules
-        self.stats, self.filtered, self.dists = [], [], []
-
-    def _compute(self, rule, rows):
-        stats, hit, dist = self.fit.stats(rule, rows)
-        return stats, (rows[hit], rows[~hit]), dist
+        self.stats, self.left, self.dists = [], Left(data), []
 
     def add(self, rule):
         """Append ``rule``, counted on the rows the last rule leaves."""
         self.rules.append(rule)
-        rows = self.filtered[-1][1] if self.filtered else self.data
-        stats, split, dist = self._compute(rule, rows)
-        self.filtered.append(split)
+        stats, hit, dist = self.fit.stats(rule, self.left.rows(len(self.left) - 1))
+        self.left.add(~hit)
         self.stats.append(stats)
         self.dists.append(dist)
 
     def remove_last(self):
         self.rules.pop()
-        self.filtered.pop()
+        self.left.pop()
         self.stats.pop()
         if self.dists:
             self.dists.pop()
 
     def count(self):
         """Count every rule again from the data."""
-        self.stats, self.filtered, self.dists = [], [], []
-        rows = self.data
-        for rule in self.rules:
-            stats, split, dist = self._compute(rule, rows)
-            self.stats.append(stats)
-            self.filtered.append(split)
-            self.dists.append(dist)
-            rows = split[1]
+        rules = self.rules
+        self.rules, self.stats, self.left, self.dists = [], [], Left(self.data), []
+        for rule in rules:
+            self.add(rule)
 
     def count_from(self, index, uncovered, previous, counted):
         """The statistics of rules ``index`` on, ``counted`` from ``uncovered`` (the
         rows the rules before leave), after the given ones of the rules before."""
         self.stats = list(previous) + counted
-        self.filtered = [None] * index  # the rows each rule leaves: only those before
+        self.left = Left(self.data)  # the rows each rule leaves: only those before
+        self.left.kept = [None] * index
         if index > 0:
-            self.filtered[index - 1] = (None, uncovered)
+            self.left.put(index - 1, uncovered)
 
     def theory_dl(self, index):
         return _theory_dl(int(self.rules[index].shape[0]), float(self.fit.total_conditions))
@@ -171,8 +215,7 @@ class RuleStats:
     def after_deleting(self, index):
         """The statistics of the rules after rule ``index``, counted as if it were
         not there (on the rows the rules before it leave)."""
-        rows = self.data if index == 0 else self.filtered[index - 1][1]
-        return self.fit.cascade(self.rules[index + 1:], rows)
+        return self.fit.cascade(self.rules[index + 1:], self.left.rows(index - 1))
 
     def min_data_dl_if_deleted(self, index, exp_fp, check_err, after=None):
         ruleset_stat = np.zeros(6)

@@ -738,7 +738,7 @@ class Fit:
                 if rstats is None:
                     data = sorted_rows
                 else:
-                    rstats.filtered[-1] = (rstats.filtered[-1][0], sorted_rows)
+                    rstats.left.put(len(rstats.left) - 1, sorted_rows)
                 new = sorted_rows
             if rstats is None:
                 rstats = RuleStats(self, new)
@@ -751,7 +751,7 @@ class Fit:
             stop = check_stop(rst, min_dl, dl, self.check_err)
             if not stop:
                 ruleset.append(rule)
-                new = rstats.filtered[last][1]
+                new = rstats.left.rows(last)
                 positive = rst[5] > SMALL
             else:
                 rstats.remove_last()
@@ -759,7 +759,7 @@ class Fit:
             for _ in range(self.optimizations):
                 ruleset, rstats = self.optimise(exp_fp, data, ruleset, default_dl)
         if ruleset:
-            return rstats, rstats.filtered[len(ruleset) - 1][1]
+            return rstats, rstats.left.rows(len(ruleset) - 1)
         return rstats, data
 
     def optimise(self, exp_fp, data, ruleset, default_dl):
@@ -826,7 +826,7 @@ class Fit:
             else:
                 ruleset[position] = final_rule
             if final.rules:
-                new = final.filtered[position][1]
+                new = final.left.rows(position)
             positive = rst[5] > SMALL
             position += 1
         # the reference adds back the rules after the next one (that one is lost)

@@ -252,6 +252,7 @@ def fit(data, target, options, settings):
     nominal = [x.nominal for x in data.attributes]
     n_values = [len(x.values) for x in data.attributes]
     instances = int((~np.isnan(data.columns[target])).sum())
+    data.put_last(target)  # the others stacked as a view, not a copy
     # the target is not held here: the table's columns go once presorted
     tree, held, error = reptree.build(data.columns, nominal, n_values,
                                       data.columns[target], data.weights, target, k,
