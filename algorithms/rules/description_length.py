@@ -132,7 +132,7 @@ class Left:
         self._remember(len(self.kept) - 1, self.rows(len(self.kept) - 2)[uncovered])
 
     def put(self, i, rows):
-        """Rule ``i`` leaves ``rows`` (its rows, in an order of their own)."""
+        """The last rule, ``i``, leaves ``rows`` (its rows, in an order of their own)."""
         self.kept[i] = rows
         self.whole.pop(i, None)
         for k in [k for k in self.whole if k > i]:
@@ -170,8 +170,9 @@ class RuleStats:
 
     def count(self):
         """Count every rule again from the data."""
-        rules = self.rules
-        self.rules, self.stats, self.left, self.dists = [], [], Left(self.data), []
+        rules = list(self.rules)
+        self.rules.clear()  # the same list, which a caller may hold
+        self.stats, self.left, self.dists = [], Left(self.data), []
         for rule in rules:
             self.add(rule)
 
