@@ -93,16 +93,9 @@ class Dataset:
         cols = self.columns
         if not self.spare or not 0 < t < len(cols) - 1:
             return
-        base = cols[0].base
-        if base is None or base.ndim != 2 or not base.flags.writeable or \
-                base.shape[1] != self.n or not base.flags.c_contiguous:
+        rows = _block(cols, self.n)
+        if rows is None or not rows.flags.writeable:
             return
-        start = (cols[0].ctypes.data - base.ctypes.data) // base.strides[0]
-        if start + len(cols) > base.shape[0] or any(
-                c.base is not base or c.ctypes.data != base[start + i].ctypes.data
-                for i, c in enumerate(cols)):
-            return
-        rows = base[start:start + len(cols)]
         moved = rows[t].copy()
         for j in range(t, len(cols) - 1):  # a row at a time: no copy of them all
             rows[j] = rows[j + 1]
@@ -113,6 +106,13 @@ class Dataset:
         for c in placed:
             c.flags.writeable = False  # as the columns were
         cols[:] = placed
+
+    def others(self, t):
+        """The columns but the target ``t``, for a fit that reads them stacked: a
+        spare Dataset's target is moved after them first (``put_last``), so that they
+        stack as a view."""
+        self.put_last(t)
+        return [c for i, c in enumerate(self.columns) if i != t]
 
     def release(self):
         """Let the columns go when they are ``spare``: a fit that has coded them into
@@ -184,13 +184,20 @@ def stacked(columns, n):
     compiled for two, by two processes into one kernel cache, one crashed."""
     if not columns:
         return np.empty((0, n))
+    view = _block(columns, n)
+    return np.vstack(columns) if view is None else view.view()
+
+
+def _block(columns, n):
+    """The rows of one C-ordered float64 matrix of ``n`` columns that ``columns``
+    are, consecutive and in their order, or None where they are not."""
     base = columns[0].base
-    view = None
-    if base is not None and base.ndim == 2 and base.dtype == np.float64 and \
-            base.flags.c_contiguous and base.shape[1] == n and n > 0:
-        start = (columns[0].ctypes.data - base.ctypes.data) // base.strides[0]
-        if all(c.base is base and c.ctypes.data == base[start + i].ctypes.data
-               and c.shape == (n,) for i, c in enumerate(columns)) and \
-                start + len(columns) <= base.shape[0]:
-            view = base[start:start + len(columns)].view()
-    return np.vstack(columns) if view is None else view
+    if base is None or base.ndim != 2 or base.dtype != np.float64 or \
+            not base.flags.c_contiguous or base.shape[1] != n or n == 0:
+        return None
+    start = (columns[0].ctypes.data - base.ctypes.data) // base.strides[0]
+    if start + len(columns) > base.shape[0] or not all(
+            c.base is base and c.ctypes.data == base[start + i].ctypes.data
+            and c.shape == (n,) for i, c in enumerate(columns)):
+        return None
+    return base[start:start + len(columns)]

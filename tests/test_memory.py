@@ -195,8 +195,9 @@ def test_a_target_between_the_columns_is_moved_so_that_the_others_stack_as_a_vie
 
 @pytest.mark.parametrize("learner,read", [
     ("c45", "model.id"), ("c45_rules", "model.id"),
-    # a REPTree model lists every column, the target among them, in the table's order
-    ("rep_tree", "model_text(model)")])
+    # a REPTree or PART model lists every column, the target among them, in the
+    # table's order
+    ("rep_tree", "model_text(model)"), ("part", "model_text(model)")])
 def test_the_same_model_whatever_the_targets_place(learner, read):
     """A target between the other columns gives the model it gives last or first:
     its values move in the matrix, the attributes keep their order."""

@@ -360,9 +360,8 @@ class C45Model:
 
 def fit_c45(data, target, options):
     """A C45Model of ``data`` (a Dataset) predicting attribute ``target`` (its index)."""
-    data.put_last(target)  # the others stacked as a view, not a copy
     attributes = [a for i, a in enumerate(data.attributes) if i != target]
-    columns = [c for i, c in enumerate(data.columns) if i != target]
+    columns = data.others(target)
     y = data.columns[target]
     y = np.where(np.isnan(y), -1, y).astype(np.int64)
     classes = data.attributes[target].values

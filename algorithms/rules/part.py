@@ -699,7 +699,7 @@ def fit(data, target, options, settings):
     y = data.columns[target]
     codes = np.where(np.isnan(y), -1, y).astype(np.int64)
     others = [j for j in range(len(data.attributes)) if j != target]
-    columns = [data.columns[j] for j in others]
+    columns = data.others(target)
     n_values = [len(data.attributes[j].values) if data.attributes[j].nominal else 0
                 for j in others]
     rows = np.flatnonzero(codes >= 0).astype(np.int64)
