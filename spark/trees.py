@@ -84,7 +84,7 @@ def fitted(df, target, confidence=0.25, min_leaf=2, pruned=True, subtree_raising
                 nodes, thresholds, dists = raiser.prune()
                 LAST.update(passes=raiser.passes, raised=raiser.raised)
             else:
-                nodes = c45.prune(np.empty((0, 0)), np.empty(0, np.int64), nodes,
+                nodes = c45.prune(np.empty((0, 0)), c45.class_codes(np.empty(0), k), nodes,
                                   thresholds, dists, np.empty(0, np.int64), np.empty(0),
                                   k, cf, z, False)
     finally:

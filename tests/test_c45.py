@@ -1,7 +1,7 @@
 """C4.5 against J48 (Weka 3.6.14): the same trees, line for line, and the same class
 probabilities, on every nominal-class ARFF file and J48 option set, and on a generated
-one whose deep tree sends rows with missing values down every branch of many splits
-(``golden/make_j48_golden.py``); models as values."""
+one whose deep tree sends rows with missing values down every branch of many splits,
+with and without instance weights (``golden/make_j48_golden.py``); models as values."""
 
 import json
 from pathlib import Path
@@ -9,12 +9,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from .conftest import arff_tables, table
+import duckmine
+
+from .conftest import DATA, arff_tables, table
 
 HERE = Path(__file__).parent
 GOLDEN = HERE / "golden" / "j48"
 DATASETS = ["weather.nominal", "weather.numeric", "contact-lenses", "labor", "iris",
-            "diabetes", "soybean", "breast-cancer", "supermarket", "missing-deep"]
+            "diabetes", "soybean", "breast-cancer", "supermarket", "missing-deep",
+            "missing-deep-weighted"]
 OPTIONS = {"default": "", "U": ", pruned := false", "M5": ", min_leaf := 5",
            "C0.1": ", confidence := 0.1", "S": ", subtree_raising := false",
            "B": ", binary_splits := true"}
@@ -22,13 +25,20 @@ OPTIONS = {"default": "", "U": ", pruned := false", "M5": ", min_leaf := 5",
 
 @pytest.fixture(scope="module")
 def db():
-    c = arff_tables(DATASETS)
+    c = arff_tables([n for n in DATASETS if not weighted(n)])
+    for name in filter(weighted, DATASETS):  # the weights as column w, after the class
+        duckmine.read_arff(c, DATA / f"{name}.arff", table(name), weight="w")
     yield c
     c.close()
 
 
+def weighted(name):
+    return name.endswith("-weighted")
+
+
 def target(db, name):
-    return db.sql(f"SELECT column_name FROM (DESCRIBE {table(name)})").fetchall()[-1][0]
+    columns = db.sql(f"SELECT column_name FROM (DESCRIBE {table(name)})").fetchall()
+    return columns[-2 if weighted(name) else -1][0]
 
 
 def tree_section(text):
@@ -39,7 +49,9 @@ def tree_section(text):
 
 def fit(db, name, tag):
     t = table(name)
-    return f"(SELECT c45_fit(t, '{target(db, name)}'{OPTIONS[tag]}) AS model FROM {t} t)"
+    weight = ", weight := 'w'" if weighted(name) else ""
+    return (f"(SELECT c45_fit(t, '{target(db, name)}'{OPTIONS[tag]}{weight}) AS model "
+            f"FROM {t} t)")
 
 
 @pytest.mark.parametrize("tag", OPTIONS)
@@ -64,7 +76,8 @@ def test_probabilities_are_j48s(db, name):
 
 
 def enum_type(db, name):
-    return db.sql(f"SELECT column_type FROM (DESCRIBE {table(name)})").fetchall()[-1][0]
+    types = db.sql(f"SELECT column_type FROM (DESCRIBE {table(name)})").fetchall()
+    return types[-2 if weighted(name) else -1][0]
 
 
 @pytest.mark.parametrize("name", DATASETS)

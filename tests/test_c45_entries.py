@@ -3,7 +3,8 @@ random nodes. A split's branches (C4.5: ``grow.deal`` in place, ``grow.child_sor
 where rows go down several branches; PART: ``part._branch_entries``, one branch at
 a time): each branch gets, attribute by attribute and in the node's order, the
 entries of its rows, and a row that lacks the tested value goes to every branch of
-fraction above 1e-6 with its weight scaled. PART's root after a rule
+fraction above 1e-6 with its weight scaled (C4.5's entries have no weights: an
+entry weighs what its row weighs in the node, ``grow._entry_weights``). PART's root after a rule
 (``part._drop_covered``): the covered rows leave, a partly covered one stays with
 its weight scaled."""
 
@@ -70,9 +71,10 @@ def largest(branch, nb):
 @given(nodes(missing=False))
 def test_dealt_in_place_as_defined(node):
     entries, start, end, branch, nb, frac = node
-    want = expected(entries, start, end, branch, nb, frac)
+    want = unweighted(expected(entries, start, end, branch, nb, frac))
     first = largest(branch, nb)
     spare = int(np.sum(branch != first))
+    entries = entries[:3]
     starts, ends = grow.deal(*entries, start, end, branch, nb, first, spare)
     for b in range(nb):
         for a in range(len(start)):
@@ -80,20 +82,28 @@ def test_dealt_in_place_as_defined(node):
             assert tuples(entries, starts[b, a], ends[b, a]) == want[b][a]
 
 
+def unweighted(per_branch):
+    """``expected``'s entries without their weights, as C4.5 keeps them."""
+    return [[[t[:3] for t in attr] for attr in b] for b in per_branch]
+
+
 @SETTINGS
-@given(nodes(missing=False))
-def test_unweighted_entries_dealt_as_weighted_ones(node):
-    """Entries without weights (every row weighs 1, no value missing: see
-    ``presorted.unit_weights``) are dealt as the same entries with weights are."""
-    entries, start, end, branch, nb, frac = node
-    first = largest(branch, nb)
-    spare = int(np.sum(branch != first))
-    plain = tuple(x.copy() for x in entries[:3]) + (np.empty(0),)
-    starts, ends = grow.deal(*entries, start, end, branch, nb, first, spare)
-    got = grow.deal(*plain, start, end, branch, nb, first, spare)
-    assert (got[0] == starts).all() and (got[1] == ends).all()
-    for x, y in zip(plain[:3], entries[:3]):
-        assert (x == y).all()
+@given(st.lists(st.integers(0, 5), min_size=1, max_size=12), st.booleans(), st.data())
+def test_entry_weights_by_row(rows, own, data):
+    """An entry's weight: its own where the entries have weights (PART), else its
+    row's in the node (C4.5 below a split that spread a row), else none (1)."""
+    rows = np.array(rows, np.int32)
+    n = len(rows)
+    s = data.draw(st.integers(0, n))
+    e = data.draw(st.integers(s, n))
+    by_row = np.arange(1, 7) / 8.0
+    mine = np.arange(n) / 3.0
+    none = np.empty(0)
+    srt = (np.zeros(n), np.zeros(n, np.int8), mine if own else none, np.zeros(1, np.int64),
+           np.zeros(1, np.int64), rows, by_row)
+    got = grow._entry_weights(srt, s, e)
+    assert list(got) == list(mine[s:e] if own else by_row[rows[s:e]])
+    assert len(grow._entry_weights(srt[:2] + (none,) + srt[3:6] + (none,), s, e)) == 0
 
 
 @SETTINGS
@@ -116,11 +126,12 @@ def test_unweighted_cut_search_as_weighted_by_ones(n, k, data):
 @given(nodes(missing=True))
 def test_copied_where_rows_go_down_several_branches(node):
     entries, start, end, branch, nb, frac = node
-    want = expected(entries, start, end, branch, nb, frac)
+    want = unweighted(expected(entries, start, end, branch, nb, frac))
     first = largest(branch, nb)
-    rows, vals, clss, wts, base, offsets, f_start, f_end = grow.child_sorted(
+    entries = entries[:3]
+    rows, vals, clss, base, offsets, f_start, f_end = grow.child_sorted(
         branch, frac, *entries, start, end, nb, first)
-    copied = (rows, vals, clss, wts)
+    copied = (rows, vals, clss)
     for b in range(nb):
         for a in range(len(start)):
             if b == first:  # compacted at the start of the node's own range

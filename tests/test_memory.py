@@ -52,7 +52,7 @@ def big():
      "counted"),
     ("SELECT * FROM cross_validate('naive_bayes', 't', 'y')", "cross_validate", "about",
      "counted"),
-    ("SELECT * FROM c45('(FROM t)', 'y')", "c45", "over", "8,192"),
+    ("SELECT * FROM c45('(FROM t)', 'y')", "c45", "over", "10,240"),  # 110 bytes a row: 9,091
     ("SELECT * FROM fit('kmeans', '(FROM t)', NULL, options := {'k': 2})", "kmeans",
      "over", "16,384"),  # 65 bytes a row (kmeans' 11 a cell): 15,385 rows
     ("SELECT * FROM cross_validate('naive_bayes', '(FROM t)', 'y')", "cross_validate",
@@ -80,9 +80,9 @@ def test_the_default_limit_is_duckdbs(big):
     float64 columns would exceed it."""
     columns = ", ".join(f"random() AS c{i}" for i in range(40))
     big.execute(f"CREATE TABLE wide AS SELECT {columns}, CASE WHEN random() < 0.5 THEN 'x' "
-                "ELSE 'z' END AS y FROM range(40000)")
+                "ELSE 'z' END AS y FROM range(50000)")
     big.execute("SET memory_limit = '64MB'")
-    fails(big, "SELECT c45_fit(t, 'y') FROM wide t", "(40,000 rows x 41 columns), more "
+    fails(big, "SELECT c45_fit(t, 'y') FROM wide t", "(50,000 rows x 41 columns), more "
           "than the limit of 61.0 MiB")
     big.execute("SET VARIABLE duckmine_memory_limit = '1GB'")  # ours, when set
     assert big.execute("SELECT c45_fit(t, 'y') IS NOT NULL FROM wide t").fetchall()

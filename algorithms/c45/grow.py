@@ -24,7 +24,7 @@ from .. import memory, progress, stop
 from ..dataset import stacked, whole_weights
 from ..halt import halted
 from ..jit import PRANGE_ONLY, njit, prange
-from ..rules.presorted import unit_weights, weight_at
+from ..rules.presorted import weight_at
 
 SMALL = 1e-6
 LOG2 = math.log(2.0)
@@ -550,14 +550,30 @@ def _branch_data(sub, nb, w, frac):
 
 
 @njit(cache=True)
+def _entry_weights(srt, s, e):
+    """The weights of a node's sorted entries ``s`` to ``e``: their own (``srt[2]``),
+    else each entry's row's weight in the node (``srt[6]`` by the rows ``srt[5]``),
+    else none (each weighs 1)."""
+    if srt[2].shape[0] > 0:
+        return srt[2][s:e]
+    if srt[6].shape[0] == 0:
+        return srt[6]
+    out = np.empty(e - s)
+    for o in range(s, e):
+        out[o - s] = srt[6][srt[5][o]]
+    return out
+
+
+@njit(cache=True)
 def _evaluate_one(a, X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, table):
     """(gain, gain ratio, threshold midpoint, value) of the best split on attribute
     ``a``; gain -1 when it has none. ``srt``: the node's sorted entries (values,
-    classes, weights, and where each attribute's start and end)."""
+    classes, weights, where each attribute's start and end, rows, and the rows'
+    weights: see ``_entry_weights``)."""
     if n_values[a] == 0:
         s, e = srt[3][a], srt[4][a]
-        g, r, mid = numeric_split(srt[0][s:e], srt[1][s:e], srt[2][s:e], k, min_obj,
-                                  total, mdl, table)
+        g, r, mid = numeric_split(srt[0][s:e], srt[1][s:e], _entry_weights(srt, s, e), k,
+                                  min_obj, total, mdl, table)
         return g, r, mid, -1
     if binary:
         g, r, v = binary_nominal_split(X[a], y, idx, w, n_values[a], k, min_obj, total)
@@ -702,6 +718,14 @@ def spread(X, y, a, kind, threshold, value, nb, idx, w, k):
 
 
 @njit(cache=True)
+def _weighs_one(w):
+    for j in range(w.shape[0]):
+        if w[j] != 1.0:
+            return False
+    return True
+
+
+@njit(cache=True)
 def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
          min_obj, mdl, binary, multi_valued, n_all, table, halt, count):
     """Grow the tree depth-first as J48 does (see the module docstring), until
@@ -709,13 +733,16 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
 
     ``X``: attributes by row (NaN missing, nominal values as codes); ``entries``:
     each numeric attribute's rows with a known value and a class, in sorted order,
-    as (row, value, class, weight) arrays, attribute ``a``'s from ``start0[a]`` to
+    as (row, value, class) arrays, attribute ``a``'s from ``start0[a]`` to
     ``end0[a]``; ``values``: each numeric attribute's rows with a value, in the
-    order of their values (thresholds move onto them). A node's entries are ranges of these arrays:
-    a split deals them to its branches in place (``deal``), unless a row of the node
-    lacks the tested value and goes down several branches: then the largest branch
-    keeps the node's ranges and the others get arrays of their own
-    (``child_sorted``). Returns (n_nodes, nodes, thresholds, dists)."""
+    order of their values (thresholds move onto them). A node's entries are ranges
+    of these arrays: a split deals them to its branches in place (``deal``), unless
+    a row of the node lacks the tested value and goes down several branches: then
+    the largest branch keeps the node's ranges and the others get arrays of their
+    own (``child_sorted``). An entry weighs what its row weighs in the node: a node
+    whose rows do not all weigh 1 writes their weights by row (``row_w``, one
+    array for the tree) before its split is chosen. Returns (n_nodes, nodes,
+    thresholds, dists)."""
     m = X.shape[0]
     nodes = np.full((64, 7), -1, np.int64)
     thresholds = np.zeros(64)
@@ -730,7 +757,8 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
     stack_end = List([end0])
     branch_of = np.full(X.shape[1], -1, np.int32)  # a row's branch at the node split
     all_rows = np.empty(0, np.int64)  # thresholds move onto values of every row
-    ones = np.empty(0)  # the weights of entries that had none, once they need them
+    none = np.empty(0)
+    row_w = none  # each row's weight in the node, once a node needs them
     while len(stack_node) > 0 and not halted(halt):
         count[0] += 1
         i = stack_node.pop()
@@ -740,9 +768,17 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
         start = stack_start.pop()
         end = stack_end.pop()
         n = idx.shape[0]
+        weights = none
+        if not _weighs_one(w):
+            if row_w.shape[0] == 0:
+                row_w = np.empty(X.shape[1])
+            for j in range(n):
+                row_w[idx[j]] = w[j]
+            weights = row_w
         best_a, kind, threshold, value, per_class = select_split(
-            X, y, idx, w, (ent[1], ent[2], ent[3], start, end), n_values, k, min_obj,
-            mdl, binary, multi_valued, n_all, table, values, value_off, all_rows)
+            X, y, idx, w, (ent[1], ent[2], none, start, end, ent[0], weights), n_values,
+            k, min_obj, mdl, binary, multi_valued, n_all, table, values, value_off,
+            all_rows)
         if best_a < 0:
             nodes[i, ATTR] = -1
             nodes[i, BAGS] = 1
@@ -783,16 +819,11 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
             if pos[b].shape[0] > pos[first].shape[0]:
                 first = b
         if missing:  # rows that go down several branches: the others get copies
-            if ent[3].shape[0] < ent[0].shape[0]:  # entries that all weigh 1 so far
-                if ones.shape[0] == 0:  # (only the first arrays are ever without)
-                    ones = np.ones(ent[0].shape[0])
-                ent = (ent[0], ent[1], ent[2], ones)
-            rows, vals, clss, wts, base, offsets, first_start, first_end = \
-                child_sorted(branch_of, frac, ent[0], ent[1], ent[2], ent[3], start,
-                             end, nb, first)
+            rows, vals, clss, base, offsets, first_start, first_end = child_sorted(
+                branch_of, frac, ent[0], ent[1], ent[2], start, end, nb, first)
         else:  # every row goes down one branch: the node's ranges dealt in place
-            starts, ends = deal(ent[0], ent[1], ent[2], ent[3], start, end, branch_of,
-                                nb, first, n - pos[first].shape[0])
+            starts, ends = deal(ent[0], ent[1], ent[2], start, end, branch_of, nb, first,
+                                n - pos[first].shape[0])
         for b in range(nb - 1, -1, -1):
             stack_node.append(nodes[i, CHILD] + b)
             stack_idx.append(idx[pos[b]])
@@ -803,7 +834,7 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
                 stack_end.append(first_end)
             elif missing:
                 lo, hi = base[b], base[b + 1]
-                stack_ent.append((rows[lo:hi], vals[lo:hi], clss[lo:hi], wts[lo:hi]))
+                stack_ent.append((rows[lo:hi], vals[lo:hi], clss[lo:hi]))
                 stack_start.append(offsets[b, :m].copy())
                 stack_end.append(offsets[b, 1:].copy())
             else:
@@ -814,21 +845,18 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
 
 
 @njit(cache=True)
-def deal(rows, vals, clss, wts, start, end, branch_of, nb, first, spare):
+def deal(rows, vals, clss, start, end, branch_of, nb, first, spare):
     """A node's sorted entries dealt to its branches in place, when each of its rows
     goes down one branch (``branch_of``): within each attribute's range, branch
     ``first`` (the largest) is compacted where it starts and the others follow it in
     turn, each keeping its order, through a buffer of ``spare`` entries (the rows
-    of the other branches). Returns each branch's start and end per attribute.
-    ``wts`` empty: the entries weigh 1 (see ``_presort``), and none is moved."""
+    of the other branches). Returns each branch's start and end per attribute."""
     m = start.shape[0]
     starts = np.empty((nb, m), np.int64)
     ends = np.empty((nb, m), np.int64)
-    weighed = wts.shape[0] > 0
     t_row = np.empty(spare, rows.dtype)
     t_val = np.empty(spare)
     t_cls = np.empty(spare, clss.dtype)
-    t_wt = np.empty(spare if weighed else 0)
     sizes = np.zeros(nb, np.int64)
     for a in range(m):
         s, e = start[a], end[a]
@@ -839,13 +867,9 @@ def deal(rows, vals, clss, wts, start, end, branch_of, nb, first, spare):
             sizes[b] += 1
             if b == first:
                 rows[at], vals[at], clss[at] = rows[o], vals[o], clss[o]
-                if weighed:
-                    wts[at] = wts[o]
                 at += 1
             else:
                 t_row[t], t_val[t], t_cls[t] = rows[o], vals[o], clss[o]
-                if weighed:
-                    t_wt[t] = wts[o]
                 t += 1
         starts[first, a], ends[first, a] = s, at
         for b in range(nb):
@@ -856,48 +880,34 @@ def deal(rows, vals, clss, wts, start, end, branch_of, nb, first, spare):
         if nb == 2:  # the other branch is the buffer, in order
             o = starts[1 - first, a]
             rows[o:o + t], vals[o:o + t], clss[o:o + t] = t_row[:t], t_val[:t], t_cls[:t]
-            if weighed:
-                wts[o:o + t] = t_wt[:t]
             continue
         cursor = starts[:, a].copy()
         for q in range(t):
             b = branch_of[t_row[q]]
             o = cursor[b]
             rows[o], vals[o], clss[o] = t_row[q], t_val[q], t_cls[q]
-            if weighed:
-                wts[o] = t_wt[q]
             cursor[b] = o + 1
     return starts, ends
 
 
 @njit(cache=True)
-def child_sorted(branch_of, frac, srow, sval, scls, swt, start, end, nb, first):
+def child_sorted(branch_of, frac, srow, sval, scls, start, end, nb, first):
     """Each branch's sorted entries, filtered from the node's (attribute ``a``'s from
     ``start[a]`` to ``end[a]``) in one pass: the presorting carried down the tree.
-    An entry whose split value is missing goes to every branch with its weight
-    scaled by the branch's fraction.
+    An entry whose split value is missing goes to every branch of fraction above
+    1e-6 (its weight, the row's, is scaled in the branch's weights by row).
 
     Branch ``first`` is compacted in place, at the start of each of the node's
     ranges; the others get arrays of their own. Returns those arrays (rows,
-    values, classes, weights: one branch after another), where each branch starts
-    in them (``base``) and its offsets per attribute, and branch ``first``'s start
-    and end per attribute. The entries have weights (``grow`` gives weights of 1
-    to those that had none)."""
-    if swt.shape[0] < srow.shape[0]:
-        raise ValueError("c45: unweighted entries reached a row without a value")
+    values, classes: one branch after another), where each branch starts in them
+    (``base``) and its offsets per attribute, and branch ``first``'s start and end
+    per attribute."""
     m = start.shape[0]
     take = frac > 1e-6
     sizes = np.zeros((nb, m + 1), np.int64)
-    n = 0
-    for a in range(m):
-        n += end[a] - start[a]
-    where = np.empty(n, np.int32)  # each entry's branch, read from the row once
-    q = 0
-    for a in range(m):
+    for a in range(m):  # a row's branch is looked up again below: no array an entry
         for o in range(start[a], end[a]):
             b = branch_of[srow[o]]
-            where[q] = b
-            q += 1
             if b >= 0:
                 sizes[b, a + 1] += 1
             else:
@@ -911,32 +921,28 @@ def child_sorted(branch_of, frac, srow, sval, scls, swt, start, end, nb, first):
     rows = np.empty(base[nb], srow.dtype)
     vals = np.empty(base[nb])
     clss = np.empty(base[nb], scls.dtype)
-    wts = np.empty(base[nb])
     first_start, first_end = start.copy(), start.copy()
     cursor = base[:nb].copy()
-    q = 0
     for a in range(m):
         at = start[a]
         for o in range(start[a], end[a]):
-            b0 = where[q]
-            q += 1
-            r, v, c, wt = srow[o], sval[o], scls[o], swt[o]
+            r, v, c = srow[o], sval[o], scls[o]
+            b0 = branch_of[r]
             for b in range(b0 if b0 >= 0 else 0, b0 + 1 if b0 >= 0 else nb):
                 if b0 < 0 and not take[b]:
                     continue
-                wb = wt if b0 >= 0 else wt * frac[b]
                 if b == first:  # at <= o: only entries already read are written
-                    srow[at], sval[at], scls[at], swt[at] = r, v, c, wb
+                    srow[at], sval[at], scls[at] = r, v, c
                     at += 1
                 else:
                     j = cursor[b]
-                    rows[j], vals[j], clss[j], wts[j] = r, v, c, wb
+                    rows[j], vals[j], clss[j] = r, v, c
                     cursor[b] = j + 1
         first_end[a] = at
     offsets = np.empty((nb, m + 1), np.int64)
     for b in range(nb):
         offsets[b] = np.cumsum(sizes[b])
-    return rows, vals, clss, wts, base, offsets, first_start, first_end
+    return rows, vals, clss, base, offsets, first_start, first_end
 
 
 @njit(cache=True)
@@ -1123,36 +1129,35 @@ def _table(w):
 
 
 @njit(cache=True)
-def _fill_entries(ranked, known, col, y, weights, rows, vals, clss, wts, at, by_value):
+def _fill_entries(ranked, known, col, y, rows, vals, clss, at, by_value):
     """One attribute's entries from its rows in sorted order (``ranked``, the first
     ``known`` with a value): the rows with a class from ``at`` on, with their
-    values (and weights, unless ``wts`` is empty); and every row with a value in
-    ``by_value`` (unless empty), in order. Returns the end."""
+    values; and every row with a value in ``by_value`` (unless empty), in order.
+    Returns the end."""
     every = by_value.shape[0] == 0
-    weighed = wts.shape[0] > 0
     for o in range(known):
         r = ranked[o]
         if not every:
             by_value[o] = r
         if y[r] >= 0:
             rows[at], vals[at], clss[at] = r, col[r], y[r]
-            if weighed:
-                wts[at] = weights[r]
             at += 1
     return at
 
 
-def _presort(X, n_values, y, weights):
+def class_codes(y, k):
+    """Class codes (-1 missing) as narrow as ``k`` classes allow: the trees keep
+    one a row and one an entry of each numeric attribute."""
+    return np.asarray(y, np.int8 if k < 128 else np.int32)
+
+
+def _presort(X, n_values, y):
     """One sort of each numeric attribute's known values, for thresholds and the
     scan order: (the sorted entries of the rows with a class, as ``grow`` takes
-    them: row, value, class and weight arrays, the weights empty while every row
-    weighs 1 (``presorted.unit_weights``, read by ``weight_at``: 8 bytes an entry
-    less; ``grow`` gives them weights of 1 at the first split that sends a row down
-    several branches with fractions of its weight), and where each attribute's
-    start and end; every row
-    with a known value, in the order of its value; each attribute's
-    offset in those). The entries are dealt in place as the tree grows, so that
-    order is kept apart."""
+    them: row, value and class arrays, and where each attribute's entries start
+    and end; every row with a known value, in the order of its value; each
+    attribute's offset in those). The entries are dealt in place as the tree
+    grows, so that order is kept apart."""
     n_all = X.shape[1]
     numeric = [a for a, k in enumerate(n_values) if k == 0]
     has_class = y >= 0
@@ -1169,20 +1174,18 @@ def _presort(X, n_values, y, weights):
     size = int(entries.sum())
     index = np.int32 if n_all < 2**31 else np.int64
     rows, vals = np.empty(size, index), np.empty(size)
-    clss = np.empty(size, np.int32)
-    wts = np.empty(0 if unit_weights(weights) else size)
+    clss = np.empty(size, y.dtype)
     values = np.empty(value_off[-1], index)  # rows in the order of their values
 
     def one(a):  # attributes side by side: the sort and the kernel release the GIL
         ranked = np.argsort(X[a])  # NaN sorts last; ties: any order
-        _fill_entries(ranked, known[a], X[a], y, weights, rows, vals, clss, wts,
-                      start[a], values[:0] if every else
-                      values[value_off[a]:value_off[a + 1]])
+        _fill_entries(ranked, known[a], X[a], y, rows, vals, clss, start[a],
+                      values[:0] if every else values[value_off[a]:value_off[a + 1]])
         if every:
             values[value_off[a]:value_off[a + 1]] = rows[start[a]:end[a]]
 
     stop.each(one, numeric, rows=n_all)
-    return (rows, vals, clss, wts), start, end, values, value_off
+    return (rows, vals, clss), start, end, values, value_off
 
 
 def fit(columns, n_values, y, n_classes, weights, options):
@@ -1196,9 +1199,9 @@ def fit(columns, n_values, y, n_classes, weights, options):
     n_all = len(y)
     X = stacked(columns, n_all)
     n_values = np.asarray(n_values, np.int64)
-    y = np.asarray(y, np.int64)
+    y = class_codes(y, n_classes)
     weights = np.asarray(weights, np.float64)
-    entries, start, end, values, value_off = _presort(X, n_values, y, weights)
+    entries, start, end, values, value_off = _presort(X, n_values, y)
     memory.give_back(n_all)  # the sort's scratch, before the growth's arrays
     idx = np.flatnonzero(y >= 0).astype(np.int64, copy=False)
     # the kernels read the classes and weights of these rows only

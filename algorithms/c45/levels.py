@@ -32,6 +32,7 @@ from .grow import (
     SMALL,
     VALUE,
     binary_nominal_split,
+    class_codes,
     class_weights,
     lf_table,
     nominal_split,
@@ -166,7 +167,7 @@ def best_split(value, cls, weight, n_values, k, min_obj, mdl, binary, whole):
     and for a threshold the node's least and greatest values and its largest value
     left of the cut (``snapped`` and ``walked`` check the threshold against them)."""
     idx = np.arange(len(value))
-    cls = np.asarray(cls, np.int64)
+    cls = class_codes(cls, k)
     per_class = class_weights(cls, idx, weight, k)
     total = per_class.sum()
     mid, val = 0.0, -1
@@ -176,7 +177,7 @@ def best_split(value, cls, weight, n_values, k, min_obj, mdl, binary, whole):
         order = np.argsort(value, kind="quicksort" if whole else "stable")[
             :int(known.sum())]
         whole = whole and total < 1e8
-        gain, ratio, mid = numeric_split(value[order], cls[order].astype(np.int32),
+        gain, ratio, mid = numeric_split(value[order], cls[order],
                                          weight[order], k, min_obj, total, mdl,
                                          frozen(lf_table(int(total)) if whole else NO_TABLE))
         kind, nb = 0, 2

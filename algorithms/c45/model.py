@@ -363,8 +363,8 @@ def fit_c45(data, target, options):
     attributes = [a for i, a in enumerate(data.attributes) if i != target]
     columns = data.others(target)
     y = data.columns[target]
-    y = np.where(np.isnan(y), -1, y).astype(np.int64)
     classes = data.attributes[target].values
+    y = c45.class_codes(np.where(np.isnan(y), -1, y), len(classes))
     n_values = [len(a.values) if a.nominal else 0 for a in attributes]
     flat = c45.fit(columns, n_values, y, len(classes), data.weights, options)
     tree = Tree.from_flat(*flat, len(classes), options.binary_splits)

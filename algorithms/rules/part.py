@@ -30,6 +30,7 @@ from ..models import Classifier, attributes_of, body, check_attribute, check_wei
 from ..stop import checkpoint
 
 SMALL = 1e-6
+_NO_WEIGHTS = np.empty(0)  # select_split's weights by row, unused here
 
 
 class Data:
@@ -97,7 +98,7 @@ class Learner:
         self.n_values = np.asarray(n_values, np.int64)
         n_all = len(y)
         self.X = stacked(columns, n_all)
-        self.y = np.ascontiguousarray(np.where(y < 0, 0, y), np.int64)
+        self.y = c45.class_codes(np.where(y < 0, 0, y), k)
         self.idx = rows  # the learner's rows (all with a class), in order
         self.every_row = len(rows) == n_all
         self.cf, self.z = c45.confidence_quantile(options["confidence"])
@@ -447,8 +448,9 @@ def _uncovered(X, idx, pos, w, tests, taken, share, touched, covered):
 
 def _ranges(srt):
     """Sorted entries (positions, values, classes, weights, and where each
-    attribute's start and end) as ``c45.select_split`` takes them."""
-    return srt[1:]
+    attribute's start and end) as ``c45.select_split`` takes them: with weights of
+    their own, so no weights by row."""
+    return (*srt[1:], srt[0], _NO_WEIGHTS)
 
 
 @njit(cache=True)
@@ -462,7 +464,7 @@ def _gather_sorted(orders, order_off, alive, weight, X, y, idx):
             count += 1
     pos = np.empty(count, np.int32)
     vals = np.empty(count)
-    clss = np.empty(count, np.int32)
+    clss = np.empty(count, y.dtype)
     wts = np.empty(count)
     offsets = np.zeros(m + 1, np.int64)
     c = 0

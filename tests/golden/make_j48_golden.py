@@ -24,6 +24,11 @@ one-valued basket attributes admit no split, so every option set gives one leaf)
 ``missing-deep.arff`` is made here (``missing_deep``, seeded): 4,000 rows whose class
 follows a curved boundary, with missing values in three of four attributes, so that
 the tree is deep and many of its splits send rows down every branch.
+``missing-deep-weighted.arff`` is the same rows with instance weights (``{w}``),
+some not whole: the weights a split spreads are then never counts.
+
+``python tests/golden/make_j48_golden.py NAME ...`` regenerates those data sets
+only (by file stem).
 """
 
 import json
@@ -94,7 +99,7 @@ def distinct(rows):
 
 
 
-def missing_deep(path, n=4000, seed=7):
+def missing_deep(path, n=4000, seed=7, weighted=False):
     """Write the generated data set (see the module docstring) to ``path``."""
     rng = np.random.default_rng(seed)
     a = np.round(rng.random(n) * 100, 3)
@@ -111,18 +116,24 @@ def missing_deep(path, n=4000, seed=7):
     lines = ["@relation missing-deep", "", "@attribute a numeric", "@attribute b numeric",
              "@attribute c numeric", "@attribute s {u,v,w}", "@attribute class {p,q,r}",
              "", "@data"] + [",".join(row) for row in zip(*cells)]
+    if weighted:  # drawn after the rest: the same rows as the unweighted file
+        w = rng.choice(["0.5", "1", "2", "3.25", "0.125"], n)
+        lines = lines[:9] + [f"{row}, {{{x}}}" for row, x in zip(lines[9:], w)]
+        lines[0] = "@relation missing-deep-weighted"
     path.write_text("\n".join(lines) + "\n")
 
 
-def main():
+def main(only=()):
     OUT.mkdir(exist_ok=True)
     DATA.mkdir(exist_ok=True)
     missing_deep(DATA / "missing-deep.arff")
+    missing_deep(DATA / "missing-deep-weighted.arff", weighted=True)
     with tempfile.TemporaryDirectory() as tmp:
         cp = compile_harness(tmp, "J48Dist", DIST)
-        sources = sorted(SOURCE.glob("*.arff")) + [DATA / "missing-deep.arff"]
+        sources = sorted(SOURCE.glob("*.arff")) + [DATA / "missing-deep.arff",
+                                                   DATA / "missing-deep-weighted.arff"]
         for src in sources:
-            if not class_is_nominal(src):
+            if not class_is_nominal(src) or (only and src.stem not in only):
                 continue
             arff = DATA / src.name
             if src != arff:
@@ -146,4 +157,6 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    main(sys.argv[1:])
