@@ -551,16 +551,14 @@ def _branch_data(sub, nb, w, frac):
 
 @njit(cache=True)
 def _entry_weights(srt, s, e):
-    """The weights of a node's sorted entries ``s`` to ``e``: their own (``srt[2]``),
-    else each entry's row's weight in the node (``srt[6]`` by the rows ``srt[5]``),
-    else none (each weighs 1)."""
-    if srt[2].shape[0] > 0:
-        return srt[2][s:e]
-    if srt[6].shape[0] == 0:
-        return srt[6]
+    """The weights of a node's sorted entries ``s`` to ``e``: each entry's row's
+    weight in the node (``srt[5]`` by the rows ``srt[4]``), or none where every row
+    of the node weighs 1 (``srt[5]`` empty)."""
+    if srt[5].shape[0] == 0:
+        return srt[5]
     out = np.empty(e - s)
     for o in range(s, e):
-        out[o - s] = srt[6][srt[5][o]]
+        out[o - s] = srt[5][srt[4][o]]
     return out
 
 
@@ -568,10 +566,10 @@ def _entry_weights(srt, s, e):
 def _evaluate_one(a, X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary, table):
     """(gain, gain ratio, threshold midpoint, value) of the best split on attribute
     ``a``; gain -1 when it has none. ``srt``: the node's sorted entries (values,
-    classes, weights, where each attribute's start and end, rows, and the rows'
-    weights: see ``_entry_weights``)."""
+    classes, where each attribute's start and end, rows, and the rows' weights:
+    see ``_entry_weights``)."""
     if n_values[a] == 0:
-        s, e = srt[3][a], srt[4][a]
+        s, e = srt[2][a], srt[3][a]
         g, r, mid = numeric_split(srt[0][s:e], srt[1][s:e], _entry_weights(srt, s, e), k,
                                   min_obj, total, mdl, table)
         return g, r, mid, -1
@@ -718,7 +716,8 @@ def spread(X, y, a, kind, threshold, value, nb, idx, w, k):
 
 
 @njit(cache=True)
-def _weighs_one(w):
+def weighs_one(w):
+    """Whether every weight is 1: a node's entries then need none."""
     for j in range(w.shape[0]):
         if w[j] != 1.0:
             return False
@@ -769,14 +768,14 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
         end = stack_end.pop()
         n = idx.shape[0]
         weights = none
-        if not _weighs_one(w):
+        if not weighs_one(w):
             if row_w.shape[0] == 0:
                 row_w = np.empty(X.shape[1])
             for j in range(n):
                 row_w[idx[j]] = w[j]
             weights = row_w
         best_a, kind, threshold, value, per_class = select_split(
-            X, y, idx, w, (ent[1], ent[2], none, start, end, ent[0], weights), n_values,
+            X, y, idx, w, (ent[1], ent[2], start, end, ent[0], weights), n_values,
             k, min_obj, mdl, binary, multi_valued, n_all, table, values, value_off,
             all_rows)
         if best_a < 0:

@@ -30,7 +30,7 @@ from ..models import Classifier, attributes_of, body, check_attribute, check_wei
 from ..stop import checkpoint
 
 SMALL = 1e-6
-_NO_WEIGHTS = np.empty(0)  # select_split's weights by row, unused here
+_NO_WEIGHTS = np.empty(0)  # select_split's weights by row where every row weighs 1
 
 
 class Data:
@@ -131,6 +131,7 @@ class Learner:
         self.branch_of = np.full(len(rows), -1, np.int8 if self.n_values.max(initial=2) < 128
                                  else np.int32)
         self.entries = None  # the root's sorted entries
+        self.row_w = None  # each position's weight in a node, once one needs them
         self.reuse = None  # (its split and branch, a branch's entries): branch_entries
         # scratch: the share of each position a rule covers, where it is not 0
         self.touched = np.zeros(len(rows), np.bool_)
@@ -144,13 +145,11 @@ class Learner:
         first tree, then the previous root's with the covered rows dropped
         (``_rest``)."""
         if self.entries is None:
-            weight = np.zeros(len(self.idx))
             alive = np.zeros(len(self.idx), np.bool_)
-            weight[data.pos] = data.w
             alive[data.pos] = True
-            pos, vals, clss, wts, off = _gather_sorted(self.orders, self.order_off, alive,
-                                                       weight, self.X, self.y, self.idx)
-            self.entries = pos, vals, clss, wts, off[:-1].copy(), off[1:].copy()
+            pos, vals, clss, off = _gather_sorted(self.orders, self.order_off, alive,
+                                                  self.X, self.y, self.idx)
+            self.entries = pos, vals, clss, off[:-1].copy(), off[1:].copy()
             del self.orders, self.order_off
         return self.entries
 
@@ -180,9 +179,17 @@ class Learner:
 
     def select(self, data):
         wide = len(data.pos) * self.X.shape[0] >= c45.WIDE_CELLS  # on two threads
+        pos, vals, clss, start, end = data.sorted()
+        weights = _NO_WEIGHTS  # an entry weighs what its row weighs in the node
+        if not c45.weighs_one(data.w):
+            if self.row_w is None:
+                self.row_w = np.empty(len(self.idx))
+            self.row_w[data.pos] = data.w
+            weights = self.row_w
         a, kind, threshold, value, per_class = (c45.select_split_wide if wide
                                                 else c45.select_split)(
-            self.X, self.y, data.rows, data.w, _ranges(data.sorted()), self.n_values, self.k,
+            self.X, self.y, data.rows, data.w,
+            (vals, clss, start, end, pos, weights), self.n_values, self.k,
             self.min_obj, True, self.binary, self.multi_valued, self.n_all, self.table,
             self.values, self.value_off, self.idx)
         return (None if a < 0 else (a, kind, threshold, value,
@@ -446,17 +453,10 @@ def _uncovered(X, idx, pos, w, tests, taken, share, touched, covered):
     return keep[:n], left[:n]
 
 
-def _ranges(srt):
-    """Sorted entries (positions, values, classes, weights, and where each
-    attribute's start and end) as ``c45.select_split`` takes them: with weights of
-    their own, so no weights by row."""
-    return (*srt[1:], srt[0], _NO_WEIGHTS)
-
-
 @njit(cache=True)
-def _gather_sorted(orders, order_off, alive, weight, X, y, idx):
-    """The sorted entries (position, value, class, weight, and where each
-    attribute's start) of the live positions, in presorted order."""
+def _gather_sorted(orders, order_off, alive, X, y, idx):
+    """The sorted entries (position, value, class, and where each attribute's
+    start) of the live positions, in presorted order."""
     m = len(order_off) - 1
     count = 0
     for o in range(order_off[m]):
@@ -465,7 +465,6 @@ def _gather_sorted(orders, order_off, alive, weight, X, y, idx):
     pos = np.empty(count, np.int32)
     vals = np.empty(count)
     clss = np.empty(count, y.dtype)
-    wts = np.empty(count)
     offsets = np.zeros(m + 1, np.int64)
     c = 0
     for a in range(m):
@@ -473,40 +472,34 @@ def _gather_sorted(orders, order_off, alive, weight, X, y, idx):
             p = orders[o]
             if alive[p]:
                 pos[c], vals[c], clss[c] = p, X[a, idx[p]], y[idx[p]]
-                wts[c] = weight[p]
                 c += 1
         offsets[a + 1] = c
-    return pos, vals, clss, wts, offsets
+    return pos, vals, clss, offsets
 
 
-def _drop(touched, share, pos, vals, clss, wts, start, end):
+def _drop(touched, share, pos, vals, clss, start, end):
     """The root's sorted entries without the rows a rule covers (``share``: the
     part of each position it covers, ``touched`` where it is not 0), in place
-    within each attribute's range (``end`` moves): a partly covered row stays with
-    its weight scaled, as ``_rest`` scales it."""
+    within each attribute's range (``end`` moves): a partly covered row stays (its
+    weight, scaled, is the row's: ``_rest``)."""
     for a in prange(len(start)):
         c = start[a]
         for o in range(start[a], end[a]):
             p = pos[o]
-            if not touched[p]:
+            if not touched[p] or 1.0 - share[p] > SMALL:
                 if c != o:
-                    pos[c], vals[c], clss[c], wts[c] = p, vals[o], clss[o], wts[o]
-                c += 1
-                continue
-            s = share[p]
-            if 1.0 - s > SMALL:
-                pos[c], vals[c], clss[c] = p, vals[o], clss[o]
-                wts[c] = wts[o] * (1.0 - s)
+                    pos[c], vals[c], clss[c] = p, vals[o], clss[o]
                 c += 1
         end[a] = c
 
 
-def _branch(branch_of, b, share, rows, spos, sval, scls, swt, start, end):
+def _branch(branch_of, b, share, rows, spos, sval, scls, start, end):
     """Branch ``b``'s sorted entries from its parent's: the entries whose position
-    goes down it (``branch_of``), and those missing the tested value (-1) with
-    their weights scaled by ``share`` unless it is 1e-6 or less (as
-    ``c45.branch_data`` deals them). Each attribute with entries gets a range of
-    ``rows`` (the branch's rows, an attribute's most), filled independently."""
+    goes down it (``branch_of``), and those missing the tested value (-1) unless
+    the branch's ``share`` is 1e-6 or less (as ``c45.branch_data`` deals them; the
+    row's weight in the branch is scaled by it). Each attribute with entries gets a
+    range of ``rows`` (the branch's rows, an attribute's most), filled
+    independently."""
     m = len(start)
     missing = share > 1e-6
     first = np.empty(m, np.int64)
@@ -518,7 +511,6 @@ def _branch(branch_of, b, share, rows, spos, sval, scls, swt, start, end):
     pos = np.empty(n, spos.dtype)
     vals = np.empty(n)
     clss = np.empty(n, scls.dtype)
-    wts = np.empty(n)
     last = first.copy()
     for a in prange(m):
         c = first[a]
@@ -526,10 +518,9 @@ def _branch(branch_of, b, share, rows, spos, sval, scls, swt, start, end):
             at = branch_of[spos[o]]
             if at == b or (at < 0 and missing):
                 pos[c], vals[c], clss[c] = spos[o], sval[o], scls[o]
-                wts[c] = swt[o] if at == b else swt[o] * share
                 c += 1
         last[a] = c
-    return pos, vals, clss, wts, first, last
+    return pos, vals, clss, first, last
 
 
 # each on two threads (attributes side by side) for wide nodes, called from Python

@@ -3,7 +3,7 @@ tests/golden/rules_trees.
 
 Reference: Weka 3.6.14 (``/usr/share/java/weka.jar``, java and javac on PATH).
 Run from the repository root: ``python tests/golden/make_rules_trees_golden.py
-[config ...]`` (the configurations named, or all).
+[config ...] [data ...]`` (the configurations and data sets named, or all).
 
 For each configuration (``CONFIGS``: a Weka classifier with its options) and each
 data set it applies to (every ARFF file of ../shared/data/weka, copied to
@@ -26,7 +26,9 @@ defaults, with ``-R`` (reduced-error pruning), with ``-B -M 5`` (binary splits, 
 rows a leaf) and with ``-U`` (unpruned). REPTree runs with its defaults, with
 ``-P`` (no pruning) and with ``-L 3 -M 5``; on numeric targets (cpu, cpu.missing
 with missing attribute values, and cpu.missing-weighted with weights and missing
-targets) as regression trees.
+targets) as regression trees. PART also runs on the generated data sets of
+``make_j48_golden.py`` with missing values, ``missing-deep`` and its weighted copy,
+where its splits spread rows over every branch and its rules cover rows in part.
 """
 
 import sys
@@ -41,6 +43,7 @@ DATA = HERE.parent / "data"
 NOMINAL = ["weather.nominal", "weather.numeric", "contact-lenses", "labor", "iris",
            "diabetes", "soybean", "breast-cancer", "supermarket", "iris.weighted"]
 NUMERIC = ["cpu", "cpu.missing", "cpu.missing-weighted"]
+DEEP = ["missing-deep", "missing-deep-weighted"]  # made by make_j48_golden.py
 REPTREE = "weka.classifiers.trees.REPTree"
 PART = "weka.classifiers.rules.PART"
 RIDOR = "weka.classifiers.rules.Ridor"
@@ -59,10 +62,10 @@ CONFIGS = {  # config: (classifier, options, data sets)
     "cart_u": (CART, ["-U"], NOMINAL),
     "cart_a_n10": (CART, ["-A", "-N", "10"], NOMINAL),
     "cart_h_c05": (CART, ["-H", "-C", "0.5"], NOMINAL),
-    "part": (PART, [], NOMINAL),
-    "part_r": (PART, ["-R"], NOMINAL),
-    "part_b_m5": (PART, ["-B", "-M", "5"], NOMINAL),
-    "part_u": (PART, ["-U"], NOMINAL),
+    "part": (PART, [], NOMINAL + DEEP),
+    "part_r": (PART, ["-R"], NOMINAL + DEEP),
+    "part_b_m5": (PART, ["-B", "-M", "5"], NOMINAL + DEEP),
+    "part_u": (PART, ["-U"], NOMINAL + DEEP),
     "rep_tree": (REPTREE, [], NOMINAL + NUMERIC),
     "rep_tree_unpruned": (REPTREE, ["-P"], NOMINAL + NUMERIC),
     "rep_tree_l3_m5": (REPTREE, ["-L", "3", "-M", "5"], NOMINAL + NUMERIC),
@@ -84,13 +87,17 @@ def weighted_iris():
 def main():
     OUT.mkdir(exist_ok=True)
     weighted_iris()
-    only = set(sys.argv[1:])  # configurations to make again (all when none named)
+    named = set(sys.argv[1:])  # configurations and data sets to make again (all: none)
+    only = named & set(CONFIGS)
+    sets = named - only
     with tempfile.TemporaryDirectory() as tmp:
         run = classifier_harness(tmp)
         for config, (cls, options, datasets) in CONFIGS.items():
             if only and config not in only:
                 continue
             for data in datasets:
+                if sets and data not in sets:
+                    continue
                 arff = DATA / f"{data}.arff"
                 (OUT / f"{data}__{config}.json").write_text(run(arff, cls, options))
                 cli = java("-cp", WEKA, cls, *options, "-t", str(arff))
