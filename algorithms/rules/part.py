@@ -102,8 +102,8 @@ class Learner:
         self.idx = rows  # the learner's rows (all with a class), in order
         self.every_row = len(rows) == n_all
         self.cf, self.z = c45.confidence_quantile(options["confidence"])
-        w = np.asarray(weights, np.float64)[rows]
-        self.weights = w
+        w = np.asarray(weights, np.float64)
+        self.weights = w = w if self.every_row else w[rows]  # no copy of every row's
         self.table = c45._table(w)
         self.min_obj = float(options["min_leaf"])
         self.binary = options["binary_splits"]
@@ -156,8 +156,8 @@ class Learner:
     def branch_entries(self, parent, sub, share, b, split, rows):
         """Branch ``b``'s sorted entries, filtered from its parent's: rows whose
         branch (``sub``, per parent row) is ``b``, and rows missing the tested value
-        with their weights scaled by the branch's ``share``; ``rows``: the branch's
-        row count, the most any attribute can have.
+        where the branch's ``share`` exceeds 1e-6; ``rows``: the branch's row count,
+        the most any attribute can have.
 
         A branch of the root is kept for the next tree (``reuse``), whose root is
         this one without the rows the rule covers: when that root makes the same
@@ -167,6 +167,8 @@ class Learner:
         at_root = parent.srt is self.entries and not self.missing[split[0]]
         if at_root and self.reuse is not None and self.reuse[0] == key:
             return self.reuse[1]
+        if at_root:  # this branch replaces it: not both held at once
+            self.reuse = None
         self.branch_of[parent.pos] = sub
         srt = parent.sorted()
         wide = len(parent.pos) * self.n_numeric >= c45.WIDE_CELLS  # on two threads
@@ -690,14 +692,14 @@ def fit(data, target, options, settings):
         raise ValueError("pruned := false and reduced_error_pruning := true cannot be "
                          "combined (an unpruned list has no pruning to do)")
     y = data.columns[target]
-    codes = np.where(np.isnan(y), -1, y).astype(np.int64)
+    k = len(data.attributes[target].values)
+    codes = c45.class_codes(np.where(np.isnan(y), -1, y), k)  # held through the fit
     others = [j for j in range(len(data.attributes)) if j != target]
     columns = data.others(target)
     n_values = [len(data.attributes[j].values) if data.attributes[j].nominal else 0
                 for j in others]
     rows = np.flatnonzero(codes >= 0).astype(np.int64)
-    learner = Learner(columns, n_values, codes, len(data.attributes[target].values),
-                      data.weights, options, rows)
+    learner = Learner(columns, n_values, codes, k, data.weights, options, rows)
     rules = []
     for rule in learner.rules():
         for c in rule["conditions"]:
