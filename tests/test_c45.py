@@ -1,7 +1,8 @@
 """C4.5 against J48 (Weka 3.6.14): the same trees, line for line, and the same class
 probabilities, on every nominal-class ARFF file and J48 option set, and on a generated
 one whose deep tree sends rows with missing values down every branch of many splits,
-with and without instance weights (``golden/make_j48_golden.py``); models as values."""
+with and without instance weights, and on one of 130 classes, more than 8-bit class
+codes hold (``golden/make_j48_golden.py``); models as values."""
 
 import json
 from pathlib import Path
@@ -17,7 +18,7 @@ HERE = Path(__file__).parent
 GOLDEN = HERE / "golden" / "j48"
 DATASETS = ["weather.nominal", "weather.numeric", "contact-lenses", "labor", "iris",
             "diabetes", "soybean", "breast-cancer", "supermarket", "missing-deep",
-            "missing-deep-weighted"]
+            "missing-deep-weighted", "many-classes"]
 OPTIONS = {"default": "", "U": ", pruned := false", "M5": ", min_leaf := 5",
            "C0.1": ", confidence := 0.1", "S": ", subtree_raising := false",
            "B": ", binary_splits := true"}
@@ -112,3 +113,4 @@ def test_rows_without_a_class_leave_the_thresholds_on_the_values_of_the_rest(db)
         "(SELECT a, b, y FROM nc WHERE y IS NOT NULL ORDER BY i)")).fetchall()
     assert with_nulls == classed
     assert with_nulls[0][0].count("<=") >= 3  # a tree with numeric thresholds
+

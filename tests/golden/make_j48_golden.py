@@ -27,6 +27,9 @@ the tree is deep and many of its splits send rows down every branch.
 ``missing-deep-weighted.arff`` is the same rows with instance weights (``{w}``),
 some not whole: the weights a split spreads are then never counts.
 
+``many-classes.arff`` (``many_classes``): 130 classes, more than 8-bit class codes
+hold, told apart in part by a numeric and a nominal attribute with missing values.
+
 ``python tests/golden/make_j48_golden.py NAME ...`` regenerates those data sets
 only (by file stem).
 """
@@ -123,15 +126,31 @@ def missing_deep(path, n=4000, seed=7, weighted=False):
     path.write_text("\n".join(lines) + "\n")
 
 
+def many_classes(path, n=520, seed=3):
+    """Write the data set of many classes (see the module docstring) to ``path``."""
+    rng = np.random.default_rng(seed)
+    cls = np.arange(n) % 130
+    a = np.round(cls + rng.random(n) * 1.5, 2)
+    s = np.where(rng.random(n) < 0.2, "?", np.char.add("v", (cls // 10).astype(str)))
+    names = [f"c{c:03d}" for c in range(130)]
+    lines = ["@relation many-classes", "", "@attribute a numeric",
+             "@attribute s {" + ",".join(f"v{v}" for v in range(13)) + "}",
+             "@attribute class {" + ",".join(names) + "}", "", "@data"]
+    lines += [f"{x},{t},{names[c]}" for x, t, c in zip(a, s, cls)]
+    path.write_text("\n".join(lines) + "\n")
+
+
 def main(only=()):
     OUT.mkdir(exist_ok=True)
     DATA.mkdir(exist_ok=True)
     missing_deep(DATA / "missing-deep.arff")
     missing_deep(DATA / "missing-deep-weighted.arff", weighted=True)
+    many_classes(DATA / "many-classes.arff")
     with tempfile.TemporaryDirectory() as tmp:
         cp = compile_harness(tmp, "J48Dist", DIST)
-        sources = sorted(SOURCE.glob("*.arff")) + [DATA / "missing-deep.arff",
-                                                   DATA / "missing-deep-weighted.arff"]
+        sources = sorted(SOURCE.glob("*.arff")) + [
+            DATA / f"{name}.arff"
+            for name in ("missing-deep", "missing-deep-weighted", "many-classes")]
         for src in sources:
             if not class_is_nominal(src) or (only and src.stem not in only):
                 continue
