@@ -5,20 +5,22 @@ or the first class when training had no missing value, as scoring does).
 PART: the decision list in rule order, as scoring reads it::
 
     (SELECT <label of the first best> FROM
-      (SELECT r.*, "_dm_p0_<g>" + "_dm_t<i>" * p ... FROM     -- a group's class sums
-        (SELECT t.*, <the part rule i takes> AS "_dm_t<i>", ... FROM  -- its takes
-          ... (SELECT <the share rule i covers> AS "_dm_c<i>", ...) AS t) AS r))
+      (SELECT g.*, "_dm_p0_<g>" + "_dm_t<i>" * p ...,      -- the group before's sums
+              <the part rule i takes> AS "_dm_t<i>", ... FROM  -- this group's takes
+          ... (SELECT <the share rule i covers> AS "_dm_c<i>", ...) AS g))
 
 A rule covers 1 or 0 of a row whose tested values are known, and where a tested
 value is missing the share of the training weight its branch holds; each rule in
 turn takes that part of what the rules before it left (when both are above 1e-6)
 and adds it, times its leaf's class probabilities, to the row's (once less than
-1e-6 is left, nothing more is added). Rules go ``GROUP`` at a time: one SELECT
-works out what each rule of the group takes, the next adds those parts to the
-class sums, so no expression is repeated per class. Each SELECT hands on every column
-before it as ``alias.*`` and adds its own under new names, so that the text grows
-with the rules, not with their square. Without missing values this is the first rule
-whose conditions all hold.
+1e-6 is left, nothing more is added). Rules go in groups of ``GROUP`` or more, at
+most ``DEPTH`` groups (the nesting engines' parsers take is bounded: SQLite's at
+about 19 SELECTs): one SELECT works out what each rule of a group takes, and adds
+the group before's parts to the class sums, so no expression is repeated per class.
+Each SELECT hands on every column before it as ``alias.*`` and adds its own under
+new names; a rule's take repeats the shares left by the rules before it in its
+group, so the text grows with the rules times the group's size. Without missing
+values this is the first rule whose conditions all hold.
 """
 
 import sys
@@ -84,7 +86,8 @@ def _condition_share(model, condition):
                  _number(frac, double=True))
 
 
-GROUP = 16  # rules per SELECT: few nested SELECTs, short expressions
+GROUP = 16  # rules per SELECT at least: few nested SELECTs, short expressions
+DEPTH = 12  # SELECTs of rules at most: SQLite's parser takes about 19 nested SELECTs
 
 
 def part(model, dialect):
@@ -100,36 +103,37 @@ def part(model, dialect):
     query = _select([_as(c, f"_dm_c{i}") for i, c in enumerate(covers)]
                     + [_as(_number(1.0, double=True), "_dm_l0")]
                     + [_as(_number(0.0, double=True), f"_dm_p{c}_0") for c in range(k)])
-
-    def adding(columns, alias):  # every column so far, and ``columns``
-        star = exp.Column(this=exp.Star(), table=exp.to_identifier(alias, quoted=True))
-        return _select([star] + columns, _from(query, alias))
-
-    for start in range(0, len(rules), GROUP):
-        group = range(start, min(start + GROUP, len(rules)))
-        left = _var(f"_dm_l{start}")  # what the rules before the group left
-        takes = []
-        for i in group:
-            cover = _var(f"_dm_c{i}")
-            takes.append(_as(_case([(exp.and_(
-                exp.GT(this=left.copy(), expression=_number(MARGIN)),
-                exp.GT(this=cover.copy(), expression=_number(MARGIN))),
-                exp.Mul(this=left.copy(), expression=cover.copy()))],
-                exp.Literal.number(0)), f"_dm_t{i}"))
-            rest = _case([(exp.GT(this=cover.copy(), expression=_number(MARGIN)),
-                           exp.Sub(this=exp.Literal.number(1), expression=cover.copy()))],
-                         exp.Literal.number(1))
-            left = exp.Mul(this=left, expression=rest)  # a share past the rule's
-        query = adding(takes + [_as(left, f"_dm_l{group.stop}")], f"_dm_t{start}")
-        sums = [_var(f"_dm_p{c}_{start}") for c in range(k)]
-        for i in group:  # each rule adds its share times its leaf's probabilities
-            for c in range(k):
-                if probs[i, c] != 0.0:  # adding nothing changes no sum
-                    sums[c] = exp.Add(this=sums[c], expression=exp.Mul(
-                        this=_var(f"_dm_t{i}"), expression=_number(probs[i, c],
-                                                                   double=True)))
-        query = adding([_as(x, f"_dm_p{c}_{group.stop}") for c, x in enumerate(sums)],
-                       f"_dm_r{start}")
+    size = max(GROUP, -(-len(rules) // DEPTH))  # rules a group
+    previous = None  # the group whose takes the next SELECT adds to the class sums
+    for g, start in enumerate(list(range(0, len(rules), size)) + [len(rules)]):
+        columns = []
+        if previous is not None:  # each rule adds its share times its leaf's probabilities
+            sums = [_var(f"_dm_p{c}_{previous.start}") for c in range(k)]
+            for i in previous:
+                for c in range(k):
+                    if probs[i, c] != 0.0:  # adding nothing changes no sum
+                        sums[c] = exp.Add(this=sums[c], expression=exp.Mul(
+                            this=_var(f"_dm_t{i}"), expression=_number(probs[i, c],
+                                                                       double=True)))
+            columns += [_as(x, f"_dm_p{c}_{previous.stop}") for c, x in enumerate(sums)]
+        if start < len(rules):
+            group = range(start, min(start + size, len(rules)))
+            left = _var(f"_dm_l{start}")  # what the rules before the group left
+            for i in group:
+                cover = _var(f"_dm_c{i}")
+                columns.append(_as(_case([(exp.and_(
+                    exp.GT(this=left.copy(), expression=_number(MARGIN)),
+                    exp.GT(this=cover.copy(), expression=_number(MARGIN))),
+                    exp.Mul(this=left.copy(), expression=cover.copy()))],
+                    exp.Literal.number(0)), f"_dm_t{i}"))
+                rest = _case([(exp.GT(this=cover.copy(), expression=_number(MARGIN)),
+                               exp.Sub(this=exp.Literal.number(1), expression=cover.copy()))],
+                             exp.Literal.number(1))
+                left = exp.Mul(this=left, expression=rest)  # a share past the rule's
+            columns.append(_as(left, f"_dm_l{group.stop}"))
+            previous = group
+        star = exp.Column(this=exp.Star(), table=exp.to_identifier(f"_dm_g{g}", quoted=True))
+        query = _select([star] + columns, _from(query, f"_dm_g{g}"))
     query = _select([_as(_var(f"_dm_p{c}_{len(rules)}"), f"_dm_p{c}") for c in range(k)],
                     _from(query, "_dm_sums"))
     return first_best(query, k, lambda c: exp.Literal.string(model.classes[c]),
