@@ -305,10 +305,10 @@ def test_rep_tree_grown_as_subtrees_side_by_side_is_the_one_tree(db, monkeypatch
     assert sum(moved) > 0  # subtrees' columns moved to the front of their parts
 
 
-def test_a_long_decision_list_nests_few_selects(db):
-    """PART's SQL nests at most ``sql.DEPTH`` SELECTs of rules, however long its
-    list: a list of 68 rules, which at two SELECTs for every 16 rules overflowed
-    SQLite's parser, scores there as in DuckDB."""
+def test_a_long_decision_list_scores_in_sqlite(db):
+    """PART's SQL nests one SELECT for every ``sql.GROUP`` rules: a list of 68
+    rules, which at two SELECTs for every 16 rules overflowed SQLite's parser,
+    scores there as in DuckDB."""
     from duckmine.algorithms.rules import sql
 
     db.execute("""CREATE OR REPLACE TEMP TABLE longlist AS SELECT

@@ -13,14 +13,14 @@ A rule covers 1 or 0 of a row whose tested values are known, and where a tested
 value is missing the share of the training weight its branch holds; each rule in
 turn takes that part of what the rules before it left (when both are above 1e-6)
 and adds it, times its leaf's class probabilities, to the row's (once less than
-1e-6 is left, nothing more is added). Rules go in groups of ``GROUP`` or more, at
-most ``DEPTH`` groups (the nesting engines' parsers take is bounded: SQLite's at
-about 19 SELECTs): one SELECT works out what each rule of a group takes, and adds
-the group before's parts to the class sums, so no expression is repeated per class.
-Each SELECT hands on every column before it as ``alias.*`` and adds its own under
-new names; a rule's take repeats the shares left by the rules before it in its
-group, so the text grows with the rules times the group's size. Without missing
-values this is the first rule whose conditions all hold.
+1e-6 is left, nothing more is added). Rules go ``GROUP`` at a time, one SELECT a
+group: it works out what each rule of the group takes, and adds the group before's
+parts to the class sums, so no expression is repeated per class. Each SELECT hands
+on every column before it as ``alias.*`` and adds its own under new names; a rule's
+take repeats the shares left by the rules before it in its group, so the text grows
+with the rules times ``GROUP``. (Larger groups would nest fewer SELECTs, which
+SQLite's parser bounds, at the cost of text that grows with the square of the
+rules.) Without missing values this is the first rule whose conditions all hold.
 """
 
 import sys
@@ -86,8 +86,7 @@ def _condition_share(model, condition):
                  _number(frac, double=True))
 
 
-GROUP = 16  # rules per SELECT at least: few nested SELECTs, short expressions
-DEPTH = 12  # SELECTs of rules at most: SQLite's parser takes about 19 nested SELECTs
+GROUP = 16  # rules per SELECT: few nested SELECTs, short expressions
 
 
 def part(model, dialect):
@@ -103,9 +102,8 @@ def part(model, dialect):
     query = _select([_as(c, f"_dm_c{i}") for i, c in enumerate(covers)]
                     + [_as(_number(1.0, double=True), "_dm_l0")]
                     + [_as(_number(0.0, double=True), f"_dm_p{c}_0") for c in range(k)])
-    size = max(GROUP, -(-len(rules) // DEPTH))  # rules a group
     previous = None  # the group whose takes the next SELECT adds to the class sums
-    for g, start in enumerate(list(range(0, len(rules), size)) + [len(rules)]):
+    for g, start in enumerate(list(range(0, len(rules), GROUP)) + [len(rules)]):
         columns = []
         if previous is not None:  # each rule adds its share times its leaf's probabilities
             sums = [_var(f"_dm_p{c}_{previous.start}") for c in range(k)]
@@ -117,7 +115,7 @@ def part(model, dialect):
                                                                        double=True)))
             columns += [_as(x, f"_dm_p{c}_{previous.stop}") for c, x in enumerate(sums)]
         if start < len(rules):
-            group = range(start, min(start + size, len(rules)))
+            group = range(start, min(start + GROUP, len(rules)))
             left = _var(f"_dm_l{start}")  # what the rules before the group left
             for i in group:
                 cover = _var(f"_dm_c{i}")
