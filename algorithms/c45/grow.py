@@ -24,7 +24,7 @@ from .. import memory, progress, stop
 from ..dataset import stacked, whole_weights
 from ..halt import halted
 from ..jit import PRANGE_ONLY, njit, prange
-from ..rules.presorted import weight_at
+from ..rules.presorted import unit_weights, weight_at
 
 SMALL = 1e-6
 LOG2 = math.log(2.0)
@@ -716,15 +716,6 @@ def spread(X, y, a, kind, threshold, value, nb, idx, w, k):
 
 
 @njit(cache=True)
-def weighs_one(w):
-    """Whether every weight is 1: a node's entries then need none."""
-    for j in range(w.shape[0]):
-        if w[j] != 1.0:
-            return False
-    return True
-
-
-@njit(cache=True)
 def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
          min_obj, mdl, binary, multi_valued, n_all, table, halt, count):
     """Grow the tree depth-first as J48 does (see the module docstring), until
@@ -768,7 +759,7 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
         end = stack_end.pop()
         n = idx.shape[0]
         weights = none
-        if not weighs_one(w):
+        if not unit_weights(w):  # else the entries need no weights
             if row_w.shape[0] == 0:
                 row_w = np.empty(X.shape[1])
             for j in range(n):

@@ -28,6 +28,7 @@ from ..javautil import JavaRandom, randomize
 from ..jit import PRANGE_ONLY, frozen, njit, prange
 from ..models import Classifier, attributes_of, body, check_attribute, check_weights
 from ..stop import checkpoint
+from .presorted import unit_weights
 
 SMALL = 1e-6
 _NO_WEIGHTS = np.empty(0)  # select_split's weights by row where every row weighs 1
@@ -183,7 +184,7 @@ class Learner:
         wide = len(data.pos) * self.X.shape[0] >= c45.WIDE_CELLS  # on two threads
         pos, vals, clss, start, end = data.sorted()
         weights = _NO_WEIGHTS  # an entry weighs what its row weighs in the node
-        if not c45.weighs_one(data.w):
+        if not unit_weights(data.w):
             if self.row_w is None:
                 self.row_w = np.empty(len(self.idx))
             self.row_w[data.pos] = data.w
