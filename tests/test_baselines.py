@@ -51,11 +51,12 @@ def test_model_and_probabilities_are_the_references(db, data, config):
     numeric = len(golden["dist"][0]) == 1 and config == "zero_r" and \
         db.sql(f"SELECT typeof(\"{target}\") FROM {t} LIMIT 1").fetchall()[0][0] == "DOUBLE"
     if numeric:
-        got = [[v] for (v,) in db.sql(f"SELECT predict_value(m.m, row_) FROM {t} row_, m")
-               .fetchall()]
+        got = [[v] for (v,) in db.sql(f"SELECT predict_value(m.m, row_) FROM {t} row_, m "
+                                      f"ORDER BY row_.rowid").fetchall()]
     else:
         got = [list(p.values()) for (p,) in db.sql(
-            f"SELECT predict_proba(m.m, row_) FROM {t} row_, m").fetchall()]
+            f"SELECT predict_proba(m.m, row_) FROM {t} row_, m ORDER BY row_.rowid")
+            .fetchall()]
     want = golden["dist"]
     assert len(got) == len(want)
     if config in EXACT:

@@ -91,11 +91,12 @@ def test_model_and_probabilities_are_the_references(db, data, config):
                f"{fitted(learner, t, target, given, 'w' if weight else None)}")
     assert db.sql("SELECT model_text(m) FROM m").fetchall()[0][0] == golden["text"]
     if numeric:
-        got = [[v] for (v,) in db.sql(f"SELECT predict_value(m.m, row_) FROM {t} row_, m")
-               .fetchall()]
+        got = [[v] for (v,) in db.sql(f"SELECT predict_value(m.m, row_) FROM {t} row_, m "
+                                      f"ORDER BY row_.rowid").fetchall()]
     else:
         got = [list(p.values()) for (p,) in db.sql(
-            f"SELECT predict_proba(m.m, row_) FROM {t} row_, m").fetchall()]
+            f"SELECT predict_proba(m.m, row_) FROM {t} row_, m ORDER BY row_.rowid")
+            .fetchall()]
     want = golden["dist"]
     assert len(got) == len(want)
     for g, w in zip(got, want):
@@ -133,12 +134,13 @@ def test_model_to_sql_gives_what_scoring_gives(db, data, config):
     db.execute(f"CREATE OR REPLACE TEMP TABLE m AS SELECT model AS m FROM "
                f"{fitted(learner, t, target, given, 'w' if weight else None)}")
     score = "predict_value" if numeric else "predict"
-    fetched = db.sql(f"SELECT {score}(m.m, row_), row_.* FROM {t} row_, m").fetchall()
+    fetched = db.sql(f"SELECT {score}(m.m, row_), row_.* FROM {t} row_, m "
+                     f"ORDER BY row_.rowid").fetchall()
     names = db.sql(f"SELECT * FROM {t} LIMIT 0").columns
     for dialect in ("duckdb", "sqlite"):
         expr = db.sql(f"SELECT model_to_sql(m, '{dialect}') FROM m").fetchall()[0][0]
         if dialect == "duckdb":
-            got = [r[0] for r in db.sql(f"SELECT {expr} FROM {t}").fetchall()]
+            got = [r[0] for r in db.sql(f"SELECT {expr} FROM {t} ORDER BY rowid").fetchall()]
         else:
             lite = sqlite3.connect(":memory:")
             quoted = ", ".join('"' + n.replace('"', '""') + '"' for n in names)

@@ -6,8 +6,9 @@ the rows its conditions select among those the rules before it left; Ridor's
 default rule holds the weight of every other class; each RIPPER rule's coverage,
 errors and class distribution are those of the rows it is the first rule to cover;
 every node of a CART tree, pruned or not, holds the class weights of the rows its
-path selects; and the SQL of a PART, Ridor, RIPPER or CART model gives what scoring
-gives, missing values included."""
+path selects, and its numeric split is the reference's cut with rows missing the
+value spread at every cut; and the SQL of a PART, Ridor, RIPPER or CART model gives
+what scoring gives, missing values included."""
 
 import numpy as np
 import pytest
@@ -334,3 +335,70 @@ def test_cart_nodes_hold_their_rows_class_weights(table, pruned, heuristic):
     for i, mask in cart_node_rows(model, data).items():
         want = np.bincount(y[mask], w[mask], minlength=k)
         np.testing.assert_allclose(model.nodes[i]["dist"], want, atol=1e-9)
+
+
+def spread_at_every_cut(x, y, w, k):
+    """CART's numeric split as the reference finds it, in plain Python: at every
+    cut the rows missing the value are spread over both sides one by one."""
+    order = sorted(range(len(x)), key=lambda i: (np.isnan(x[i]), x[i]))
+    known = [i for i in order if not np.isnan(x[i])]
+    missing = [i for i in order if np.isnan(x[i])]
+
+    def gini(d):
+        t = sum(d)
+        return 0.0 if t == 0 else 1 - sum((v / t) * (v / t) for v in d)
+
+    parent = [0.0] * k
+    right = [0.0] * k
+    for i in order:
+        parent[y[i]] += w[i]
+        if not np.isnan(x[i]):
+            right[y[i]] += w[i]
+    total, pg = sum(parent), gini(parent)
+    sides = [[0.0] * k, right]
+    best, cut, dist = -np.finfo(float).max, np.nan, None
+    current = x[known[0]]
+    for i in known:
+        if x[i] > current:
+            temp = [list(s) for s in sides]
+            if missing:
+                shares = [sum(s) for s in sides]
+                t = sum(shares)
+                shares = [v / t for v in shares] if t != 0 else shares
+                for m in missing:
+                    for s in range(2):
+                        temp[s][y[m]] += shares[s] * w[m]
+            gain = 0.0 if total == 0 else (pg - sum(temp[0]) / total * gini(temp[0])
+                                           - sum(temp[1]) / total * gini(temp[1]))
+            if gain > best:
+                best, cut, dist = gain, (x[i] + current) / 2.0, temp
+        current = x[i]
+        sides[0][y[i]] += w[i]
+        sides[1][y[i]] -= w[i]
+    return best, cut, dist
+
+
+@given(st.integers(2, 4), st.data())
+@settings(max_examples=200, deadline=None)
+def test_cart_numeric_split_spreads_missing_rows_as_the_reference(k, data):
+    """Cuts are weighed first from the missing rows' weight by class, and spread
+    one by one only where they may win: the best cut, its gain and its sides' class
+    weights are still those of spreading at every cut, to the bit."""
+    from duckmine.algorithms.trees.cart import _numeric_split
+
+    n = data.draw(st.integers(2, 60))
+    x = data.draw(st.lists(st.one_of(st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.0]),
+                                     st.just(np.nan)), min_size=n, max_size=n))
+    if all(np.isnan(v) for v in x):
+        x[0] = 1.0
+    y = data.draw(st.lists(st.integers(0, k - 1), min_size=n, max_size=n))
+    w = data.draw(st.lists(st.sampled_from([1.0, 0.1, 1 / 3, 2.5, 0.7]), min_size=n,
+                           max_size=n))
+    x, y, w = np.array(x), np.array(y, np.int64), np.array(w)
+    order = np.array(sorted(range(n), key=lambda i: (np.isnan(x[i]), x[i])), np.int32)
+    gain, cut, dist = _numeric_split(x, y, order, w[order], k)
+    want_gain, want_cut, want_dist = spread_at_every_cut(x, y, w, k)
+    assert gain == want_gain
+    assert cut == want_cut or (np.isnan(cut) and np.isnan(want_cut))
+    if want_dist is not None:
+        assert dist.tolist() == want_dist

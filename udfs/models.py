@@ -381,10 +381,11 @@ def _check_distributions(fn, arrays):
     """A last guard behind the checks of a body: class probabilities that are not
     distributions (a forged body that passed them) are refused, never returned. A
     row of zeros is the reference's answer where a model knows nothing (a leaf of no
-    weight)."""
+    weight), and so is a probability a rounding error below zero (a CART leaf whose
+    class weight was subtracted down to -2e-16)."""
     for _, p in _by_width(arrays).values():
         total = p.sum(axis=1) if len(p) else p
-        if len(p) and not (np.isfinite(p).all() and (p >= 0).all()
+        if len(p) and not (np.isfinite(p).all() and (p >= -1e-9).all()
                            and ((np.abs(total - 1) < 1e-6) | (total == 0)).all()):
             corrupt = models.corrupt("its probabilities are not distributions")
             raise ValueError(f"{fn}: {corrupt}")
