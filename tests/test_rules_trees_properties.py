@@ -396,7 +396,7 @@ def test_cart_numeric_split_spreads_missing_rows_as_the_reference(k, data):
                            max_size=n))
     x, y, w = np.array(x), np.array(y, np.int64), np.array(w)
     order = np.array(sorted(range(n), key=lambda i: (np.isnan(x[i]), x[i])), np.int32)
-    gain, cut, dist = _numeric_split(x, y, order, w[order], k)
+    gain, cut, dist = _numeric_split(x, y, order, w, k)
     want_gain, want_cut, want_dist = spread_at_every_cut(x, y, w, k)
     assert gain == want_gain
     assert cut == want_cut or (np.isnan(cut) and np.isnan(want_cut))

@@ -110,12 +110,13 @@ def _gain_given(parent_total, parent_gini, child):
 
 
 @njit(cache=True)
-def _numeric_split(x, y, rows, wts, k):
+def _numeric_split(x, y, rows, wr, k):
     """The best cut of one numeric attribute at a node: (gain, cut, class weights
     per side). ``rows``: the node's rows in the attribute's order (missing last),
-    of its values ``x`` and the classes ``y``, weighted ``wts``; the gain is
-    -DBL_MAX when no two values differ. Values and classes are read through
-    ``rows`` rather than gathered into arrays of the node's own."""
+    of its values ``x``, the classes ``y`` and the weights in the node ``wr`` (by
+    row); the gain is -DBL_MAX when no two values differ. Values, classes and
+    weights are read through ``rows`` rather than gathered into arrays of the
+    node's own."""
     n = len(rows)
     parent = np.zeros(k)
     sides = np.zeros((2, k))  # left, right
@@ -124,19 +125,20 @@ def _numeric_split(x, y, rows, wts, k):
         r = rows[j]
         if not np.isnan(x[r]):
             start += 1
-            sides[1, y[r]] += wts[j]
-        parent[y[r]] += wts[j]
+            sides[1, y[r]] += wr[r]
+        parent[y[r]] += wr[r]
     dist = np.zeros((2, k))
     dist[1] = sides[1]
     parent_total = _sum(parent)
     parent_gini = _gini(parent, parent_total)
     temp = np.empty((2, k))
-    missing_y = np.empty(n - start, np.int64)  # the classes of the rows missing it
+    missing_y = np.empty(n - start, np.int64)  # the classes of the rows missing it,
+    missing_w = np.empty(n - start)  # their weights,
     missing = np.zeros(k)  # and their weight by class
     for j in range(start, n):
         missing_y[j - start] = y[rows[j]]
-        missing[y[rows[j]]] += wts[j]
-    missing_w = wts[start:]
+        missing_w[j - start] = wr[rows[j]]
+        missing[y[rows[j]]] += wr[rows[j]]
     # Spreading the rows missing the value row by row at every cut, as the
     # reference does, costs (cuts x rows missing it). A cut's gain is first
     # estimated from their weight by class; it differs from the row-by-row gain by
@@ -170,8 +172,8 @@ def _numeric_split(x, y, rows, wts, k):
                 cut = (v + current) / 2.0
                 dist[:] = temp if start < n else sides
         current = v
-        sides[0, y[r]] += wts[i]
-        sides[1, y[r]] -= wts[i]
+        sides[0, y[r]] += wr[r]
+        sides[1, y[r]] -= wr[r]
     return best, cut, dist
 
 
@@ -278,21 +280,21 @@ def _nominal_best(codes, y, wts, w_own, k, n_values, heuristic, out_lefts, out_o
 
 
 @njit(cache=True)
-def _attribute_best(a, X, y, w, nominal, textual, n_values, heuristic, idx_all, w_all,
-                    off, k, gains, cuts, dists, props, lefts, orders, sizes):
+def _attribute_best(a, X, y, w, nominal, textual, n_values, heuristic, idx_all, off, wr,
+                    k, gains, cuts, dists, props, lefts, orders, sizes):
     """Attribute ``a``'s best split at a node, into its rows of the outputs of
     ``_node_best``."""
     idx = idx_all[off[a]:off[a + 1]]
-    wts = w_all[off[a]:off[a + 1]]
     if textual[a]:
         gains[a] = np.nan
         return
     if nominal[a]:
-        gain, d, p, size = _nominal_best(X[a][idx], y[idx], wts, w[idx], k, n_values[a],
-                                         heuristic, lefts[a, :n_values[a]], orders[a])
+        gain, d, p, size = _nominal_best(X[a][idx], y[idx], wr[idx], w[idx], k,
+                                         n_values[a], heuristic, lefts[a, :n_values[a]],
+                                         orders[a])
         sizes[a] = size
     else:
-        gain, cut, d = _numeric_split(X[a], y, idx, wts, k)
+        gain, cut, d = _numeric_split(X[a], y, idx, wr, k)
         cuts[a] = cut
         p = _shares(d, np.bool_(False))
     gains[a] = gain
@@ -310,43 +312,49 @@ def _outputs(n_values, k):
 
 
 @njit(cache=True)
-def _node_best(X, y, w, nominal, textual, n_values, attrs, heuristic, idx_all, w_all, off,
-               k):
+def _node_best(X, y, w, nominal, textual, n_values, attrs, heuristic, idx_all, off, wr, k):
     """Every attribute's best split at a node (its sorted rows ``idx_all[off[a]:
-    off[a + 1]]``, weighted ``w_all``): gains (0 for the target, NaN where Python
-    must find the split), cuts, class weights per side, side shares, left value
-    masks and their order in the split's text."""
+    off[a + 1]]``, weighing ``wr`` by row): gains (0 for the target, NaN where
+    Python must find the split), cuts, class weights per side, side shares, left
+    value masks and their order in the split's text."""
     gains, cuts, dists, props, lefts, orders, sizes = _outputs(n_values, k)
     for j in range(len(attrs)):
         _attribute_best(attrs[j], X, y, w, nominal, textual, n_values, heuristic, idx_all,
-                        w_all, off, k, gains, cuts, dists, props, lefts, orders, sizes)
+                        off, wr, k, gains, cuts, dists, props, lefts, orders, sizes)
     return gains, cuts, dists, props, lefts, orders, sizes
 
 
 @njit(cache=True, parallel=True)
 def _node_best_parallel(X, y, w, nominal, textual, n_values, attrs, heuristic, idx_all,
-                        w_all, off, k):
+                        off, wr, k):
     """``_node_best`` with the attributes shared between the cores (for a large
     node: starting the threads costs more than a small one's work)."""
     gains, cuts, dists, props, lefts, orders, sizes = _outputs(n_values, k)
     for j in prange(len(attrs)):
         _attribute_best(attrs[j], X, y, w, nominal, textual, n_values, heuristic, idx_all,
-                        w_all, off, k, gains, cuts, dists, props, lefts, orders, sizes)
+                        off, wr, k, gains, cuts, dists, props, lefts, orders, sizes)
     return gains, cuts, dists, props, lefts, orders, sizes
 
 
 @njit(cache=True)
-def _split_all(idx_all, w_all, off, attrs, x, numeric, cut, lefts, props):
-    """Every attribute's sorted rows (and weights) dealt to the two children by the
-    split attribute's values ``x`` (by row), each attribute's in its order, in the
-    same layout: a missing value goes to both, weighted by ``props``. Every
-    attribute lists the same rows, so the first one's count sizes both sides."""
+def _split_all(idx_all, off, attrs, x, numeric, cut, lefts, props, wr, spread):
+    """Every attribute's sorted rows dealt to the two children by the split
+    attribute's values ``x`` (by row), each attribute's in its order, in the same
+    layout: a missing value goes to both. Every attribute lists the same rows, so
+    the first one's count sizes both sides. Returns each child's (rows, offsets,
+    weights): the weights in the child of its rows in the first attribute's order,
+    where some row weighs other than its own weight (``spread``: the node's rows
+    do, or a row missing the value is spread now, weighted by ``props``), else
+    none."""
     n_attr = len(off) - 1
     count = np.zeros(2, np.int64)
+    missing = 0
+    first = attrs[0] if len(attrs) > 0 else 0
     if len(attrs) > 0:
-        for j in range(off[attrs[0]], off[attrs[0] + 1]):
+        for j in range(off[first], off[first + 1]):
             s = _side(x[idx_all[j]], numeric, cut, lefts)
             if s < 0:
+                missing += 1
                 for t in range(2):
                     count[t] += props[t] > 0
             else:
@@ -357,27 +365,39 @@ def _split_all(idx_all, w_all, off, attrs, x, numeric, cut, lefts, props):
     for side in range(2):
         for a in range(n_attr):
             o[side, a + 1] = o[side, a] + (count[side] if listed[a] else 0)
-    ii0, ww0 = np.empty(o[0, n_attr], np.int32), np.empty(o[0, n_attr])
-    ii1, ww1 = np.empty(o[1, n_attr], np.int32), np.empty(o[1, n_attr])
+    ii0 = np.empty(o[0, n_attr], np.int32)
+    ii1 = np.empty(o[1, n_attr], np.int32)
+    weighted = spread or missing > 0
+    w0 = np.empty(count[0] if weighted else 0)
+    w1 = np.empty(count[1] if weighted else 0)
     for a in attrs:
         f0, f1 = o[0, a], o[1, a]
+        keep = weighted and a == first
         for j in range(off[a], off[a + 1]):
             r = idx_all[j]
             s = _side(x[r], numeric, cut, lefts)
             if s < 0:
                 if props[0] > 0:
-                    ii0[f0], ww0[f0] = r, props[0] * w_all[j]
+                    if keep:
+                        w0[f0 - o[0, a]] = props[0] * wr[r]
+                    ii0[f0] = r
                     f0 += 1
                 if props[1] > 0:
-                    ii1[f1], ww1[f1] = r, props[1] * w_all[j]
+                    if keep:
+                        w1[f1 - o[1, a]] = props[1] * wr[r]
+                    ii1[f1] = r
                     f1 += 1
             elif s == 0:
-                ii0[f0], ww0[f0] = r, w_all[j]
+                if keep:
+                    w0[f0 - o[0, a]] = wr[r]
+                ii0[f0] = r
                 f0 += 1
             else:
-                ii1[f1], ww1[f1] = r, w_all[j]
+                if keep:
+                    w1[f1 - o[1, a]] = wr[r]
+                ii1[f1] = r
                 f1 += 1
-    return (ii0, ww0, o[0].copy()), (ii1, ww1, o[1].copy())
+    return (ii0, o[0].copy(), w0, weighted), (ii1, o[1].copy(), w1, weighted)
 
 
 @njit(cache=True, inline="always")
@@ -403,16 +423,16 @@ def _value_class_weights(codes, y, w, n_values):
 
 
 @njit(cache=True)
-def _incorrect(y, rows, wts, pred):
-    """The weight of the rows ``rows`` (of ``y``) whose class is not ``pred`` (none
-    when -1: the reference leaves a row with no positive probability
-    unclassified)."""
+def _incorrect(y, rows, wr, pred):
+    """The weight (``wr``, by row) of the rows ``rows`` (of ``y``) whose class is
+    not ``pred`` (none when -1: the reference leaves a row with no positive
+    probability unclassified)."""
     s = 0.0
     if pred < 0:
         return s
     for i in range(len(rows)):
         if y[rows[i]] != pred:
-            s += wts[i]
+            s += wr[rows[i]]
     return s
 
 
@@ -440,28 +460,42 @@ def _min_order(values):
 
 # ---------------------------------------------------------------- the tree
 
-class Node:
-    """A grown node: a leaf (``attr`` None) or a binary split, with its class
-    weights, probabilities, and the training errors it makes as a leaf."""
+class Nodes:
+    """A tree's nodes as they grow, numbered depth first (a node is numbered when
+    it is taken from the stack, so before its subtrees), in arrays that double as
+    they fill: children (-1 at a leaf), test (attribute, cut or the left values,
+    the sides' shares, the split's text for a nominal test), class weights and
+    probabilities (none for a node of no weight), and the training errors it makes
+    as a leaf."""
 
-    __slots__ = ("attr", "is_leaf", "cut", "split", "lefts", "props", "dist", "probs",
-                 "children", "model_errors")
+    def __init__(self, k, width):
+        self.n, self.texts = 0, {}
+        self.columns = {"left": (np.int64, (), -1), "right": (np.int64, (), -1),
+                        "attr": (np.int64, (), 0), "cut": (np.float64, (), np.nan),
+                        "props": (np.float64, (2,), 0), "lefts": (np.bool_, (width,), False),
+                        "dist": (np.float64, (k,), 0), "probs": (np.float64, (k,), 0),
+                        "has_probs": (np.bool_, (), False),
+                        "model_err": (np.float64, (), 0)}
+        for name, (dtype, shape, fill) in self.columns.items():
+            setattr(self, name, np.full((64, *shape), fill, dtype))
 
-    def __init__(self):
-        self.attr = None
-        self.is_leaf = False
-        self.cut = math.nan
-        self.split = ""
-        self.lefts = None
-        self.props = None
-        self.dist = None
-        self.probs = None
-        self.children = None
-        self.model_errors = 0.0
+    def add(self, parent, side):
+        """A new node, below ``parent`` (-1: the root) on ``side``."""
+        if self.n == len(self.left):
+            for name, (dtype, shape, fill) in self.columns.items():
+                old = getattr(self, name)
+                new = np.full((2 * len(old), *shape), fill, dtype)
+                new[:len(old)] = old
+                setattr(self, name, new)
+        at = self.n
+        self.n += 1
+        if parent >= 0:
+            (self.left if side == 0 else self.right)[parent] = at
+        return at
 
-    def make_leaf(self):
-        self.attr = None
-        self.is_leaf = True
+    def trimmed(self):
+        """{column: its array cut to the nodes grown}."""
+        return {name: getattr(self, name)[:self.n].copy() for name in self.columns}
 
 
 def _presorted_rows(X, rows, nominal, target):
@@ -489,58 +523,81 @@ _presorted_wide = njit(cache=True, parallel=PRANGE_ONLY)(_presorted_rows)
 
 class Grower:
     """Grows one tree on the rows ``rows`` (in their order: the reference's data
-    set for this tree)."""
+    set for this tree).
+
+    A node's rows are listed once for each attribute, in its order, as row numbers
+    only. Their weights in the node are their own weights (``fit.w``) until a
+    split spreads a row missing its value over both sides; from there on a node
+    keeps its rows' weights, once, and writes them into ``scratch`` (one slot a
+    row) when it is grown."""
 
     def __init__(self, fit, rows):
         self.f = fit
         self.rows = rows
         self.pca_cache = {}
+        self.scratch = None
 
     def sorted_info(self):
         """Every attribute's rows in the order the reference sorts them (a nominal
         attribute's in data order, missing last), one after another, with their
-        weights and offsets by attribute; the class weights and their total."""
+        offsets by attribute; the class weights and their total."""
         f, rows = self.f, self.rows
         sort = _presorted_wide if len(rows) * len(f.X) >= PARALLEL_ENTRIES else _presorted
         idx, off = sort(f.X, np.asarray(rows, np.int64), f.nominal_mask, f.target)
         dist, total = _totals(f.y, f.w, rows, f.k)  # summed in row order
-        return (idx, f.w[idx].astype(np.float64), off), dist[:f.k].copy(), total
+        return (idx, off, None), dist[:f.k].copy(), total
 
     def grow(self):
         lists, dist, total = self.sorted_info()
-        root = Node()
-        work = [(root, lists, dist, total)]
+        f = self.f
+        nodes = Nodes(f.k, max([len(v) for v in f.values] + [1]))
+        work = [(-1, 0, lists, dist, total)]
         while work:  # depth first, without recursion
             checkpoint()
-            self.f.grown_one()
-            node, lists, dist, total = work.pop()
-            for child in reversed(self.make_node(node, lists, dist, total)):
-                work.append(child)
-        return root
+            f.grown_one()
+            parent, side, lists, dist, total = work.pop()
+            at = nodes.add(parent, side)
+            for child in reversed(self.make_node(nodes, at, lists, dist, total)):
+                work.append((at, *child))
+        return nodes
 
-    def make_node(self, node, lists, dist, total):
-        """Fill ``node`` from its rows: a leaf, or a split whose two children (with
-        their rows, class weights and total weight) are returned to be grown."""
+    def weights(self, lists):
+        """The weights by row of a node's rows: their own, or the node's own written
+        into ``scratch``."""
+        idx_all, off, node_w = lists
+        f = self.f
+        if node_w is None:
+            return f.w
+        if self.scratch is None:
+            self.scratch = np.empty(len(f.w))
+        first = f.attr_array[0]
+        self.scratch[idx_all[off[first]:off[first + 1]]] = node_w
+        return self.scratch
+
+    def make_node(self, nodes, at, lists, dist, total):
+        """Fill node ``at`` from its rows: a leaf, or a split whose two children
+        (with their side, rows, class weights and total weight) are returned to be
+        grown."""
         f = self.f
         if total == 0:
-            node.dist = np.zeros(f.k)
             return []
-        node.is_leaf = True
-        node.dist = dist.copy()
-        node.probs = dist.copy()
-        s = _sum(node.probs)
+        nodes.dist[at] = dist
+        probs = dist.copy()
+        s = _sum(probs)
         if s != 0:
-            node.probs = node.probs / s
-        idx_all, w_all, off = lists
+            probs = probs / s
+        nodes.probs[at], nodes.has_probs[at] = probs, True
+        idx_all, off, _ = lists
+        wr = self.weights(lists)
         best = _node_best_parallel if len(idx_all) >= PARALLEL_ENTRIES else _node_best
         gains, cuts, dists, props, lefts, orders, sizes = best(
             f.X, f.y, f.w, f.nominal_mask, f.textual, f.n_values, f.attr_array, f.heuristic,
-            idx_all, w_all, off, f.k)
+            idx_all, off, wr, f.k)
         texts = {}
         for a in np.flatnonzero(np.isnan(gains)):  # the principal-component order
             lo, hi = off[a], off[a + 1]
             gain, text, mask, d = self.nominal_split(a, idx_all[lo:hi], f.X[a][idx_all[lo:hi]],
-                                                     f.y[idx_all[lo:hi]], w_all[lo:hi])
+                                                     f.y[idx_all[lo:hi]], wr[idx_all[lo:hi]])
             gains[a] = gain
             if d is not None:
                 texts[a], dists[a], props[a] = text, d, _shares(d, np.bool_(True))
@@ -548,33 +605,26 @@ class Grower:
         att = _max_index(gains)
         lo, hi = off[att], off[att + 1]
         # its errors as a leaf, on its rows as the chosen attribute lists them
-        node.model_errors = _incorrect(f.y, idx_all[lo:hi], w_all[lo:hi],
-                                       predicted(node.probs))
+        nodes.model_err[at] = _incorrect(f.y, idx_all[lo:hi], wr, predicted(probs))
         if att == f.target or gains[att] == 0:
-            node.make_leaf()
             return []
         if total < 2 * f.min_leaf or props[att, 0] == 0 or props[att, 1] == 0:
-            node.make_leaf()
             return []
         numeric = not f.nominal[att]
-        left, right = _split_all(idx_all, w_all, off, f.attr_array, f.X[att], numeric,
-                                 cuts[att], lefts[att], props[att])
-        if left[2][att + 1] - left[2][att] < f.min_leaf or \
-                right[2][att + 1] - right[2][att] < f.min_leaf:
-            node.make_leaf()
+        left, right = _split_all(idx_all, off, f.attr_array, f.X[att], numeric, cuts[att],
+                                 lefts[att], props[att], wr, lists[2] is not None)
+        if left[1][att + 1] - left[1][att] < f.min_leaf or \
+                right[1][att + 1] - right[1][att] < f.min_leaf:
             return []
-        node.is_leaf = False
-        node.attr = att
-        node.cut, node.props = cuts[att], props[att].copy()
+        nodes.attr[at], nodes.cut[at], nodes.props[at] = att, cuts[att], props[att]
         if not numeric:
             names = f.values[att]
-            node.lefts = lefts[att, :len(names)].copy()
-            node.split = texts.get(att) or "|".join(f"({names[v]})"
-                                                    for v in orders[att, :sizes[att]])
-        node.children = [Node(), Node()]
+            nodes.lefts[at, :len(names)] = lefts[att, :len(names)]
+            nodes.texts[at] = texts.get(att) or "|".join(f"({names[v]})"
+                                                         for v in orders[att, :sizes[att]])
         d = dists[att]
-        return [(node.children[i], sides, d[i].copy(), _sum(d[i]))
-                for i, sides in enumerate((left, right))]
+        return [(side, (ii, o, w if spread else None), d[side].copy(), _sum(d[side]))
+                for side, (ii, o, w, spread) in enumerate((left, right))]
 
     def nominal_split(self, a, idx, x, y, wts):
         """(gain, split string, value mask of the left side, class weights per
@@ -709,7 +759,7 @@ class Fit:
             self.grown += 1
 
     def tree(self, rows):
-        return Tree(Grower(self, rows).grow(), self, rows)
+        return Tree(Grower(self, rows).grow(), rows)
 
 
 def fit(data, target, options, settings):
@@ -796,18 +846,18 @@ class CartModel(Classifier):
 
         def visit(i):
             at = len(nodes)
-            node = tree.nodes[i]
             inner = not tree.is_leaf[i] and not tree.attr_none[i]
             nominal = inner and np.isnan(tree.cut[i])
+            values = len(attributes[tree.attr[i]].values) if nominal else 0
             nodes.append({
                 "attr": int(tree.attr[i]) if inner else -1,
                 "cut": float(tree.cut[i]) if inner and not nominal else None,
-                "split": node.split if inner else "",
-                "lefts": [bool(v) for v in node.lefts] if nominal else None,
+                "split": tree.texts.get(i, "") if inner else "",
+                "lefts": [bool(v) for v in tree.lefts[i, :values]] if nominal else None,
                 "props": [float(p) for p in tree.props[i]] if inner else None,
-                "probs": None if node.probs is None else [float(p) for p in node.probs],
-                "dist": [float(d) for d in node.dist],
-                "cls": _max_index(node.probs) if node.probs is not None else -1,
+                "probs": [float(p) for p in tree.probs[i]] if tree.has_probs[i] else None,
+                "dist": [float(d) for d in tree.dist[i]],
+                "cls": _max_index(tree.probs[i]) if tree.has_probs[i] else -1,
                 "children": None,
                 # a node cut back for good, then grown back without its test, prints
                 # as a leaf yet counts its subtree, as in the reference

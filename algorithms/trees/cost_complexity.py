@@ -63,55 +63,179 @@ def _alphas_pass(left, right, is_leaf, attr_none, model_err, tree_err, leaves, t
             changed[count] = i
             count += 1
             continue
-        diff /= total
-        a = diff / (leaves[i] - 1) * 1e10
-        r = math.floor(a)
-        if a - r >= 0.5:  # Math.round: half up
-            r += 1
-        alpha[i] = r / 1e10
+        alpha[i] = _alpha_of(diff / total, leaves[i])
         stack[top] = right[i]
         stack[top + 1] = left[i]
         top += 2
     return count
 
 
+@njit(cache=True, inline="always")
+def _before(a, b, alpha, leaves):
+    """Whether node ``a`` is a weaker link than node ``b`` (-1: none): of less
+    alpha, of more leaves on a tie, else the first depth first."""
+    if a < 0:
+        return False
+    if b < 0 or alpha[a] < alpha[b]:
+        return True
+    if alpha[a] != alpha[b]:
+        return False
+    return leaves[a] > leaves[b] or (leaves[a] == leaves[b] and a < b)
+
+
 @njit(cache=True)
-def _weakest(left, right, is_leaf, alpha, leaves):
-    """The reachable inner node of least alpha (of more leaves on a tie, else the
-    first depth first); -1 when there is none."""
-    pick = -1
-    stack = np.empty(len(left) + 1, np.int64)
-    stack[0] = 0
-    top = 1
-    while top > 0:
-        top -= 1
-        i = stack[top]
-        if is_leaf[i]:
+def _seat(weak, i, active, alpha, leaves):
+    """Node ``i`` (in)active in ``weak``, a tournament tree over the nodes whose
+    root ``weak[1]`` is the weakest active link, and its matches up to the root
+    played again."""
+    j = len(weak) // 2 + i
+    weak[j] = i if active else -1
+    j //= 2
+    while j >= 1:
+        a, b = weak[2 * j], weak[2 * j + 1]
+        weak[j] = a if _before(a, b, alpha, leaves) else b
+        j //= 2
+
+
+@njit(cache=True)
+def _reachable(i, parent, is_leaf):
+    a = parent[i]
+    while a >= 0:
+        if is_leaf[a]:
+            return False
+        a = parent[a]
+    return True
+
+
+@njit(cache=True)
+def _retire(i, end, left, is_leaf, weak, alpha, leaves):
+    """Node ``i`` (just cut) and the inner nodes below it leave ``weak`` (the
+    subtrees of nodes cut before are skipped: they left it then)."""
+    _seat(weak, i, False, alpha, leaves)
+    j = i + 1
+    while j < end[i]:
+        if left[j] >= 0 and not is_leaf[j]:
+            _seat(weak, j, False, alpha, leaves)
+            j += 1
+        elif left[j] >= 0:
+            j = end[j]
+        else:
+            j += 1
+
+
+@njit(cache=True)
+def _climb(i, left, right, parent, model_err, tree_err, leaves, dirty, marked, weak,
+           alpha):
+    """``_subtree_pass`` for the nodes whose values node ``i``'s cut changes: it,
+    then the nodes above it, bottom up (the same sums in the same order). Those
+    are marked for their alphas (``marked``, ``dirty``), and their leaves move them in
+    ``weak``."""
+    tree_err[i] = model_err[i]
+    leaves[i] = 1
+    a = parent[i]
+    while a >= 0:
+        tree_err[a] = 0.0 + tree_err[left[a]] + tree_err[right[a]]
+        leaves[a] = leaves[left[a]] + leaves[right[a]]
+        if not dirty[a + 1]:  # dirty: its count, then a flag a node
+            dirty[a + 1] = 1
+            dirty[0] += 1
+            marked[dirty[0] - 1] = a
+        if weak[len(weak) // 2 + a] >= 0:
+            _seat(weak, a, True, alpha, leaves)
+        a = parent[a]
+
+
+@njit(cache=True)
+def _alpha_of(diff, leaves):
+    r = math.floor(diff / (leaves - 1) * 1e10)
+    if diff / (leaves - 1) * 1e10 - r >= 0.5:  # Math.round: half up
+        r += 1
+    return r / 1e10
+
+
+@njit(cache=True)
+def _cut(i, attr_none_too, left, right, parent, end, is_leaf, attr_none, model_err,
+         tree_err, leaves, alpha, total, dirty, marked, weak, changed):
+    """Cut node ``i``, the weakest link, and bring the values up to date as
+    ``_passes`` would by passes over the whole tree: only the nodes whose values
+    change are worked out. Returns how many nodes were cut for saving nothing (in
+    ``changed``, depth first). The alphas of the nodes above those stay as the
+    whole passes leave them, worked out before those cuts (``marked`` for the next
+    cut)."""
+    is_leaf[i] = True
+    if attr_none_too:
+        attr_none[i] = True
+    _retire(i, end, left, is_leaf, weak, alpha, leaves)
+    _climb(i, left, right, parent, model_err, tree_err, leaves, dirty, marked, weak, alpha)
+    alpha[i] = DBL_MAX
+    # ascending: depth first, and every node above a marked node is marked (so
+    # seen before it: a node is reachable when the one above is, and is split)
+    todo = np.sort(marked[:dirty[0]])
+    dirty[0] = 0
+    count = 0
+    for a in todo:
+        p = parent[a]
+        if p >= 0 and (dirty[p + 1] != 2 or is_leaf[p]):
             continue
-        if pick < 0 or alpha[i] < alpha[pick] or \
-                (alpha[i] == alpha[pick] and leaves[i] > leaves[pick]):
-            pick = i
-        stack[top] = right[i]
-        stack[top + 1] = left[i]
-        top += 2
-    return pick
+        dirty[a + 1] = 2
+        if is_leaf[a]:
+            alpha[a] = DBL_MAX
+            continue
+        diff = model_err[a] - tree_err[a]
+        if diff <= 0:
+            is_leaf[a] = True
+            attr_none[a] = True
+            alpha[a] = DBL_MAX
+            changed[count] = a
+            count += 1
+            _retire(a, end, left, is_leaf, weak, alpha, leaves)
+            continue
+        alpha[a] = _alpha_of(diff / total, leaves[a])
+        _seat(weak, a, True, alpha, leaves)
+    for a in todo:
+        dirty[a + 1] = 0
+    for c in range(count):
+        _climb(changed[c], left, right, parent, model_err, tree_err, leaves, dirty, marked,
+               weak, alpha)
+    return count
 
 
 @njit(cache=True)
-def _paths(X, attr, cut, lefts, left, right, is_leaf, rows):
-    """Where each row (``rows``) goes in the grown tree: the rows reaching each
-    node, grouped by node (offsets, positions in ``rows``), and which rows meet a
-    missing value on the way (they are spread over both branches, so scored
-    otherwise)."""
-    n = len(left)
+def _tournament(left, parent, is_leaf, alpha, leaves):
+    """``weak`` of the reachable inner nodes."""
+    size = 1
+    while size < len(left):
+        size *= 2
+    weak = np.full(2 * size, -1, np.int64)
+    for i in range(len(left)):
+        if not is_leaf[i] and _reachable(i, parent, is_leaf):
+            weak[size + i] = i
+    for j in range(size - 1, 0, -1):
+        a, b = weak[2 * j], weak[2 * j + 1]
+        weak[j] = a if _before(a, b, alpha, leaves) else b
+    return weak
+
+
+@njit(cache=True)
+def _ends(left, right):
+    """Each node's subtree as the range [i, end[i]) of the depth-first numbering
+    (the nodes cut back keep their children)."""
+    end = np.empty(len(left), np.int64)
+    for i in range(len(left) - 1, -1, -1):
+        end[i] = i + 1 if left[i] < 0 else end[right[i]]
+    return end
+
+
+@njit(cache=True)
+def _paths(X, attr, cut, lefts, left, right, rows):
+    """The node where each row (``rows``) ends in the grown tree: its leaf, or the
+    first node whose value it lacks (such a row is spread over both branches, so
+    scored otherwise). The rows under a node are those that end in its range."""
+    final = np.empty(len(rows), np.int64)
     spread = np.zeros(len(rows), np.bool_)
-    counts = np.zeros(n + 1, np.int64)
     for p in range(len(rows)):
         i = 0
-        while True:
-            counts[i + 1] += 1
-            if is_leaf[i]:
-                break
+        while left[i] >= 0:
             v = X[attr[i], rows[p]]
             if np.isnan(v):
                 spread[p] = True
@@ -120,32 +244,70 @@ def _paths(X, attr, cut, lefts, left, right, is_leaf, rows):
                 i = left[i] if lefts[i, int(v)] else right[i]
             else:
                 i = left[i] if v < cut[i] else right[i]
-    offsets = np.cumsum(counts)
-    fill = offsets[:-1].copy()
-    members = np.empty(offsets[-1], np.int64)
-    for p in range(len(rows)):
-        i = 0
-        while True:
-            members[fill[i]] = p
-            fill[i] += 1
-            if is_leaf[i]:
-                break
-            v = X[attr[i], rows[p]]
-            if np.isnan(v):
-                break
-            if np.isnan(cut[i]):
-                i = left[i] if lefts[i, int(v)] else right[i]
-            else:
-                i = left[i] if v < cut[i] else right[i]
-    return offsets, members, spread
+        final[p] = i
+    return final, spread
 
 
 @njit(cache=True)
-def _assign(nodes, offsets, members, pred, row_pred):
+def _by_node(final, n):
+    """The rows in order of the node they end in (a counting sort), and where each
+    node's rows start: the rows under node i are ``members[starts[i]:starts[end[i]]]``."""
+    starts = np.zeros(n + 1, np.int64)
+    for p in range(len(final)):
+        starts[final[p] + 1] += 1
+    for i in range(n):
+        starts[i + 1] += starts[i]
+    fill = starts[:-1].copy()
+    members = np.empty(len(final), np.int64)
+    for p in range(len(final)):
+        members[fill[final[p]]] = p
+        fill[final[p]] += 1
+    return members, starts
+
+
+@njit(cache=True)
+def _assign(nodes, end, starts, members, pred, row_pred):
     """The rows under each node of ``nodes`` (now leaves) take its prediction."""
     for i in nodes:
-        for j in range(offsets[i], offsets[i + 1]):
+        for j in range(starts[i], starts[end[i]]):
             row_pred[members[j]] = pred[i]
+
+
+@njit(cache=True)
+def _parents(left, right):
+    parent = np.full(len(left), -1, np.int64)
+    for i in range(len(left)):
+        if left[i] >= 0:
+            parent[left[i]] = i
+            parent[right[i]] = i
+    return parent
+
+
+@njit(cache=True)
+def _reaching(X, rows, attr, cut, lefts, left, parent, is_leaf, nodes):
+    """Which of the spread rows ``rows`` reach one of ``nodes`` (just cut), and so
+    may score otherwise: every node above it is still split, and the row's value
+    there is missing or leads towards it."""
+    out = np.zeros(len(rows), np.bool_)
+    for p in range(len(rows)):
+        for c in nodes:
+            child, a = c, parent[c]
+            reached = True
+            while a >= 0:
+                if is_leaf[a]:
+                    reached = False
+                    break
+                v = X[attr[a], rows[p]]
+                if not np.isnan(v):
+                    go_left = lefts[a, int(v)] if np.isnan(cut[a]) else v < cut[a]
+                    if go_left != (left[a] == child):
+                        reached = False
+                        break
+                child, a = a, parent[a]
+            if reached:
+                out[p] = True
+                break
+    return out
 
 
 @njit(cache=True)
@@ -212,48 +374,23 @@ def _predictions(dist):
 
 
 class Tree:
-    """A grown tree flattened depth first, for pruning and scoring: ``is_leaf``
+    """A grown tree numbered depth first, for pruning and scoring: ``is_leaf``
     marks leaves and nodes cut back (their children kept, to grow back), while
     ``attr_none`` marks nodes made leaves for good, as the reference keeps them."""
 
-    def __init__(self, root, fit, rows):
-        nodes = []
-        stack = [root]
-        while stack:
-            node = stack.pop()
-            nodes.append(node)
-            if node.children is not None:
-                stack.extend(reversed(node.children))
-        at = {id(node): i for i, node in enumerate(nodes)}
-        n = len(nodes)
-        self.nodes = nodes
-        self.left = np.full(n, -1, np.int64)
-        self.right = np.full(n, -1, np.int64)
-        self.is_leaf = np.zeros(n, np.bool_)
-        self.attr_none = np.zeros(n, np.bool_)
-        self.attr = np.zeros(n, np.int64)
-        self.cut = np.full(n, np.nan)
-        width = max([len(v) for v in fit.values] + [1])
-        self.lefts = np.zeros((n, width), np.bool_)
-        self.props = np.zeros((n, 2))
-        self.probs = np.zeros((n, fit.k))
-        self.pred = np.full(n, -1, np.int64)
-        self.model_err = np.zeros(n)
-        for i, node in enumerate(nodes):
-            if i % 4096 == 0:
-                checkpoint()
-            if node.children is not None:
-                self.left[i], self.right[i] = at[id(node.children[0])], at[id(node.children[1])]
-                self.attr[i], self.cut[i], self.props[i] = node.attr, node.cut, node.props
-                if node.lefts is not None:
-                    self.lefts[i, :len(node.lefts)] = node.lefts
-            else:
-                self.is_leaf[i] = True
-                self.attr_none[i] = True
-            if node.probs is not None:
-                self.probs[i] = node.probs
-                self.pred[i] = predicted(node.probs)
-            self.model_err[i] = node.model_errors
+    def __init__(self, nodes, rows):
+        """``nodes``: the grown tree's ``Nodes``, numbered depth first."""
+        grown = nodes.trimmed()
+        self.texts = nodes.texts
+        self.left, self.right = grown["left"], grown["right"]
+        self.is_leaf = self.left < 0
+        self.attr_none = self.left < 0
+        self.attr, self.cut, self.lefts = grown["attr"], grown["cut"], grown["lefts"]
+        self.props, self.dist, self.probs = grown["props"], grown["dist"], grown["probs"]
+        self.has_probs, self.model_err = grown["has_probs"], grown["model_err"]
+        self.pred = _predictions(self.probs)
+        self.pred[~self.has_probs] = -1
+        n = len(self.left)
         self.total = float(len(rows))
         self.tree_err = np.zeros(n)
         self.leaves = np.zeros(n, np.int64)
@@ -262,7 +399,8 @@ class Tree:
 
     def _passes(self):
         """Subtree errors, then alphas (cutting splits that save nothing), then the
-        leaf counts again. Returns the nodes cut."""
+        leaf counts again, over the whole tree; then the weakest links' tournament.
+        Returns the nodes cut."""
         _subtree_pass(self.left, self.right, self.is_leaf, self.model_err, self.tree_err,
                       self.leaves)
         count = _alphas_pass(self.left, self.right, self.is_leaf, self.attr_none,
@@ -271,6 +409,34 @@ class Tree:
         if count:
             _subtree_pass(self.left, self.right, self.is_leaf, self.model_err,
                           self.tree_err, self.leaves)
+        self.parent = _parents(self.left, self.right)
+        self.end = _ends(self.left, self.right)
+        n = len(self.left)
+        self.dirty, self.marked = np.zeros(n + 1, np.int64), np.zeros(n, np.int64)
+        for c in self.changed[:count]:  # their alphas were worked out before those cuts
+            a = self.parent[c]
+            while a >= 0:
+                if not self.dirty[a + 1]:
+                    self.dirty[a + 1] = 1
+                    self.marked[self.dirty[0]] = a
+                    self.dirty[0] += 1
+                a = self.parent[a]
+        self.weak = _tournament(self.left, self.parent, self.is_leaf, self.alpha,
+                                self.leaves)
+        return self.changed[:count].copy()
+
+    def _weakest(self):
+        """The reachable inner node of least alpha (of more leaves on a tie, else
+        the first depth first); -1 when there is none."""
+        return self.weak[1]
+
+    def _cut(self, i, for_good):
+        """Cut node ``i`` (``for_good``: its test dropped too) and update what the
+        passes would: returns the nodes cut for saving nothing."""
+        count = _cut(i, for_good, self.left, self.right, self.parent, self.end,
+                     self.is_leaf, self.attr_none, self.model_err, self.tree_err,
+                     self.leaves, self.alpha, self.total, self.dirty, self.marked,
+                     self.weak, self.changed)
         return self.changed[:count].copy()
 
     def distribution(self, fit, rows):
@@ -293,18 +459,19 @@ class Tree:
         previous = DBL_MAX
         while True:
             checkpoint()
-            i = _weakest(self.left, self.right, self.is_leaf, self.alpha, self.leaves)
+            i = self._weakest()
             if i < 0:
                 break
-            self.is_leaf[i] = True  # children kept, to grow back
-            if self.alpha[i] != previous:
-                alphas.append(self.alpha[i])
+            alpha = self.alpha[i]
+            if alpha != previous:
+                alphas.append(alpha)
                 if scorer is not None:
+                    self.is_leaf[i] = True  # scored cut, before the passes
                     errors.append(scorer.error(np.array([i], np.int64)))
-                previous = self.alpha[i]
+                previous = alpha
             elif scorer is not None:
                 scorer.pending.append(i)
-            changed = self._passes()
+            changed = self._cut(i, False)  # children kept, to grow back
             if scorer is not None:
                 scorer.pending.extend(changed)
         alphas.append(1.0)
@@ -318,27 +485,31 @@ class Tree:
         self._passes()
         while True:
             checkpoint()
-            i = _weakest(self.left, self.right, self.is_leaf, self.alpha, self.leaves)
+            i = self._weakest()
             if i < 0 or self.alpha[i] > alpha:
                 break
-            self.is_leaf[i] = True
-            self.attr_none[i] = True
-            self._passes()
+            self._cut(i, True)
 
 
 class _Scorer:
     """The held-out error of a tree being cut back, kept up to date: a row that
     meets no missing value takes the prediction of the first leaf on its path, so
-    only the rows under a node cut change; the others are scored again."""
+    only the rows under a node cut change; a spread row is scored again only when it
+    reaches a node cut."""
 
     def __init__(self, tree, fit, rows):
         self.tree, self.fit, self.rows = tree, fit, rows
-        self.offsets, self.members, self.spread = _paths(
-            fit.X, tree.attr, tree.cut, tree.lefts, tree.left, tree.right, tree.is_leaf,
-            rows)
+        self.end = _ends(tree.left, tree.right)
+        self.parent = _parents(tree.left, tree.right)
+        final, spread = _paths(fit.X, tree.attr, tree.cut, tree.lefts, tree.left,
+                               tree.right, rows)
+        self.members, self.starts = _by_node(final, len(tree.left))
         self.row_pred = np.full(len(rows), -1, np.int64)
         leaves = np.flatnonzero(tree.is_leaf)
-        _assign(leaves, self.offsets, self.members, tree.pred, self.row_pred)
+        _assign(leaves, self.end, self.starts, self.members, tree.pred, self.row_pred)
+        self.spread = np.flatnonzero(spread)
+        self.spread_rows = np.asarray(rows, np.int64)[self.spread]
+        self.spread_pred = None  # each spread row's prediction, once scored
         self.y = fit.y[rows]
         self.w = fit.w[rows].astype(np.float64)
         self.pending = []
@@ -346,8 +517,18 @@ class _Scorer:
     def error(self, changed):
         nodes = np.array(self.pending + list(changed), np.int64)
         self.pending = []
-        _assign(nodes, self.offsets, self.members, self.tree.pred, self.row_pred)
-        if self.spread.any():
-            sub = self.rows[self.spread]
-            self.row_pred[self.spread] = _predictions(self.tree.distribution(self.fit, sub))
+        _assign(nodes, self.end, self.starts, self.members, self.tree.pred, self.row_pred)
+        if len(self.spread):
+            if self.spread_pred is None:
+                self.spread_pred = np.empty(len(self.spread), np.int64)
+                redo = np.arange(len(self.spread))
+            else:
+                t = self.tree
+                redo = np.flatnonzero(_reaching(self.fit.X, self.spread_rows, t.attr, t.cut,
+                                                t.lefts, t.left, self.parent, t.is_leaf,
+                                                nodes))
+            if len(redo):
+                self.spread_pred[redo] = _predictions(
+                    self.tree.distribution(self.fit, self.spread_rows[redo]))
+            self.row_pred[self.spread] = self.spread_pred
         return _error_rate(self.row_pred, self.y, self.w)
