@@ -402,3 +402,93 @@ def test_cart_numeric_split_spreads_missing_rows_as_the_reference(k, data):
     assert cut == want_cut or (np.isnan(cut) and np.isnan(want_cut))
     if want_dist is not None:
         assert dist.tolist() == want_dist
+
+
+def random_tree(draw, max_nodes=120):
+    """A CART ``Tree`` of random shape (grown depth first) whose nodes' errors as a
+    leaf are their children's plus a few values, so that alphas tie, and splits
+    save nothing at first or once a node below is cut."""
+    from duckmine.algorithms.trees.cart import Nodes
+    from duckmine.algorithms.trees.cost_complexity import Tree
+
+    nodes = Nodes(2, 1)
+    work = [(-1, 0, 0)]
+    while work:
+        parent, side, depth = work.pop()
+        at = nodes.add(parent, side)
+        nodes.has_probs[at] = True
+        nodes.probs[at] = [0.5, 0.5]
+        if depth < 9 and nodes.n + len(work) < max_nodes and draw(st.integers(0, 3)) > 0:
+            nodes.cut[at] = 1.0
+            work += [(at, 1, depth + 1), (at, 0, depth + 1)]
+    for i in range(nodes.n - 1, -1, -1):  # children first
+        extra = draw(st.sampled_from([0.0, 0.5, 1.0, 1.5, 3.0, 0.1, 0.2, 0.3, 1 / 3]))
+        below = 0.0 if nodes.left[i] < 0 else \
+            nodes.model_err[nodes.left[i]] + nodes.model_err[nodes.right[i]]
+        nodes.model_err[i] = below + extra
+    tree = Tree(nodes, np.arange(1))
+    # many rows round alphas (to 1e-10) alike, and a split may save nothing once
+    # the link below it is cut
+    tree.total = draw(st.sampled_from([1.0, 7.0, 50.0, 1e9, 3e10]))
+    return tree
+
+
+def pruned_by_whole_passes(tree, alpha=None):
+    """The sequence of alphas (or, given ``alpha``, the tree pruned to it) as the
+    reference works it out: every pass over the whole tree, after every cut."""
+    from duckmine.algorithms.trees import cost_complexity as cc
+
+    def passes():
+        cc._subtree_pass(tree.left, tree.right, tree.is_leaf, tree.model_err,
+                         tree.tree_err, tree.leaves)
+        count = cc._alphas_pass(tree.left, tree.right, tree.is_leaf, tree.attr_none,
+                                tree.model_err, tree.tree_err, tree.leaves, tree.total,
+                                tree.alpha, tree.changed)
+        if count:
+            cc._subtree_pass(tree.left, tree.right, tree.is_leaf, tree.model_err,
+                             tree.tree_err, tree.leaves)
+
+    def weakest():
+        pick, stack = -1, [0]
+        while stack:
+            i = stack.pop()
+            if tree.is_leaf[i]:
+                continue
+            if pick < 0 or tree.alpha[i] < tree.alpha[pick] or (
+                    tree.alpha[i] == tree.alpha[pick] and tree.leaves[i] > tree.leaves[pick]):
+                pick = i
+            stack += [tree.right[i], tree.left[i]]
+        return pick
+
+    passes()
+    alphas, previous = [0.0], None
+    while (i := weakest()) >= 0 and (alpha is None or tree.alpha[i] <= alpha):
+        if alpha is None and tree.alpha[i] != previous:
+            alphas.append(tree.alpha[i])
+            previous = tree.alpha[i]
+        tree.is_leaf[i] = True
+        if alpha is not None:
+            tree.attr_none[i] = True
+        passes()
+    return alphas + [1.0]
+
+
+@given(st.data())
+@settings(max_examples=150, deadline=None)
+def test_cart_pruning_cuts_what_whole_passes_cut(data):
+    """Cutting the weakest link and updating only what the cut changes gives the
+    sequence of alphas, and the tree pruned to an alpha, that passes over the
+    whole tree after every cut give."""
+    import copy
+
+    tree = random_tree(data.draw)
+    want = copy.deepcopy(tree)
+    alphas, _, _ = tree.sequence(None)
+    assert alphas == pruned_by_whole_passes(want)
+    assert (tree.attr_none == want.attr_none).all()
+    alpha = data.draw(st.sampled_from(alphas))
+    tree.unprune()
+    want.is_leaf[:] = want.left < 0
+    tree.prune_to(alpha)
+    pruned_by_whole_passes(want, alpha)
+    assert (tree.is_leaf == want.is_leaf).all() and (tree.attr_none == want.attr_none).all()

@@ -52,22 +52,33 @@ def _alphas_pass(left, right, is_leaf, attr_none, model_err, tree_err, leaves, t
     while top > 0:
         top -= 1
         i = stack[top]
-        if is_leaf[i]:
-            alpha[i] = DBL_MAX
-            continue
-        diff = model_err[i] - tree_err[i]
-        if diff <= 0:
-            is_leaf[i] = True
-            attr_none[i] = True
-            alpha[i] = DBL_MAX
-            changed[count] = i
-            count += 1
-            continue
-        alpha[i] = _alpha_of(diff / total, leaves[i])
-        stack[top] = right[i]
-        stack[top + 1] = left[i]
-        top += 2
+        count, split = _judge(i, is_leaf, attr_none, model_err, tree_err, leaves, alpha,
+                              total, changed, count)
+        if split:
+            stack[top] = right[i]
+            stack[top + 1] = left[i]
+            top += 2
     return count
+
+
+@njit(cache=True, inline="always")
+def _judge(i, is_leaf, attr_none, model_err, tree_err, leaves, alpha, total, changed,
+           count):
+    """Node ``i``'s alpha (a leaf's DBL_MAX); a split that saves nothing is cut
+    at once, and recorded in ``changed``. Returns the count of those cut, and
+    whether ``i`` is still split."""
+    if is_leaf[i]:
+        alpha[i] = DBL_MAX
+        return count, False
+    diff = model_err[i] - tree_err[i]
+    if diff <= 0:
+        is_leaf[i] = True
+        attr_none[i] = True
+        alpha[i] = DBL_MAX
+        changed[count] = i
+        return count + 1, False
+    alpha[i] = _alpha_of(diff / total, leaves[i])
+    return count, True
 
 
 @njit(cache=True, inline="always")
@@ -178,20 +189,13 @@ def _cut(i, attr_none_too, left, right, parent, end, is_leaf, attr_none, model_e
         if p >= 0 and (dirty[p + 1] != 2 or is_leaf[p]):
             continue
         dirty[a + 1] = 2
-        if is_leaf[a]:
-            alpha[a] = DBL_MAX
-            continue
-        diff = model_err[a] - tree_err[a]
-        if diff <= 0:
-            is_leaf[a] = True
-            attr_none[a] = True
-            alpha[a] = DBL_MAX
-            changed[count] = a
-            count += 1
+        was_leaf = is_leaf[a]
+        count, split = _judge(a, is_leaf, attr_none, model_err, tree_err, leaves, alpha,
+                              total, changed, count)
+        if split:
+            _seat(weak, a, True, alpha, leaves)
+        elif not was_leaf:
             _retire(a, end, left, is_leaf, weak, alpha, leaves)
-            continue
-        alpha[a] = _alpha_of(diff / total, leaves[a])
-        _seat(weak, a, True, alpha, leaves)
     for a in todo:
         dirty[a + 1] = 0
     for c in range(count):
