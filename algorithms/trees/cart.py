@@ -280,11 +280,11 @@ def _nominal_best(codes, y, wts, w_own, k, n_values, heuristic, out_lefts, out_o
 
 
 @njit(cache=True)
-def _attribute_best(a, X, y, w, nominal, textual, n_values, heuristic, idx_all, off, wr,
+def _attribute_best(a, X, y, w, nominal, textual, n_values, heuristic, idx_all, span, wr,
                     k, gains, cuts, dists, props, lefts, orders, sizes):
     """Attribute ``a``'s best split at a node, into its rows of the outputs of
     ``_node_best``."""
-    idx = idx_all[off[a]:off[a + 1]]
+    idx = idx_all[span[a, 0]:span[a, 1]]
     if textual[a]:
         gains[a] = np.nan
         return
@@ -312,92 +312,92 @@ def _outputs(n_values, k):
 
 
 @njit(cache=True)
-def _node_best(X, y, w, nominal, textual, n_values, attrs, heuristic, idx_all, off, wr, k):
-    """Every attribute's best split at a node (its sorted rows ``idx_all[off[a]:
-    off[a + 1]]``, weighing ``wr`` by row): gains (0 for the target, NaN where
+def _node_best(X, y, w, nominal, textual, n_values, attrs, heuristic, idx_all, span, wr,
+               k):
+    """Every attribute's best split at a node (its sorted rows ``idx_all[span[a, 0]:
+    span[a, 1]]``, weighing ``wr`` by row): gains (0 for the target, NaN where
     Python must find the split), cuts, class weights per side, side shares, left
     value masks and their order in the split's text."""
     gains, cuts, dists, props, lefts, orders, sizes = _outputs(n_values, k)
     for j in range(len(attrs)):
         _attribute_best(attrs[j], X, y, w, nominal, textual, n_values, heuristic, idx_all,
-                        off, wr, k, gains, cuts, dists, props, lefts, orders, sizes)
+                        span, wr, k, gains, cuts, dists, props, lefts, orders, sizes)
     return gains, cuts, dists, props, lefts, orders, sizes
 
 
 @njit(cache=True, parallel=True)
 def _node_best_parallel(X, y, w, nominal, textual, n_values, attrs, heuristic, idx_all,
-                        off, wr, k):
+                        span, wr, k):
     """``_node_best`` with the attributes shared between the cores (for a large
     node: starting the threads costs more than a small one's work)."""
     gains, cuts, dists, props, lefts, orders, sizes = _outputs(n_values, k)
     for j in prange(len(attrs)):
         _attribute_best(attrs[j], X, y, w, nominal, textual, n_values, heuristic, idx_all,
-                        off, wr, k, gains, cuts, dists, props, lefts, orders, sizes)
+                        span, wr, k, gains, cuts, dists, props, lefts, orders, sizes)
     return gains, cuts, dists, props, lefts, orders, sizes
 
 
 @njit(cache=True)
-def _split_all(idx_all, off, attrs, x, numeric, cut, lefts, props, wr, spread):
+def _split_all(idx_all, span, attrs, x, numeric, cut, lefts, props, wr, spread, min_leaf):
     """Every attribute's sorted rows dealt to the two children by the split
-    attribute's values ``x`` (by row), each attribute's in its order, in the same
-    layout: a missing value goes to both. Every attribute lists the same rows, so
-    the first one's count sizes both sides. Returns each child's (rows, offsets,
-    weights): the weights in the child of its rows in the first attribute's order,
-    where some row weighs other than its own weight (``spread``: the node's rows
-    do, or a row missing the value is spread now, weighted by ``props``), else
-    none."""
-    n_attr = len(off) - 1
+    attribute's values ``x`` (by row), each attribute's in its order: (the rows
+    each side gets; whether the children keep weights; each child's rows, spans
+    and weights, or nothing where a side gets fewer than ``min_leaf`` rows).
+    Every attribute lists the same rows, so the first one's count sizes both
+    sides.
+
+    The left side's rows take the node's place in its array, in the order they
+    were; the right side's follow them there where no row lacks the value, and
+    are put in an array of their own where some row does (it goes to both sides,
+    weighted by ``props``). A child's weights are those of its rows in the first
+    attribute's order, where some row weighs other than its own weight
+    (``spread``: the node's rows do, or one is spread now), else none."""
     count = np.zeros(2, np.int64)
     missing = 0
-    first = attrs[0] if len(attrs) > 0 else 0
-    if len(attrs) > 0:
-        for j in range(off[first], off[first + 1]):
-            s = _side(x[idx_all[j]], numeric, cut, lefts)
-            if s < 0:
-                missing += 1
-                for t in range(2):
-                    count[t] += props[t] > 0
-            else:
-                count[s] += 1
-    listed = np.zeros(n_attr, np.bool_)
-    listed[attrs] = True
-    o = np.zeros((2, n_attr + 1), np.int64)
-    for side in range(2):
-        for a in range(n_attr):
-            o[side, a + 1] = o[side, a] + (count[side] if listed[a] else 0)
-    ii0 = np.empty(o[0, n_attr], np.int32)
-    ii1 = np.empty(o[1, n_attr], np.int32)
+    first = attrs[0]
+    for j in range(span[first, 0], span[first, 1]):
+        s = _side(x[idx_all[j]], numeric, cut, lefts)
+        if s < 0:
+            missing += 1
+            for t in range(2):
+                count[t] += props[t] > 0
+        else:
+            count[s] += 1
+    none = np.empty(0, np.int32), np.empty((0, 2), np.int64), np.empty(0)
     weighted = spread or missing > 0
+    if count[0] < min_leaf or count[1] < min_leaf:
+        return count, weighted, none, none
     w0 = np.empty(count[0] if weighted else 0)
     w1 = np.empty(count[1] if weighted else 0)
-    for a in attrs:
-        f0, f1 = o[0, a], o[1, a]
+    span0, span1 = np.zeros_like(span), np.zeros_like(span)
+    out1 = np.empty(count[1] * len(attrs), np.int32)  # the right side's rows, apart
+    for t in range(len(attrs)):
+        a = attrs[t]
+        lo, f1 = span[a, 0], count[1] * t
+        f0 = 0
         keep = weighted and a == first
-        for j in range(off[a], off[a + 1]):
+        for j in range(lo, span[a, 1]):
             r = idx_all[j]
             s = _side(x[r], numeric, cut, lefts)
-            if s < 0:
-                if props[0] > 0:
-                    if keep:
-                        w0[f0 - o[0, a]] = props[0] * wr[r]
-                    ii0[f0] = r
-                    f0 += 1
-                if props[1] > 0:
-                    if keep:
-                        w1[f1 - o[1, a]] = props[1] * wr[r]
-                    ii1[f1] = r
-                    f1 += 1
-            elif s == 0:
+            if s != 0 and (s == 1 or props[1] > 0):
                 if keep:
-                    w0[f0 - o[0, a]] = wr[r]
-                ii0[f0] = r
-                f0 += 1
-            else:
-                if keep:
-                    w1[f1 - o[1, a]] = wr[r]
-                ii1[f1] = r
+                    w1[f1 - count[1] * t] = wr[r] if s == 1 else props[1] * wr[r]
+                out1[f1] = r
                 f1 += 1
-    return (ii0, o[0].copy(), w0, weighted), (ii1, o[1].copy(), w1, weighted)
+            if s <= 0 and (s == 0 or props[0] > 0):  # in place: j >= lo + f0
+                if keep:
+                    w0[f0] = wr[r] if s == 0 else props[0] * wr[r]
+                idx_all[lo + f0] = r
+                f0 += 1
+        span0[a, 0], span0[a, 1] = lo, lo + f0
+        span1[a, 0], span1[a, 1] = count[1] * t, f1
+    if missing == 0:  # the right side's rows fit after the left's, in place too
+        for a in attrs:
+            n1 = span1[a, 1] - span1[a, 0]
+            idx_all[span0[a, 1]:span0[a, 1] + n1] = out1[span1[a, 0]:span1[a, 1]]
+            span1[a, 0], span1[a, 1] = span0[a, 1], span0[a, 1] + n1
+        return count, weighted, (idx_all, span0, w0), (idx_all, span1, w1)
+    return count, weighted, (idx_all, span0, w0), (out1, span1, w1)
 
 
 @njit(cache=True, inline="always")
@@ -504,16 +504,17 @@ def _presorted_rows(X, rows, nominal, target):
     after another (none for the target), and each one's offset: with ``_wide``, the
     attributes on two threads."""
     p, n = X.shape[0], len(rows)
-    off = np.zeros(p + 1, np.int64)
+    span = np.zeros((p, 2), np.int64)
     for a in range(p):
-        off[a + 1] = off[a] + (0 if a == target else n)
-    idx = np.empty(off[p], np.int32)  # row numbers: half the memory of int64
+        span[a, 0] = 0 if a == 0 else span[a - 1, 1]
+        span[a, 1] = span[a, 0] + (0 if a == target else n)
+    idx = np.empty(span[p - 1, 1], np.int32)  # row numbers: half the memory of int64
     for a in prange(p):
         if a != target:
             order = rows_in_order(X, np.int64(a), rows, nominal[a])  # (see jit)
             for i in range(n):
-                idx[off[a] + i] = rows[order[i]]
-    return idx, off
+                idx[span[a, 0] + i] = rows[order[i]]
+    return idx, span
 
 
 _presorted = njit(cache=True)(_presorted_rows)
@@ -543,9 +544,9 @@ class Grower:
         offsets by attribute; the class weights and their total."""
         f, rows = self.f, self.rows
         sort = _presorted_wide if len(rows) * len(f.X) >= PARALLEL_ENTRIES else _presorted
-        idx, off = sort(f.X, np.asarray(rows, np.int64), f.nominal_mask, f.target)
+        idx, span = sort(f.X, np.asarray(rows, np.int64), f.nominal_mask, f.target)
         dist, total = _totals(f.y, f.w, rows, f.k)  # summed in row order
-        return (idx, off, None), dist[:f.k].copy(), total
+        return (idx, span, None), dist[:f.k].copy(), total
 
     def grow(self):
         lists, dist, total = self.sorted_info()
@@ -564,14 +565,14 @@ class Grower:
     def weights(self, lists):
         """The weights by row of a node's rows: their own, or the node's own written
         into ``scratch``."""
-        idx_all, off, node_w = lists
+        idx_all, span, node_w = lists
         f = self.f
         if node_w is None:
             return f.w
         if self.scratch is None:
             self.scratch = np.empty(len(f.w))
         first = f.attr_array[0]
-        self.scratch[idx_all[off[first]:off[first + 1]]] = node_w
+        self.scratch[idx_all[span[first, 0]:span[first, 1]]] = node_w
         return self.scratch
 
     def make_node(self, nodes, at, lists, dist, total):
@@ -587,15 +588,15 @@ class Grower:
         if s != 0:
             probs = probs / s
         nodes.probs[at], nodes.has_probs[at] = probs, True
-        idx_all, off, _ = lists
+        idx_all, span, _ = lists
         wr = self.weights(lists)
         best = _node_best_parallel if len(idx_all) >= PARALLEL_ENTRIES else _node_best
         gains, cuts, dists, props, lefts, orders, sizes = best(
             f.X, f.y, f.w, f.nominal_mask, f.textual, f.n_values, f.attr_array, f.heuristic,
-            idx_all, off, wr, f.k)
+            idx_all, span, wr, f.k)
         texts = {}
         for a in np.flatnonzero(np.isnan(gains)):  # the principal-component order
-            lo, hi = off[a], off[a + 1]
+            lo, hi = span[a]
             gain, text, mask, d = self.nominal_split(a, idx_all[lo:hi], f.X[a][idx_all[lo:hi]],
                                                      f.y[idx_all[lo:hi]], wr[idx_all[lo:hi]])
             gains[a] = gain
@@ -603,7 +604,7 @@ class Grower:
                 texts[a], dists[a], props[a] = text, d, _shares(d, np.bool_(True))
                 lefts[a, :len(mask)] = mask
         att = _max_index(gains)
-        lo, hi = off[att], off[att + 1]
+        lo, hi = span[att]
         # its errors as a leaf, on its rows as the chosen attribute lists them
         nodes.model_err[at] = _incorrect(f.y, idx_all[lo:hi], wr, predicted(probs))
         if att == f.target or gains[att] == 0:
@@ -611,10 +612,10 @@ class Grower:
         if total < 2 * f.min_leaf or props[att, 0] == 0 or props[att, 1] == 0:
             return []
         numeric = not f.nominal[att]
-        left, right = _split_all(idx_all, off, f.attr_array, f.X[att], numeric, cuts[att],
-                                 lefts[att], props[att], wr, lists[2] is not None)
-        if left[1][att + 1] - left[1][att] < f.min_leaf or \
-                right[1][att + 1] - right[1][att] < f.min_leaf:
+        count, spread, left, right = _split_all(
+            idx_all, span, f.attr_array, f.X[att], numeric, cuts[att], lefts[att],
+            props[att], wr, lists[2] is not None, f.min_leaf)
+        if count[0] < f.min_leaf or count[1] < f.min_leaf:
             return []
         nodes.attr[at], nodes.cut[at], nodes.props[at] = att, cuts[att], props[att]
         if not numeric:
@@ -624,7 +625,7 @@ class Grower:
                                                          for v in orders[att, :sizes[att]])
         d = dists[att]
         return [(side, (ii, o, w if spread else None), d[side].copy(), _sum(d[side]))
-                for side, (ii, o, w, spread) in enumerate((left, right))]
+                for side, (ii, o, w) in enumerate((left, right))]
 
     def nominal_split(self, a, idx, x, y, wts):
         """(gain, split string, value mask of the left side, class weights per
