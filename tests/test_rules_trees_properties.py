@@ -438,6 +438,10 @@ def pruned_by_whole_passes(tree, alpha=None):
     reference works it out: every pass over the whole tree, after every cut."""
     from duckmine.algorithms.trees import cost_complexity as cc
 
+    n = len(tree.left)
+    tree.tree_err, tree.leaves = np.zeros(n), np.zeros(n, np.int64)
+    tree.alpha, tree.changed = np.zeros(n), np.zeros(n, np.int64)
+
     def passes():
         cc._subtree_pass(tree.left, tree.right, tree.is_leaf, tree.model_err,
                          tree.tree_err, tree.leaves)

@@ -25,6 +25,7 @@ import threading
 import numpy as np
 
 from .. import pictures, progress, stop
+from ..c45.grow import class_codes
 from ..dataset import stacked
 from ..eigen import symmetric_eigen
 from ..evaluation import check_folds, stratify, test_cv, train_cv
@@ -494,8 +495,14 @@ class Nodes:
         return at
 
     def trimmed(self):
-        """{column: its array cut to the nodes grown}."""
-        return {name: getattr(self, name)[:self.n].copy() for name in self.columns}
+        """{column: its array cut to the nodes grown}, in place (shrunk where it
+        lies, not copied: each array is this object's alone)."""
+        out = {}
+        for name, (_, shape, _) in self.columns.items():
+            a = getattr(self, name)
+            a.resize((self.n, *shape), refcheck=False)
+            out[name] = a
+        return out
 
 
 def _presorted_rows(X, rows, nominal, target):
@@ -767,7 +774,8 @@ def fit(data, target, options, settings):
     """The contract's fit for cart."""
     labels = data.columns[target]
     rows = np.flatnonzero(~np.isnan(labels)).astype(np.int64)
-    y = np.where(np.isnan(labels), 0, labels).astype(np.int64)
+    k = len(data.attributes[target].values)
+    y = class_codes(np.where(np.isnan(labels), 0, labels), k)
     f = Fit(data, target, y, options)
     if len(rows) == 0:
         raise ValueError("no row has a class")

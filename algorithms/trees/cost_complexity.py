@@ -394,17 +394,16 @@ class Tree:
         self.has_probs, self.model_err = grown["has_probs"], grown["model_err"]
         self.pred = _predictions(self.probs)
         self.pred[~self.has_probs] = -1
-        n = len(self.left)
         self.total = float(len(rows))
-        self.tree_err = np.zeros(n)
-        self.leaves = np.zeros(n, np.int64)
-        self.alpha = np.zeros(n)
-        self.changed = np.zeros(n, np.int64)
 
     def _passes(self):
         """Subtree errors, then alphas (cutting splits that save nothing), then the
         leaf counts again, over the whole tree; then the weakest links' tournament.
-        Returns the nodes cut."""
+        Returns the nodes cut. (The arrays the pruning works on are made here: a
+        tree waiting for its pruning holds none.)"""
+        n = len(self.left)
+        self.tree_err, self.leaves = np.zeros(n), np.zeros(n, np.int64)
+        self.alpha, self.changed = np.zeros(n), np.zeros(n, np.int64)
         _subtree_pass(self.left, self.right, self.is_leaf, self.model_err, self.tree_err,
                       self.leaves)
         count = _alphas_pass(self.left, self.right, self.is_leaf, self.attr_none,
@@ -415,7 +414,6 @@ class Tree:
                           self.tree_err, self.leaves)
         self.parent = _parents(self.left, self.right)
         self.end = _ends(self.left, self.right)
-        n = len(self.left)
         self.dirty, self.marked = np.zeros(n + 1, np.int64), np.zeros(n, np.int64)
         for c in self.changed[:count]:  # their alphas were worked out before those cuts
             a = self.parent[c]
