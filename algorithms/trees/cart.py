@@ -597,7 +597,8 @@ class Grower:
         nodes.probs[at], nodes.has_probs[at] = probs, True
         idx_all, span, _ = lists
         wr = self.weights(lists)
-        best = _node_best_parallel if len(idx_all) >= PARALLEL_ENTRIES else _node_best
+        entries = int((span[:, 1] - span[:, 0]).sum())  # its own (the array is shared)
+        best = _node_best_parallel if entries >= PARALLEL_ENTRIES else _node_best
         gains, cuts, dists, props, lefts, orders, sizes = best(
             f.X, f.y, f.w, f.nominal_mask, f.textual, f.n_values, f.attr_array, f.heuristic,
             idx_all, span, wr, f.k)

@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 
+from ..dataset import whole_weights
 from ..jit import njit
 from ..stop import checkpoint
 
@@ -269,12 +270,38 @@ def _by_node(final, n):
     return members, starts
 
 
+@njit(cache=True, inline="always")
+def _wrong_by(old, new, y, w):
+    """How much a row of class ``y`` and weight ``w`` adds to the weight of rows
+    wrongly classified when its prediction goes from ``old`` to ``new`` (-1:
+    none, neither right nor wrong)."""
+    return ((w if new >= 0 and new != y else 0.0)
+            - (w if old >= 0 and old != y else 0.0))
+
+
 @njit(cache=True)
-def _assign(nodes, end, starts, members, pred, row_pred):
-    """The rows under each node of ``nodes`` (now leaves) take its prediction."""
+def _assign(nodes, end, starts, members, pred, row_pred, y, w):
+    """The rows under each node of ``nodes`` (now leaves) take its prediction.
+    Returns the change in the weight of rows wrongly classified."""
+    change = 0.0
     for i in nodes:
         for j in range(starts[i], starts[end[i]]):
-            row_pred[members[j]] = pred[i]
+            m = members[j]
+            change += _wrong_by(row_pred[m], pred[i], y[m], w[m])
+            row_pred[m] = pred[i]
+    return change
+
+
+@njit(cache=True)
+def _settle(spread, spread_pred, row_pred, y, w):
+    """The spread rows take their own predictions: ``_assign``'s return."""
+    change = 0.0
+    for p in range(len(spread)):
+        m = spread[p]
+        if row_pred[m] != spread_pred[p]:
+            change += _wrong_by(row_pred[m], spread_pred[p], y[m], w[m])
+            row_pred[m] = spread_pred[p]
+    return change
 
 
 @njit(cache=True)
@@ -315,16 +342,16 @@ def _reaching(X, rows, attr, cut, lefts, left, parent, is_leaf, nodes):
 
 
 @njit(cache=True)
-def _error_rate(row_pred, y, w):
-    """The weight of wrongly classified rows over all (a row with no prediction,
-    -1, is neither), summed in order."""
+def _wrong_and_total(row_pred, y, w):
+    """The weight of wrongly classified rows (a row with no prediction, -1, is
+    neither) and of all, summed in order."""
     wrong = 0.0
     total = 0.0
     for i in range(len(y)):
         total += w[i]
         if row_pred[i] >= 0 and row_pred[i] != y[i]:
             wrong += w[i]
-    return wrong / total
+    return wrong, total
 
 
 @njit(cache=True)
@@ -497,7 +524,9 @@ class _Scorer:
     """The held-out error of a tree being cut back, kept up to date: a row that
     meets no missing value takes the prediction of the first leaf on its path, so
     only the rows under a node cut change; a spread row is scored again only when it
-    reaches a node cut."""
+    reaches a node cut. Where the weights are whole numbers, the weight of the rows
+    wrongly classified is kept up to date too (such sums are exact in any order);
+    else it is summed again in order at every step, as the reference does."""
 
     def __init__(self, tree, fit, rows):
         self.tree, self.fit, self.rows = tree, fit, rows
@@ -506,20 +535,24 @@ class _Scorer:
         final, spread = _paths(fit.X, tree.attr, tree.cut, tree.lefts, tree.left,
                                tree.right, rows)
         self.members, self.starts = _by_node(final, len(tree.left))
+        self.y = fit.y[rows]
+        self.w = fit.w[rows].astype(np.float64)
         self.row_pred = np.full(len(rows), -1, np.int64)
         leaves = np.flatnonzero(tree.is_leaf)
-        _assign(leaves, self.end, self.starts, self.members, tree.pred, self.row_pred)
+        _assign(leaves, self.end, self.starts, self.members, tree.pred, self.row_pred,
+                self.y, self.w)
         self.spread = np.flatnonzero(spread)
         self.spread_rows = np.asarray(rows, np.int64)[self.spread]
         self.spread_pred = None  # each spread row's prediction, once scored
-        self.y = fit.y[rows]
-        self.w = fit.w[rows].astype(np.float64)
         self.pending = []
+        self.kept = whole_weights(self.w)
+        self.wrong = None
 
     def error(self, changed):
         nodes = np.array(self.pending + list(changed), np.int64)
         self.pending = []
-        _assign(nodes, self.end, self.starts, self.members, self.tree.pred, self.row_pred)
+        change = _assign(nodes, self.end, self.starts, self.members, self.tree.pred,
+                         self.row_pred, self.y, self.w)
         if len(self.spread):
             if self.spread_pred is None:
                 self.spread_pred = np.empty(len(self.spread), np.int64)
@@ -532,5 +565,9 @@ class _Scorer:
             if len(redo):
                 self.spread_pred[redo] = _predictions(
                     self.tree.distribution(self.fit, self.spread_rows[redo]))
-            self.row_pred[self.spread] = self.spread_pred
-        return _error_rate(self.row_pred, self.y, self.w)
+            change += _settle(self.spread, self.spread_pred, self.row_pred, self.y, self.w)
+        if self.kept and self.wrong is not None:
+            self.wrong += change
+        else:
+            self.wrong, self.total = _wrong_and_total(self.row_pred, self.y, self.w)
+        return self.wrong / self.total
