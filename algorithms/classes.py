@@ -1,9 +1,17 @@
-"""The class a classifier predicts from its class probabilities, shared by every
-classifier, the scoring functions and the SQL writers."""
+"""Classes, shared by every classifier, the scoring functions and the SQL writers:
+the codes a fit holds them as, and the class a classifier predicts from its class
+probabilities."""
 
 import numpy as np
 
 MARGIN = 1e-6  # how much a later class must beat the best so far by (the reference's)
+
+
+def class_codes(y, k):
+    """Class codes (-1 missing) as narrow as ``k`` classes allow: the trees and rule
+    learners keep one a row, and C4.5 and PART one an entry of each numeric
+    attribute."""
+    return np.asarray(y, np.int8 if k < 128 else np.int32)
 
 
 def labels(proba):

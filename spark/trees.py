@@ -30,6 +30,7 @@ from ..algorithms import contract, memory
 from ..algorithms.c45 import grow as c45
 from ..algorithms.c45 import levels
 from ..algorithms.c45.model import C45Model, Tree
+from ..algorithms.classes import class_codes
 from ..algorithms.dataset import NUMERIC
 from ..udfs.models import value
 from . import frames, settings
@@ -84,7 +85,7 @@ def fitted(df, target, confidence=0.25, min_leaf=2, pruned=True, subtree_raising
                 nodes, thresholds, dists = raiser.prune()
                 LAST.update(passes=raiser.passes, raised=raiser.raised)
             else:
-                nodes = c45.prune(np.empty((0, 0)), c45.class_codes(np.empty(0), k), nodes,
+                nodes = c45.prune(np.empty((0, 0)), class_codes(np.empty(0), k), nodes,
                                   thresholds, dists, np.empty(0, np.int64), np.empty(0),
                                   k, cf, z, False)
     finally:

@@ -21,6 +21,7 @@ import numpy as np
 from numba.typed import List
 
 from .. import memory, progress, stop
+from ..classes import class_codes
 from ..dataset import stacked, whole_weights
 from ..halt import halted
 from ..jit import PRANGE_ONLY, njit, prange
@@ -1133,12 +1134,6 @@ def _fill_entries(ranked, known, col, y, rows, vals, clss, at, by_value):
             rows[at], vals[at], clss[at] = r, col[r], y[r]
             at += 1
     return at
-
-
-def class_codes(y, k):
-    """Class codes (-1 missing) as narrow as ``k`` classes allow: the trees keep
-    one a row and one an entry of each numeric attribute."""
-    return np.asarray(y, np.int8 if k < 128 else np.int32)
 
 
 def _presort(X, n_values, y):

@@ -22,6 +22,7 @@ only where two candidates tie to those bits.
 
 import numpy as np
 
+from ..classes import class_codes
 from ..jit import frozen, njit
 from .grow import (
     ATTR,
@@ -32,7 +33,6 @@ from .grow import (
     SMALL,
     VALUE,
     binary_nominal_split,
-    class_codes,
     class_weights,
     lf_table,
     nominal_split,

@@ -9,6 +9,7 @@ distribution per branch, with missing values spread across the branches.
 import numpy as np
 
 from .. import pictures
+from ..classes import class_codes
 from ..dataset import Attribute
 from ..javafmt import counts, double_to_string, java_double
 from ..jit import njit
@@ -364,7 +365,7 @@ def fit_c45(data, target, options):
     columns = data.others(target)
     y = data.columns[target]
     classes = data.attributes[target].values
-    y = c45.class_codes(np.where(np.isnan(y), -1, y), len(classes))
+    y = class_codes(np.where(np.isnan(y), -1, y), len(classes))
     n_values = [len(a.values) if a.nominal else 0 for a in attributes]
     flat = c45.fit(columns, n_values, y, len(classes), data.weights, options)
     tree = Tree.from_flat(*flat, len(classes), options.binary_splits)

@@ -21,6 +21,7 @@ from .. import pictures, progress
 from ..c45 import grow as c45
 from ..c45.grow import NOMINAL_SPLIT, NUMERIC_SPLIT
 from ..c45.model import _label as c45_label
+from ..classes import class_codes
 from ..dataset import missing_in, stacked
 from ..evaluation import check_folds, stratify, test_cv, train_cv
 from ..javafmt import double_to_string, java_double
@@ -99,7 +100,7 @@ class Learner:
         self.n_values = np.asarray(n_values, np.int64)
         n_all = len(y)
         self.X = stacked(columns, n_all)
-        self.y = c45.class_codes(np.where(y < 0, 0, y), k)
+        self.y = class_codes(np.where(y < 0, 0, y), k)
         self.idx = rows  # the learner's rows (all with a class), in order
         self.every_row = len(rows) == n_all
         self.cf, self.z = c45.confidence_quantile(options["confidence"])
@@ -694,7 +695,7 @@ def fit(data, target, options, settings):
                          "combined (an unpruned list has no pruning to do)")
     y = data.columns[target]
     k = len(data.attributes[target].values)
-    codes = c45.class_codes(np.where(np.isnan(y), -1, y), k)  # held through the fit
+    codes = class_codes(np.where(np.isnan(y), -1, y), k)  # held through the fit
     others = [j for j in range(len(data.attributes)) if j != target]
     columns = data.others(target)
     n_values = [len(data.attributes[j].values) if data.attributes[j].nominal else 0

@@ -25,7 +25,7 @@ import threading
 import numpy as np
 
 from .. import pictures, progress, stop
-from ..c45.grow import class_codes
+from ..classes import class_codes
 from ..dataset import stacked
 from ..eigen import symmetric_eigen
 from ..evaluation import check_folds, stratify, test_cv, train_cv
