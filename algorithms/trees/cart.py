@@ -90,10 +90,10 @@ def _shares(dist, even):
 
 
 @njit(cache=True)
-def _spread_missing(dist, y, wts, start):
+def _spread_missing(dist, props, y, wts, start):
     """Add the rows from ``start`` on (those missing the attribute) to both sides
-    of ``dist``, weighted by the sides' shares."""
-    props = _shares(dist, np.bool_(False))
+    of ``dist``, weighted by the sides' shares ``props`` (``_shares`` of ``dist``
+    without them)."""
     for i in range(start, len(wts)):
         for j in range(2):
             dist[j, y[i]] += props[j] * wts[i]
@@ -164,7 +164,7 @@ def _numeric_split(x, y, rows, wr, k):
                 gain = _gain_given(parent_total, parent_gini, temp)
                 if gain >= best - slack:  # it may win: spread as the reference does
                     temp[:] = sides
-                    _spread_missing(temp, missing_y, missing_w, np.int64(0))
+                    _spread_missing(temp, props, missing_y, missing_w, np.int64(0))
                     gain = _gain_given(parent_total, parent_gini, temp)
             else:
                 gain = _gain_given(parent_total, parent_gini, sides)
@@ -199,7 +199,7 @@ def _subset_split(codes, y, wts, k, lefts):
         for i in range(start):
             side = 0 if lefts[c, int(codes[i])] else 1
             temp[side, y[i]] += wts[i]
-        _spread_missing(temp, y, wts, start)
+        _spread_missing(temp, _shares(temp, np.bool_(False)), y, wts, start)
         gain = _gini_gain(parent, temp)
         if gain > best:
             best = gain
@@ -590,10 +590,8 @@ class Grower:
         if total == 0:
             return []
         nodes.dist[at] = dist
-        probs = dist.copy()
-        s = _sum(probs)
-        if s != 0:
-            probs = probs / s
+        s = _sum(dist)
+        probs = dist / s if s != 0 else dist
         nodes.probs[at], nodes.has_probs[at] = probs, True
         idx_all, span, _ = lists
         wr = self.weights(lists)

@@ -110,16 +110,6 @@ def _seat(weak, i, active, alpha, leaves):
 
 
 @njit(cache=True)
-def _reachable(i, parent, is_leaf):
-    a = parent[i]
-    while a >= 0:
-        if is_leaf[a]:
-            return False
-        a = parent[a]
-    return True
-
-
-@njit(cache=True)
 def _retire(i, end, left, is_leaf, weak, alpha, leaves):
     """Node ``i`` (just cut) and the inner nodes below it leave ``weak`` (the
     subtrees of nodes cut before are skipped: they left it then)."""
@@ -148,13 +138,30 @@ def _climb(i, left, right, parent, model_err, tree_err, leaves, dirty, marked, w
     while a >= 0:
         tree_err[a] = 0.0 + tree_err[left[a]] + tree_err[right[a]]
         leaves[a] = leaves[left[a]] + leaves[right[a]]
-        if not dirty[a + 1]:  # dirty: its count, then a flag a node
-            dirty[a + 1] = 1
-            dirty[0] += 1
-            marked[dirty[0] - 1] = a
+        _mark(a, dirty, marked)
         if weak[len(weak) // 2 + a] >= 0:
             _seat(weak, a, True, alpha, leaves)
         a = parent[a]
+
+
+@njit(cache=True, inline="always")
+def _mark(a, dirty, marked):
+    """Node ``a`` marked for its alpha, once (``dirty``: the count marked, then a
+    flag a node)."""
+    if not dirty[a + 1]:
+        dirty[a + 1] = 1
+        dirty[0] += 1
+        marked[dirty[0] - 1] = a
+
+
+@njit(cache=True)
+def _mark_above(nodes, parent, dirty, marked):
+    """The nodes above each of ``nodes`` marked for their alphas."""
+    for c in nodes:
+        a = parent[c]
+        while a >= 0:
+            _mark(a, dirty, marked)
+            a = parent[a]
 
 
 @njit(cache=True)
@@ -206,14 +213,19 @@ def _cut(i, attr_none_too, left, right, parent, end, is_leaf, attr_none, model_e
 
 
 @njit(cache=True)
-def _tournament(left, parent, is_leaf, alpha, leaves):
-    """``weak`` of the reachable inner nodes."""
+def _tournament(parent, is_leaf, alpha, leaves):
+    """``weak`` of the reachable inner nodes (a node is reachable when the one above
+    it is, and is split: the one above comes first depth first)."""
+    n = len(parent)
     size = 1
-    while size < len(left):
+    while size < n:
         size *= 2
     weak = np.full(2 * size, -1, np.int64)
-    for i in range(len(left)):
-        if not is_leaf[i] and _reachable(i, parent, is_leaf):
+    reachable = np.ones(n, np.bool_)
+    for i in range(1, n):
+        reachable[i] = reachable[parent[i]] and not is_leaf[parent[i]]
+    for i in range(n):
+        if reachable[i] and not is_leaf[i]:
             weak[size + i] = i
     for j in range(size - 1, 0, -1):
         a, b = weak[2 * j], weak[2 * j + 1]
@@ -419,8 +431,9 @@ class Tree:
         self.attr, self.cut, self.lefts = grown["attr"], grown["cut"], grown["lefts"]
         self.props, self.dist, self.probs = grown["props"], grown["dist"], grown["probs"]
         self.has_probs, self.model_err = grown["has_probs"], grown["model_err"]
-        self.pred = _predictions(self.probs)
-        self.pred[~self.has_probs] = -1
+        self.pred = _predictions(self.probs)  # -1 for a node of no weight: no probs
+        self.parent = _parents(self.left, self.right)
+        self.end = _ends(self.left, self.right)
         self.total = float(len(rows))
 
     def _passes(self):
@@ -439,19 +452,10 @@ class Tree:
         if count:
             _subtree_pass(self.left, self.right, self.is_leaf, self.model_err,
                           self.tree_err, self.leaves)
-        self.parent = _parents(self.left, self.right)
-        self.end = _ends(self.left, self.right)
         self.dirty, self.marked = np.zeros(n + 1, np.int64), np.zeros(n, np.int64)
-        for c in self.changed[:count]:  # their alphas were worked out before those cuts
-            a = self.parent[c]
-            while a >= 0:
-                if not self.dirty[a + 1]:
-                    self.dirty[a + 1] = 1
-                    self.marked[self.dirty[0]] = a
-                    self.dirty[0] += 1
-                a = self.parent[a]
-        self.weak = _tournament(self.left, self.parent, self.is_leaf, self.alpha,
-                                self.leaves)
+        # the alphas above those cut were worked out before the cuts
+        _mark_above(self.changed[:count], self.parent, self.dirty, self.marked)
+        self.weak = _tournament(self.parent, self.is_leaf, self.alpha, self.leaves)
         return self.changed[:count].copy()
 
     def _weakest(self):
@@ -530,8 +534,6 @@ class _Scorer:
 
     def __init__(self, tree, fit, rows):
         self.tree, self.fit, self.rows = tree, fit, rows
-        self.end = _ends(tree.left, tree.right)
-        self.parent = _parents(tree.left, tree.right)
         final, spread = _paths(fit.X, tree.attr, tree.cut, tree.lefts, tree.left,
                                tree.right, rows)
         self.members, self.starts = _by_node(final, len(tree.left))
@@ -539,7 +541,7 @@ class _Scorer:
         self.w = fit.w[rows].astype(np.float64)
         self.row_pred = np.full(len(rows), -1, np.int64)
         leaves = np.flatnonzero(tree.is_leaf)
-        _assign(leaves, self.end, self.starts, self.members, tree.pred, self.row_pred,
+        _assign(leaves, tree.end, self.starts, self.members, tree.pred, self.row_pred,
                 self.y, self.w)
         self.spread = np.flatnonzero(spread)
         self.spread_rows = np.asarray(rows, np.int64)[self.spread]
@@ -551,20 +553,20 @@ class _Scorer:
     def error(self, changed):
         nodes = np.array(self.pending + list(changed), np.int64)
         self.pending = []
-        change = _assign(nodes, self.end, self.starts, self.members, self.tree.pred,
-                         self.row_pred, self.y, self.w)
+        t = self.tree
+        change = _assign(nodes, t.end, self.starts, self.members, t.pred, self.row_pred,
+                         self.y, self.w)
         if len(self.spread):
             if self.spread_pred is None:
                 self.spread_pred = np.empty(len(self.spread), np.int64)
                 redo = np.arange(len(self.spread))
             else:
-                t = self.tree
                 redo = np.flatnonzero(_reaching(self.fit.X, self.spread_rows, t.attr, t.cut,
-                                                t.lefts, t.left, self.parent, t.is_leaf,
+                                                t.lefts, t.left, t.parent, t.is_leaf,
                                                 nodes))
             if len(redo):
                 self.spread_pred[redo] = _predictions(
-                    self.tree.distribution(self.fit, self.spread_rows[redo]))
+                    t.distribution(self.fit, self.spread_rows[redo]))
             change += _settle(self.spread, self.spread_pred, self.row_pred, self.y, self.w)
         if self.kept and self.wrong is not None:
             self.wrong += change
