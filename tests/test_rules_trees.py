@@ -103,6 +103,44 @@ def test_model_and_probabilities_are_the_references(db, data, config):
         assert g == pytest.approx(w, rel=1e-9, abs=1e-9)
 
 
+@pytest.mark.parametrize("hand", [1, 60])
+@pytest.mark.parametrize("data,config", [c for c in CASES if CONFIGS[c[1]][0] == "cart"])
+def test_cart_grown_by_two_growers_is_the_references(db, data, config, hand, monkeypatch):
+    """A large tree grows on two threads, each handing the other, when it waits, the
+    largest subtree it has yet to grow, and the subtrees are joined after: here on
+    data of any size, handing nodes of at least ``hand`` sorted rows."""
+    from duckmine.algorithms import stop
+    from duckmine.algorithms.trees import cart
+
+    monkeypatch.setattr(stop, "SERIAL_ROWS", 0)
+    monkeypatch.setattr(cart, "HAND_ENTRIES", hand)
+    test_model_and_probabilities_are_the_references(db, data, config)
+
+
+def test_cart_fit_fails_whole_when_one_of_its_growers_fails(db, monkeypatch):
+    """An error in one grower ends the other's wait or its growth, and the fit fails
+    with that error; the connection stays usable."""
+    import itertools
+
+    from duckmine.algorithms import stop
+    from duckmine.algorithms.trees import cart
+
+    monkeypatch.setattr(stop, "SERIAL_ROWS", 0)
+    monkeypatch.setattr(cart, "HAND_ENTRIES", 1)
+    made, calls = cart.Grower.make_node, itertools.count()
+
+    def failing(self, *args):
+        if next(calls) == 40:
+            raise ValueError("a grower failed")
+        return made(self, *args)
+
+    monkeypatch.setattr(cart.Grower, "make_node", failing)
+    t, target, _, _ = loaded(db, "missing-deep")
+    with pytest.raises(duckdb.Error, match="a grower failed"):
+        db.sql(f"SELECT * FROM fit('cart', '{t}', '{target}')").fetchall()
+    assert db.sql("SELECT 42").fetchall() == [(42,)]
+
+
 @pytest.mark.parametrize("run", known(RUNS))
 def test_cross_validation_is_the_references(db, run):
     _, data, config = run[:-4].split("__")

@@ -24,7 +24,7 @@ import threading
 
 import numpy as np
 
-from .. import pictures, progress, stop
+from .. import memory, pictures, progress, stop
 from ..classes import class_codes
 from ..dataset import stacked
 from ..eigen import symmetric_eigen
@@ -48,6 +48,7 @@ from .reptree import _sum, _totals
 DBL_MAX = sys.float_info.max
 EPSILON = sys.float_info.epsilon / 2  # the unit roundoff
 PARALLEL_ENTRIES = 40_000  # a node's sorted rows (all attributes) worth two threads
+HAND_ENTRIES = 5_000  # the narrowest node one grower hands the other (its sorted rows)
 
 
 # ---------------------------------------------------------------- kernels
@@ -469,8 +470,8 @@ class Nodes:
     probabilities (none for a node of no weight), and the training errors it makes
     as a leaf."""
 
-    def __init__(self, k, width):
-        self.n, self.texts = 0, {}
+    def __init__(self, k, width, capacity=64):
+        self.n, self.texts, self.k, self.width = 0, {}, k, width
         self.columns = {"left": (np.int64, (), -1), "right": (np.int64, (), -1),
                         "attr": (np.int64, (), 0), "cut": (np.float64, (), np.nan),
                         "props": (np.float64, (2,), 0), "lefts": (np.bool_, (width,), False),
@@ -478,7 +479,7 @@ class Nodes:
                         "has_probs": (np.bool_, (), False),
                         "model_err": (np.float64, (), 0)}
         for name, (dtype, shape, fill) in self.columns.items():
-            setattr(self, name, np.full((64, *shape), fill, dtype))
+            setattr(self, name, np.full((capacity, *shape), fill, dtype))
 
     def add(self, parent, side):
         """A new node, below ``parent`` (-1: the root) on ``side``."""
@@ -503,6 +504,110 @@ class Nodes:
             a.resize((self.n, *shape), refcheck=False)
             out[name] = a
         return out
+
+
+def _entries(span):
+    """A node's sorted rows, over all its attributes (its own: its array is shared)."""
+    return int((span[:, 1] - span[:, 0]).sum())
+
+
+def _joined(top, at, subtrees):
+    """The ``Nodes`` of ``top`` with each of ``subtrees`` grown from its node
+    ``at[i]``: numbered depth first, a subtree's nodes in place of that node."""
+    added = np.zeros(top.n, np.int64)
+    added[at] = [s.n - 1 for s in subtrees]
+    new = np.arange(top.n) + np.cumsum(added) - added  # each top node's number
+    out = Nodes(top.k, top.width, top.n + int(added.sum()))
+    kept = np.ones(top.n, np.bool_)
+    kept[at] = False
+    for name in out.columns:
+        column = getattr(top, name)[:top.n][kept]
+        if name in ("left", "right"):
+            column = np.where(column >= 0, new[np.maximum(column, 0)], -1)
+        getattr(out, name)[new[kept]] = column
+    out.texts = {int(new[i]): text for i, text in top.texts.items()}
+    for g, s in zip(at, subtrees):
+        b = int(new[g])
+        for name in out.columns:
+            column = getattr(out, name)[b:b + s.n]
+            column[:] = getattr(s, name)[:s.n]
+            if name in ("left", "right"):
+                column[column >= 0] += b
+        out.texts.update((b + i, text) for i, text in s.texts.items())
+    out.n = len(out.left)
+    return out
+
+
+class _Hole:
+    """A subtree handed to the other grower: its rows until it is taken, then
+    its nodes and their own holes once grown."""
+
+    def __init__(self, part):
+        self.part, self.grown = part, None
+
+    def filled(self):
+        """Its nodes, every hole below filled (``_joined``)."""
+        nodes, holes = self.grown
+        if not holes:
+            return nodes
+        return _joined(nodes, [at for at, _ in holes], [h.filled() for _, h in holes])
+
+
+class _Sharing:
+    """Two growers of one tree and the subtrees handed between them: a grower
+    that runs out of work waits for one; both waiting ends the growth."""
+
+    def __init__(self):
+        self.cond = threading.Condition()
+        self.given = []  # holes handed over, not yet taken
+        self.waiting = 0  # growers waiting (read without the lock: a hint)
+        self.over = False
+        self.root = _Hole(None)
+
+    def hand(self, work):
+        """Hand the oldest node of ``work`` (a stack; the largest subtree still to
+        grow) not handed already, and not the next to grow, to the waiting grower,
+        if it is wide enough and the grower still waits."""
+        j = next((j for j in range(len(work) - 1) if not isinstance(work[j][2], _Hole)), -1)
+        if j < 0 or _entries(work[j][2][1]) < HAND_ENTRIES:
+            return
+        parent, side, lists, dist, total = work[j]
+        with self.cond:
+            if self.waiting > len(self.given):
+                hole = _Hole((lists, dist, total))
+                work[j] = (parent, side, hole, None, None)
+                self.given.append(hole)
+                self.cond.notify()
+
+    def work(self, grower, first):
+        """Grow ``first`` (the root's stack, for one grower; emptied as it grows),
+        then what is handed over, until both growers wait."""
+        hole = self.root if first is not None else None
+        try:
+            while True:
+                if hole is None:
+                    with self.cond:
+                        self.waiting += 1
+                        self.cond.notify_all()
+                        while not self.given and not self.over:
+                            if self.waiting == 2:
+                                self.over = True
+                                self.cond.notify_all()
+                                break
+                            self.cond.wait()
+                        if self.over:
+                            return
+                        hole = self.given.pop()
+                        self.waiting -= 1
+                part = [(-1, 0, *hole.part)] if hole.part is not None else first
+                hole.part = first = None  # its rows go with its growth
+                hole.grown = grower._grown(part, self)
+                hole = None
+        except BaseException:
+            with self.cond:  # the other grower stops waiting
+                self.over = True
+                self.cond.notify_all()
+            raise
 
 
 def _presorted_rows(X, rows, nominal, target):
@@ -539,11 +644,11 @@ class Grower:
     keeps its rows' weights, once, and writes them into ``scratch`` (one slot a
     row) when it is grown."""
 
-    def __init__(self, fit, rows):
+    def __init__(self, fit, rows, pca_cache=None, scratch=None):
         self.f = fit
         self.rows = rows
-        self.pca_cache = {}
-        self.scratch = None
+        self.pca_cache = {} if pca_cache is None else pca_cache
+        self.scratch = scratch
 
     def sorted_info(self):
         """Every attribute's rows in the order the reference sorts them (a nominal
@@ -556,18 +661,43 @@ class Grower:
         return (idx, span, None), dist[:f.k].copy(), total
 
     def grow(self):
-        lists, dist, total = self.sorted_info()
+        """The tree, numbered depth first, grown by two growers that share the work
+        (``_Sharing``): one whose partner waits hands it the oldest node on its
+        stack, the largest subtree it has yet to grow, and leaves a hole in its
+        own numbering there; the holes are filled once both are done. Each holds
+        its own path's rows (a row missing a value is in both sides' subtrees, so
+        each has a ``scratch`` of its own), and each subtree grows as it would in
+        one depth-first growth, so the tree is the same."""
+        work = [(-1, 0, *self.sorted_info())]
+        if len(self.rows) < stop.SERIAL_ROWS:
+            return self._grown(work, None)[0]
+        share = _Sharing()
+        stop.each(lambda i: share.work(Grower(self.f, self.rows, self.pca_cache),
+                                       work if i == 0 else None), [0, 1], threads=2)
+        return share.root.filled()
+
+    def _grown(self, work, share):
+        """The nodes grown depth first from ``work`` (a stack of (parent, side,
+        rows, class weights, total weight)), and the holes left in them, (node,
+        ``_Hole``), for the subtrees handed to the partner grower (``share``)."""
         f = self.f
-        nodes = Nodes(f.k, max([len(v) for v in f.values] + [1]))
-        work = [(-1, 0, lists, dist, total)]
+        nodes, holes = Nodes(f.k, f.width), []
         while work:  # depth first, without recursion
             checkpoint()
-            f.grown_one()
+            if share is not None and (share.waiting or share.over):
+                if share.over:  # the other grower failed: the fit fails with it
+                    break
+                if len(work) > 1:
+                    share.hand(work)
             parent, side, lists, dist, total = work.pop()
             at = nodes.add(parent, side)
+            if isinstance(lists, _Hole):
+                holes.append((at, lists))
+                continue
+            f.grown_one()
             for child in reversed(self.make_node(nodes, at, lists, dist, total)):
                 work.append((at, *child))
-        return nodes
+        return nodes, holes
 
     def weights(self, lists):
         """The weights by row of a node's rows: their own, or the node's own written
@@ -595,7 +725,7 @@ class Grower:
         nodes.probs[at], nodes.has_probs[at] = probs, True
         idx_all, span, _ = lists
         wr = self.weights(lists)
-        entries = int((span[:, 1] - span[:, 0]).sum())  # its own (the array is shared)
+        entries = _entries(span)  # its own (the array is shared)
         best = _node_best_parallel if entries >= PARALLEL_ENTRIES else _node_best
         gains, cuts, dists, props, lefts, orders, sizes = best(
             f.X, f.y, f.w, f.nominal_mask, f.textual, f.n_values, f.attr_array, f.heuristic,
@@ -750,6 +880,7 @@ class Fit:
         self.heuristic = options["heuristic"]
         self.nominal_mask = np.array(self.nominal, np.bool_)
         self.n_values = np.array([len(v) for v in self.values], np.int64)
+        self.width = max([len(v) for v in self.values] + [1])  # a node's value masks
         self.attr_array = np.array(self.attrs, np.int64)
         # the reference tests a value by text ("(v)" within the split's text): where
         # a value holds '(', ')' or '|' that is not a test of membership, so Python
@@ -759,8 +890,8 @@ class Fit:
                                  for a in range(len(self.values))], np.bool_)
 
     def grown_one(self):
-        """Report the nodes grown so far, over every tree (two grow at a time), and
-        count one more."""
+        """Report the nodes grown so far, over every tree, and count one more
+        (subtrees grow two at a time)."""
         with self.lock:
             progress.report("CART: nodes grown", self.grown)
             self.grown += 1
@@ -772,7 +903,7 @@ class Fit:
 def fit(data, target, options, settings):
     """The contract's fit for cart."""
     labels = data.columns[target]
-    rows = np.flatnonzero(~np.isnan(labels)).astype(np.int64)
+    rows = np.flatnonzero(~np.isnan(labels))  # int64
     k = len(data.attributes[target].values)
     y = class_codes(np.where(np.isnan(labels), 0, labels), k)
     f = Fit(data, target, y, options)
@@ -789,13 +920,13 @@ def fit(data, target, options, settings):
                 "(train_fraction of the rows with a class, less one, as in the reference)")
     order = stratify(order, y, folds)
 
-    def grown(i):  # fold i's pruning sequence, or (i = folds) the whole tree's
-        if i == folds:
-            return f.tree(rows)
-        return f.tree(train_cv(order, folds, i)).sequence(f, test_cv(order, folds, i))
-
-    # the trees are independent: two at a time, the largest (the whole tree) first
-    tree, *sequences = stop.each(grown, [folds, *range(folds)], threads=2, rows=len(rows))
+    # one tree at a time (each grows its subtrees two at a time): the folds' trees,
+    # each let go once its pruning sequence is known, then the whole tree
+    sequences = []
+    for i in range(folds):
+        sequences.append(f.tree(train_cv(order, folds, i)).sequence(f, test_cv(order, folds, i)))
+        memory.give_back(len(rows))  # the tree's arrays, freed on other threads too
+    tree = f.tree(rows)
     cv_alphas = [alphas for alphas, _, _ in sequences]
     cv_errors = [errors for _, errors, _ in sequences]
     tree_alphas, _, iterations = tree.sequence(f)
