@@ -644,11 +644,11 @@ class Grower:
     keeps its rows' weights, once, and writes them into ``scratch`` (one slot a
     row) when it is grown."""
 
-    def __init__(self, fit, rows, pca_cache=None, scratch=None):
+    def __init__(self, fit, rows, pca_cache=None):
         self.f = fit
         self.rows = rows
         self.pca_cache = {} if pca_cache is None else pca_cache
-        self.scratch = scratch
+        self.scratch = None
 
     def sorted_info(self):
         """Every attribute's rows in the order the reference sorts them (a nominal
