@@ -404,12 +404,11 @@ def test_cart_numeric_split_spreads_missing_rows_as_the_reference(k, data):
         assert dist.tolist() == want_dist
 
 
-def random_tree(draw, max_nodes=120):
-    """A CART ``Tree`` of random shape (grown depth first) whose nodes' errors as a
+def random_nodes(draw, max_nodes=120):
+    """CART ``Nodes`` of random shape (grown depth first) whose nodes' errors as a
     leaf are their children's plus a few values, so that alphas tie, and splits
     save nothing at first or once a node below is cut."""
     from duckmine.algorithms.trees.cart import Nodes
-    from duckmine.algorithms.trees.cost_complexity import Tree
 
     nodes = Nodes(2, 1)
     work = [(-1, 0, 0)]
@@ -426,7 +425,14 @@ def random_tree(draw, max_nodes=120):
         below = 0.0 if nodes.left[i] < 0 else \
             nodes.model_err[nodes.left[i]] + nodes.model_err[nodes.right[i]]
         nodes.model_err[i] = below + extra
-    tree = Tree(nodes, np.arange(1))
+    return nodes
+
+
+def random_tree(draw, max_nodes=120):
+    """A CART ``Tree`` of ``random_nodes``."""
+    from duckmine.algorithms.trees.cost_complexity import Tree
+
+    tree = Tree(random_nodes(draw, max_nodes), np.arange(1))
     # many rows round alphas (to 1e-10) alike, and a split may save nothing once
     # the link below it is cut
     tree.total = draw(st.sampled_from([1.0, 7.0, 50.0, 1e9, 3e10]))
@@ -496,3 +502,72 @@ def test_cart_pruning_cuts_what_whole_passes_cut(data):
     tree.prune_to(alpha)
     pruned_by_whole_passes(want, alpha)
     assert (tree.is_leaf == want.is_leaf).all() and (tree.attr_none == want.attr_none).all()
+
+
+def _subtree(nodes, i):
+    """The Nodes of node ``i``'s subtree (numbered depth first: nodes i..end-1)."""
+    from duckmine.algorithms.trees.cart import Nodes
+
+    end, at = i + 1, i
+    while at < end:  # a preorder subtree is a run of nodes: extend it to its last
+        for child in (nodes.left[at], nodes.right[at]):
+            end = max(end, child + 1) if child >= 0 else end
+        at += 1
+    out = Nodes(nodes.k, nodes.width)
+    for _ in range(end - i):
+        out.add(-1, 0)
+    for name in nodes.columns:
+        column = getattr(out, name)[:end - i]
+        column[:] = getattr(nodes, name)[i:end]
+        if name in ("left", "right"):
+            column[column >= 0] -= i
+    out.texts = {j - i: t for j, t in nodes.texts.items() if i <= j < end}
+    return out, end
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_cart_subtrees_joined_into_their_holes_give_the_whole_tree(data):
+    """The two growers' pieces, joined: a tree cut into a top, whose chosen nodes are
+    holes, and the subtrees under them (each maybe with holes of its own), joins back
+    into the same nodes, numbers and split texts."""
+    from duckmine.algorithms.trees.cart import _Hole
+
+    whole = random_nodes(data.draw)
+    for i in range(whole.n):
+        whole.dist[i] = [i, 2 * i]
+        if whole.left[i] >= 0 and data.draw(st.booleans()):
+            whole.texts[i] = f"(v{i})"
+
+    def cut(nodes):  # a hole whose grown pieces are ``nodes`` cut again
+        holes, keep, i = [], np.ones(nodes.n, bool), 1
+        while i < nodes.n:
+            if data.draw(st.integers(0, 5)) == 0:
+                sub, end = _subtree(nodes, i)
+                holes.append((i, cut(sub)))
+                keep[i + 1:end] = False
+                i = end
+            else:
+                i += 1
+        top, _ = _subtree(nodes, 0)
+        number = np.cumsum(keep) - 1  # the top's own numbers, holes kept
+        for name in top.columns:
+            column = getattr(top, name)[:top.n][keep]
+            if name in ("left", "right"):
+                column = np.where(column >= 0, number[np.maximum(column, 0)], -1)
+            setattr(top, name, column.copy())
+        top.texts = {int(number[j]): t for j, t in top.texts.items() if keep[j]}
+        for j, _ in holes:  # a hole is a node not grown
+            for name, (_, _, fill) in top.columns.items():
+                getattr(top, name)[number[j]] = fill
+            top.texts.pop(int(number[j]), None)
+        top.n = int(keep.sum())
+        hole = _Hole(None)
+        hole.grown = (top, [(int(number[j]), h) for j, h in holes])
+        return hole
+
+    joined = cut(whole).filled()
+    assert joined.n == whole.n and joined.texts == whole.texts
+    for name in whole.columns:
+        assert np.array_equal(getattr(joined, name)[:whole.n], getattr(whole, name)[:whole.n],
+                              equal_nan=name in ("cut",)), name
