@@ -539,11 +539,17 @@ def _joined(top, at, subtrees):
 
 
 class _Hole:
-    """A subtree handed to the other grower: its rows until it is taken, then
-    its nodes and their own holes once grown."""
+    """A subtree to grow (the root's, or one handed to the other grower): its root's
+    rows, class weights and total weight until it is taken, then its nodes and
+    their own holes once grown."""
 
     def __init__(self, part):
         self.part, self.grown = part, None
+
+    def taken(self):
+        """The stack its growth starts from; the hole lets go of its rows."""
+        part, self.part = self.part, None
+        return [(-1, 0, *part)]
 
     def filled(self):
         """Its nodes, every hole below filled (``_joined``)."""
@@ -557,12 +563,12 @@ class _Sharing:
     """Two growers of one tree and the subtrees handed between them: a grower
     that runs out of work waits for one; both waiting ends the growth."""
 
-    def __init__(self):
+    def __init__(self, root):
         self.cond = threading.Condition()
         self.given = []  # holes handed over, not yet taken
         self.waiting = 0  # growers waiting (read without the lock: a hint)
         self.over = False
-        self.root = _Hole(None)
+        self.root = root  # the root's hole, which one grower starts from
 
     def hand(self, work):
         """Hand the oldest node of ``work`` (a stack; the largest subtree still to
@@ -579,16 +585,14 @@ class _Sharing:
                 self.given.append(hole)
                 self.cond.notify()
 
-    def work(self, grower, first):
-        """Grow ``first`` (the root's stack, for one grower; emptied as it grows),
-        then what is handed over, until both growers wait."""
-        hole = self.root if first is not None else None
+    def work(self, grower, hole):
+        """Grow ``hole`` (None: none at first), then what is handed over, until both
+        growers wait."""
         try:
             while True:
                 if hole is None:
                     with self.cond:
                         self.waiting += 1
-                        self.cond.notify_all()
                         while not self.given and not self.over:
                             if self.waiting == 2:
                                 self.over = True
@@ -599,9 +603,7 @@ class _Sharing:
                             return
                         hole = self.given.pop()
                         self.waiting -= 1
-                part = [(-1, 0, *hole.part)] if hole.part is not None else first
-                hole.part = first = None  # its rows go with its growth
-                hole.grown = grower._grown(part, self)
+                hole.grown = grower._grown(hole.taken(), self)
                 hole = None
         except BaseException:
             with self.cond:  # the other grower stops waiting
@@ -668,12 +670,14 @@ class Grower:
         its own path's rows (a row missing a value is in both sides' subtrees, so
         each has a ``scratch`` of its own), and each subtree grows as it would in
         one depth-first growth, so the tree is the same."""
-        work = [(-1, 0, *self.sorted_info())]
+        root = _Hole(self.sorted_info())
         if len(self.rows) < stop.SERIAL_ROWS:
-            return self._grown(work, None)[0]
-        share = _Sharing()
-        stop.each(lambda i: share.work(Grower(self.f, self.rows, self.pca_cache),
-                                       work if i == 0 else None), [0, 1], threads=2)
+            return self._grown(root.taken(), None)[0]
+        share = _Sharing(root)
+        del root
+        growers = (self, Grower(self.f, self.rows, self.pca_cache))
+        stop.each(lambda i: share.work(growers[i], share.root if i == 0 else None), [0, 1],
+                  threads=2)
         return share.root.filled()
 
     def _grown(self, work, share):
@@ -687,8 +691,7 @@ class Grower:
             if share is not None and (share.waiting or share.over):
                 if share.over:  # the other grower failed: the fit fails with it
                     break
-                if len(work) > 1:
-                    share.hand(work)
+                share.hand(work)
             parent, side, lists, dist, total = work.pop()
             at = nodes.add(parent, side)
             if isinstance(lists, _Hole):
