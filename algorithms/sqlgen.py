@@ -154,7 +154,7 @@ def model_sql(expression, model, dialect):
         try:
             tree = expression(model, dialect)
             try:
-                return tree.sql(dialect=d)
+                return tree.sql(dialect=d, copy=False)  # built for this call alone
             except RecursionError:
                 raise
             except Exception as err:  # a dialect sqlglot cannot write this in

@@ -61,7 +61,7 @@ def _factor(node, branch, prop, spread):
 def expression(model, dialect):
     nd = model.nodes
     width = 1 if model.classes is None else len(model.classes)
-    leaves = []  # (factors of the path, the probabilities it answers with)
+    leaves = []  # (the path's edges, for _factor, and the probabilities it answers with)
     stack = [(0, [])]
     while stack:
         i, path = stack.pop()
@@ -71,9 +71,9 @@ def expression(model, dialect):
         for b, child in enumerate(nd["children"][i]):
             prop = nd["props"][i][b]
             if nd["attr"][child] < 0 and nd["probs"][child] is None:
-                leaves.append((path + [_factor(i, b, prop, spread=False)], nd["probs"][i]))
+                leaves.append((path + [(i, b, prop, False)], nd["probs"][i]))
             else:
-                stack.append((child, path + [_factor(i, b, prop, spread=True)]))
+                stack.append((child, path + [(i, b, prop, True)]))
     splits = [i for i, a in enumerate(nd["attr"]) if a >= 0]
     lefts = nd.get("lefts") or [None] * len(nd["attr"])
     row = _select([_as(_route(model.attributes[nd["attr"][i]], nd["cut"][i], lefts[i]),
@@ -105,9 +105,10 @@ def cart(model, dialect):
                                       classes=model.classes), dialect)
 
 
-def _product(factors):
-    """The weight a row gives a leaf: its path's factors multiplied in order."""
+def _product(edges):
+    """The weight a row gives a leaf: its path's factors multiplied in order (each
+    built afresh: paths share edges, and a sqlglot node has one parent)."""
     out = _number(1.0, double=True)
-    for f in factors:
-        out = exp.Mul(this=out, expression=f.copy())
+    for edge in edges:
+        out = exp.Mul(this=out, expression=_factor(*edge))
     return out
