@@ -24,6 +24,7 @@ from importlib import import_module
 
 import numpy as np
 
+from . import memory
 from .dataset import find_name
 
 # a predictor is a classifier on a nominal target and a regressor on a numeric one
@@ -339,6 +340,7 @@ class Learner:
     def fit_at(self, fn, data, t, options, settings=None):
         """The declared fit on ``data`` with target index ``t``, unchecked (as
         evaluation fits each fold); a core's ValueError comes back naming ``fn``."""
+        memory.steady_allocator()
         try:
             return self.fit_function()(data, t, options, settings or {})
         except ContractError:

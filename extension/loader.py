@@ -63,8 +63,10 @@ def load(con):
     need this package to run; being temporary they belong to ``con`` alone, so each
     connection or cursor that runs duckmine's functions is loaded once.
     """
+    from ..algorithms import memory
     from . import interrupts, wiring
 
+    memory.steady_allocator()  # before the first rows are read
     register(con, _udfs())
     # a key of this connection that no other connection of any database has: its
     # jobs (interrupts, progress) and the rows fed to its fits are its own

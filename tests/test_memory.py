@@ -1,6 +1,7 @@
 """A fit that would not fit in memory is refused before it starts, with the
 estimate, the limit and the ways out; the connection stays usable."""
 
+import os
 import sys
 
 import numpy as np
@@ -168,6 +169,39 @@ def test_columns_past_the_packed_ones_go_back_and_the_rest_stay():
     assert (a[:, 100_000 + per_page:300_001 - per_page] == 0).all()  # whole pages gone
     memory.give_back_columns(a, 300_001)  # nothing past the end: nothing changes
     assert np.array_equal(a[:, :100_000], want)
+
+
+HEAP_CHECK = """
+import sys
+import numpy as np
+if sys.argv[1] == "loaded":
+    import duckmine
+    duckmine.connect().close()
+a = np.ones(4 << 17)  # 4 MiB: from pages of its own
+del a  # (glibc's threshold rises to 4 MiB here, unless it is fixed)
+b = np.ones(1 << 17)  # 1 MiB
+heap = [[int(x, 16) for x in line.split()[0].split("-")]
+        for line in open("/proc/self/maps") if line.rstrip().endswith("[heap]")]
+print(any(lo <= b.ctypes.data < hi for lo, hi in heap))
+"""
+
+
+@pytest.mark.skipif(memory._libc("mallopt") is None or not sys.platform.startswith("linux"),
+                    reason="glibc's allocator, read through /proc")
+def test_once_loaded_a_freed_array_does_not_keep_the_next_ones_in_the_heap():
+    """Without duckmine, glibc serves a 1 MiB array from its heap once a 4 MiB one
+    was freed (its threshold rose); once duckmine is loaded, from pages of its own,
+    which go back to the system when it is freed (``memory.steady_allocator``)."""
+    import subprocess
+
+    def in_heap(how):
+        out = subprocess.run([sys.executable, "-c", HEAP_CHECK, how], capture_output=True,
+                             text=True, check=True, env={k: v for k, v in os.environ.items()
+                                                         if not k.startswith("MALLOC_")})
+        return out.stdout.split()[-1] == "True"
+
+    assert in_heap("plain")
+    assert not in_heap("loaded")
 
 
 @given(st.integers(2, 6), st.integers(1, 40), st.data())

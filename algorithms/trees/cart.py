@@ -484,11 +484,12 @@ class Nodes:
     def add(self, parent, side):
         """A new node, below ``parent`` (-1: the root) on ``side``."""
         if self.n == len(self.left):
-            for name, (dtype, shape, fill) in self.columns.items():
-                old = getattr(self, name)
-                new = np.full((2 * len(old), *shape), fill, dtype)
-                new[:len(old)] = old
-                setattr(self, name, new)
+            for name, (_, shape, fill) in self.columns.items():
+                # in place (the allocator moves a large block's pages, not its bytes,
+                # so the old and new arrays are never held at once)
+                column = getattr(self, name)
+                column.resize((max(2 * self.n, 64), *shape), refcheck=False)
+                column[self.n:] = fill
         at = self.n
         self.n += 1
         if parent >= 0:
@@ -511,30 +512,48 @@ def _entries(span):
     return int((span[:, 1] - span[:, 0]).sum())
 
 
-def _joined(top, at, subtrees):
-    """The ``Nodes`` of ``top`` with each of ``subtrees`` grown from its node
-    ``at[i]``: numbered depth first, a subtree's nodes in place of that node."""
-    added = np.zeros(top.n, np.int64)
-    added[at] = [s.n - 1 for s in subtrees]
-    new = np.arange(top.n) + np.cumsum(added) - added  # each top node's number
-    out = Nodes(top.k, top.width, top.n + int(added.sum()))
-    kept = np.ones(top.n, np.bool_)
-    kept[at] = False
-    for name in out.columns:
-        column = getattr(top, name)[:top.n][kept]
-        if name in ("left", "right"):
-            column = np.where(column >= 0, new[np.maximum(column, 0)], -1)
-        getattr(out, name)[new[kept]] = column
-    out.texts = {int(new[i]): text for i, text in top.texts.items()}
-    for g, s in zip(at, subtrees):
-        b = int(new[g])
-        for name in out.columns:
-            column = getattr(out, name)[b:b + s.n]
-            column[:] = getattr(s, name)[:s.n]
+def _size(hole):
+    """The number of nodes of a grown hole's subtree, its holes filled."""
+    nodes, holes = hole.grown
+    return nodes.n + sum(_size(h) - 1 for _, h in holes)
+
+
+def _placed(hole, first, pieces):
+    """Add to ``pieces`` the grown nodes of ``hole`` and of every hole below it, each
+    as (nodes, each one's number in the whole tree numbered depth first from
+    ``first``, which of them are nodes rather than holes)."""
+    nodes, holes = hole.grown
+    at = np.array([a for a, _ in holes], np.int64)
+    added = np.zeros(nodes.n, np.int64)
+    added[at] = [_size(h) - 1 for _, h in holes]
+    number = first + np.arange(nodes.n) + np.cumsum(added) - added
+    own = np.ones(nodes.n, np.bool_)
+    own[at] = False
+    pieces.append((nodes, number, own))
+    for a, h in holes:
+        _placed(h, int(number[a]), pieces)
+
+
+def _joined(root):
+    """The ``Nodes`` of a grown hole with every hole below it filled: numbered depth
+    first, a subtree's nodes in place of its hole. Built a column at a time, each
+    piece's column let go of once copied, so the tree is held about once."""
+    pieces = []
+    _placed(root, 0, pieces)
+    first = pieces[0][0]
+    out = Nodes(first.k, first.width, capacity=0)
+    out.n = _size(root)
+    for name, (dtype, shape, _) in out.columns.items():
+        column = np.empty((out.n, *shape), dtype)
+        for nodes, number, own in pieces:
+            part = getattr(nodes, name)[:nodes.n]
             if name in ("left", "right"):
-                column[column >= 0] += b
-        out.texts.update((b + i, text) for i, text in s.texts.items())
-    out.n = len(out.left)
+                part = np.where(part >= 0, number[np.maximum(part, 0)], -1)
+            column[number[own]] = part[own]
+            setattr(nodes, name, None)
+        setattr(out, name, column)
+    out.texts = {int(number[i]): text for nodes, number, _ in pieces
+                 for i, text in nodes.texts.items()}
     return out
 
 
@@ -553,10 +572,7 @@ class _Hole:
 
     def filled(self):
         """Its nodes, every hole below filled (``_joined``)."""
-        nodes, holes = self.grown
-        if not holes:
-            return nodes
-        return _joined(nodes, [at for at, _ in holes], [h.filled() for _, h in holes])
+        return self.grown[0] if not self.grown[1] else _joined(self)
 
 
 class _Sharing:
@@ -678,6 +694,8 @@ class Grower:
         growers = (self, Grower(self.f, self.rows, self.pca_cache))
         stop.each(lambda i: share.work(growers[i], share.root if i == 0 else None), [0, 1],
                   threads=2)
+        for grower in growers:  # before the join, which holds the nodes
+            grower.scratch = None
         return share.root.filled()
 
     def _grown(self, work, share):
