@@ -470,7 +470,7 @@ class Nodes:
     probabilities (none for a node of no weight), and the training errors it makes
     as a leaf."""
 
-    def __init__(self, k, width, capacity=64):
+    def __init__(self, k, width):
         self.n, self.texts, self.k, self.width = 0, {}, k, width
         self.columns = {"left": (np.int64, (), -1), "right": (np.int64, (), -1),
                         "attr": (np.int64, (), 0), "cut": (np.float64, (), np.nan),
@@ -479,7 +479,7 @@ class Nodes:
                         "has_probs": (np.bool_, (), False),
                         "model_err": (np.float64, (), 0)}
         for name, (dtype, shape, fill) in self.columns.items():
-            setattr(self, name, np.full((capacity, *shape), fill, dtype))
+            setattr(self, name, np.full((64, *shape), fill, dtype))
 
     def add(self, parent, side):
         """A new node, below ``parent`` (-1: the root) on ``side``."""
@@ -488,7 +488,7 @@ class Nodes:
                 # in place (the allocator moves a large block's pages, not its bytes,
                 # so the old and new arrays are never held at once)
                 column = getattr(self, name)
-                column.resize((max(2 * self.n, 64), *shape), refcheck=False)
+                column.resize((2 * self.n, *shape), refcheck=False)
                 column[self.n:] = fill
         at = self.n
         self.n += 1
@@ -541,7 +541,7 @@ def _joined(root):
     pieces = []
     _placed(root, 0, pieces)
     first = pieces[0][0]
-    out = Nodes(first.k, first.width, capacity=0)
+    out = Nodes(first.k, first.width)  # its columns replaced below
     out.n = _size(root)
     for name, (dtype, shape, _) in out.columns.items():
         column = np.empty((out.n, *shape), dtype)
