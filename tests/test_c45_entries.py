@@ -1,12 +1,13 @@
 """The sorted entries of C4.5 and PART against the plain definition on small
-random nodes. A split's branches (C4.5: ``grow.deal`` in place, ``grow.child_sorted``
-where rows go down several branches; PART: ``part._branch_entries``, one branch at
-a time): each branch gets, attribute by attribute and in the node's order, the
-entries of its rows, and a row that lacks the tested value goes to every branch of
-fraction above 1e-6. The entries carry no weights: an entry weighs what its row
-weighs in the node (``grow._entry_weights``), scaled where a row is spread. PART's
-root after a rule (``part._drop_covered``): the covered rows leave, a partly
-covered one stays."""
+random nodes. A split's branches (``grow.deal`` in place, on one thread or on two;
+C4.5: ``grow.child_sorted`` where rows go down several branches; PART there and
+for a root's branches: ``part._branch_entries``, one branch at a time): each
+branch gets, attribute by attribute and in the node's order, the entries of its
+rows, and a row that lacks the tested value goes to every branch of fraction above
+1e-6. The entries carry no weights: an entry weighs what its row weighs in the
+node (``grow._entry_weights``), scaled where a row is spread. PART's root after a
+rule (``part._drop_covered``): the covered rows leave, a partly covered one
+stays."""
 
 import numpy as np
 from hypothesis import given, settings
@@ -68,14 +69,15 @@ def largest(branch, nb):
 
 
 @SETTINGS
-@given(nodes(missing=False))
-def test_dealt_in_place_as_defined(node):
+@given(nodes(missing=False), st.booleans())
+def test_dealt_in_place_as_defined(node, wide):
     entries, start, end, branch, nb, frac = node
     want = unweighted(expected(entries, start, end, branch, nb, frac))
     first = largest(branch, nb)
     spare = int(np.sum(branch != first))
     entries = entries[:3]
-    starts, ends = grow.deal(*entries, start, end, branch, nb, first, spare)
+    starts, ends = (grow.deal_wide if wide else grow.deal)(*entries, start, end, branch, nb,
+                                                           first, spare)
     for b in range(nb):
         for a in range(len(start)):
             assert start[a] <= starts[b, a] <= ends[b, a] <= end[a]

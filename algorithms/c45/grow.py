@@ -835,8 +835,7 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
     return n_nodes, nodes, thresholds, dists
 
 
-@njit(cache=True)
-def deal(rows, vals, clss, start, end, branch_of, nb, first, spare):
+def _deal(rows, vals, clss, start, end, branch_of, nb, first, spare):
     """A node's sorted entries dealt to its branches in place, when each of its rows
     goes down one branch (``branch_of``): within each attribute's range, branch
     ``first`` (the largest) is compacted where it starts and the others follow it in
@@ -845,23 +844,22 @@ def deal(rows, vals, clss, start, end, branch_of, nb, first, spare):
     m = start.shape[0]
     starts = np.empty((nb, m), np.int64)
     ends = np.empty((nb, m), np.int64)
-    t_row = np.empty(spare, rows.dtype)
-    t_val = np.empty(spare)
-    t_cls = np.empty(spare, clss.dtype)
-    sizes = np.zeros(nb, np.int64)
-    for a in range(m):
+    for a in prange(m):
+        t_row = np.empty(spare + 1, rows.dtype)  # every entry is written to both places
+        t_val = np.empty(spare + 1)
+        t_cls = np.empty(spare + 1, clss.dtype)
+        sizes = np.zeros(nb, np.int64)
         s, e = start[a], end[a]
-        sizes[:] = 0
         at, t = s, 0
-        for o in range(s, e):
-            b = branch_of[rows[o]]
+        for o in range(s, e):  # without a branch on the entry's branch: at most one
+            r, v, c = rows[o], vals[o], clss[o]  # of the two places moves on
+            b = branch_of[r]
             sizes[b] += 1
-            if b == first:
-                rows[at], vals[at], clss[at] = rows[o], vals[o], clss[o]
-                at += 1
-            else:
-                t_row[t], t_val[t], t_cls[t] = rows[o], vals[o], clss[o]
-                t += 1
+            kept = np.int64(b == first)
+            rows[at], vals[at], clss[at] = r, v, c
+            t_row[t], t_val[t], t_cls[t] = r, v, c
+            at += kept
+            t += 1 - kept
         starts[first, a], ends[first, a] = s, at
         for b in range(nb):
             if b != first:
@@ -879,6 +877,10 @@ def deal(rows, vals, clss, start, end, branch_of, nb, first, spare):
             rows[o], vals[o], clss[o] = t_row[q], t_val[q], t_cls[q]
             cursor[b] = o + 1
     return starts, ends
+
+
+deal = njit(cache=True)(_deal)
+deal_wide = njit(cache=True, parallel=PRANGE_ONLY)(_deal)  # attributes side by side
 
 
 @njit(cache=True)

@@ -37,10 +37,10 @@ _NO_WEIGHTS = np.empty(0)  # select_split's weights by row where every row weigh
 
 class Data:
     """A node's rows: positions into the learner's rows, weights, and per numeric
-    attribute the rows with a known value sorted by it (J48's sorted scan). A
-    tree's root reads the learner's sorted entries; a branch filters its own from
-    its parent's (``source``: the parent, each parent row's branch, the branch's
-    share and number) when it is first expanded, since most branches never are."""
+    attribute the rows with a known value sorted by it (J48's sorted scan), as
+    ranges of arrays. A tree's root reads the learner's sorted entries; a branch
+    gets its own from its parent's split (``source``: the ``Dealing`` and the
+    branch's number) when it is first expanded, since most branches never are."""
 
     def __init__(self, learner, pos, w, srt=None, source=None):
         self.learner, self.pos, self.w, self.srt = learner, pos, w, srt
@@ -56,11 +56,50 @@ class Data:
     def sorted(self):
         if self.srt is None:
             if self.source is None:
-                self.srt = self.learner.root_entries(self)
+                self.srt = self.learner.entries
             else:
-                self.srt = self.learner.branch_entries(*self.source, len(self.pos))
+                dealing, b = self.source
+                self.srt = dealing.entries(b)
                 self.source = None
         return self.srt
+
+
+class Dealing:
+    """A split's branches' sorted entries, made from the parent's when a branch
+    first needs them. A branch gets a copy of its own (``Learner.branch_entries``)
+    where the parent's entries serve again: the root's, which serve every tree, and
+    a root branch's kept for the next tree (``Learner.root_branch``); and where a
+    row missing the tested value goes down several branches. Any other parent owns
+    its entries and needs them no more, so every branch is dealt at once, in place,
+    each getting ranges of the parent's arrays (``c45.deal``)."""
+
+    def __init__(self, learner, parent, sub, frac, split, rows, missing):
+        self.learner, self.parent, self.sub, self.frac = learner, parent, sub, frac
+        self.split, self.rows = split, rows  # and each branch's row count
+        self.copies = missing or parent.srt is learner.entries or (
+            learner.kept is not None and parent.srt is learner.kept[1])
+        self.ranges = None  # the parent's arrays, and each branch's starts and ends
+
+    def entries(self, b):
+        learner, parent = self.learner, self.parent
+        if self.copies and parent.srt is learner.entries:
+            return learner.root_branch(parent.pos, self.sub, self.frac[b], b, self.split,
+                                       self.rows[b])
+        if self.copies:
+            return learner.branch_entries(parent.pos, self.sub, self.frac[b], b,
+                                          self.rows[b], parent.srt)
+        if self.ranges is None:
+            srt = parent.srt
+            learner.branch_of[parent.pos] = self.sub
+            first = int(np.argmax(self.rows))  # the largest, which keeps its place
+            wide = len(parent.pos) * learner.n_numeric >= c45.WIDE_CELLS  # on two threads
+            self.ranges = srt[:3], *(c45.deal_wide if wide else c45.deal)(
+                *srt, learner.branch_of, len(self.rows), first,
+                len(parent.pos) - self.rows[first])
+            learner.branch_of[parent.pos] = -1
+            self.parent = self.sub = None
+        arrays, starts, ends = self.ranges
+        return (*arrays, starts[b], ends[b])
 
 
 class DecList:
@@ -73,7 +112,7 @@ class DecList:
         self.leaf = False
         self.index = 0
         self.test = None  # held-out class weights per branch (reduced-error pruning)
-        self.pos = None  # the node's rows (positions)
+        self.pos = None  # a leaf's rows (positions)
 
     def path(self):
         """The conditions down to the rule's leaf, and the leaf: [(node, branch)]."""
@@ -106,35 +145,19 @@ class Learner:
         self.cf, self.z = c45.confidence_quantile(options["confidence"])
         w = np.asarray(weights, np.float64)
         self.weights = w = w if self.every_row else w[rows]  # no copy of every row's
+        self.ones = w if unit_weights(w) else None  # rows that all weigh 1 share it
         self.table = c45._table(w)
         self.min_obj = float(options["min_leaf"])
         self.binary = options["binary_splits"]
-        # thresholds move onto the values of all rows with a class (``values``: those
-        # rows in the order of their values); each numeric attribute's rows sorted once
-        position = np.full(n_all, -1, np.int64)
-        position[rows] = np.arange(len(rows))
-        orders, values = [], []
-        for c, nv in zip(self.X, self.n_values):
-            if nv == 0:
-                ranked = np.argsort(c)[:np.count_nonzero(~np.isnan(c))]
-                at = position[ranked]
-                values.append(ranked[at >= 0].astype(np.int32))
-                orders.append(at[at >= 0].astype(np.int32))
-            else:
-                values.append(np.empty(0, np.int32))
-                orders.append(np.empty(0, np.int32))
-        self.order_off = np.cumsum([0] + [len(o) for o in orders]).astype(np.int64)
+        self.entries, self.values, self.value_off = self.presorted(rows)
         self.n_numeric = int(np.count_nonzero(self.n_values == 0))
-        self.orders = np.concatenate(orders) if orders else np.empty(0, np.int32)
-        self.values = np.concatenate(values) if values else np.empty(0, np.int32)
-        self.value_off = self.order_off  # the same rows: those with a class and a value
         self.n_all = float(len(rows))
         # scratch: each position's branch (narrow, so that its lookups stay in cache)
         self.branch_of = np.full(len(rows), -1, np.int8 if self.n_values.max(initial=2) < 128
                                  else np.int32)
-        self.entries = None  # the root's sorted entries
+        self.kept = None  # (its split and branch, its entries): root_branch
+        self.most = 0  # the most bytes a root's and a root branch's entries took
         self.row_w = None  # each position's weight in a node, once one needs them
-        self.reuse = None  # (its split and branch, a branch's entries): branch_entries
         # scratch: the share of each position a rule covers, where it is not 0
         self.touched = np.zeros(len(rows), np.bool_)
         self.missing = missing_in(self.X, rows)  # per attribute
@@ -142,43 +165,56 @@ class Learner:
         self.multi_valued = bool(len(self.n_values)) and all(
             nv > 0 and not 0.3 * len(rows) - nv > SMALL for nv in self.n_values)
 
-    def root_entries(self, data):
-        """The sorted entries of a tree's root: gathered from the presorting for the
-        first tree, then the previous root's with the covered rows dropped
-        (``_rest``)."""
-        if self.entries is None:
-            alive = np.zeros(len(self.idx), np.bool_)
-            alive[data.pos] = True
-            pos, vals, clss, off = _gather_sorted(self.orders, self.order_off, alive,
-                                                  self.X, self.y, self.idx)
-            self.entries = pos, vals, clss, off[:-1].copy(), off[1:].copy()
-            del self.orders, self.order_off
-        return self.entries
+    def presorted(self, rows):
+        """Each numeric attribute's rows with a class and a value, sorted once by
+        it: the first tree's root's sorted entries (positions, values, classes, and
+        each attribute's start and end), then each next root's, the covered rows
+        dropped (``_rest``); and the same rows in the order of their values, by row
+        (``values``, from ``value_off``), onto whose values thresholds move."""
+        position = np.full(len(self.y), -1, np.int32)
+        position[rows] = np.arange(len(rows))
+        known = [0 if nv else np.count_nonzero(~np.isnan(c if self.every_row else c[rows]))
+                 for c, nv in zip(self.X, self.n_values)]
+        off = np.cumsum([0] + known).astype(np.int64)
+        out = (np.empty(off[-1], np.int32), np.empty(off[-1]), np.empty(off[-1], self.y.dtype),
+               np.empty(off[-1], np.int32))
+        for a, c in enumerate(self.X):
+            if known[a]:  # one array of a row's length at a time, beside the entries
+                _place(np.argsort(c), position, c, self.y, *out, off[a])
+        pos, vals, clss, values = out
+        return (pos, vals, clss, off[:-1].copy(), off[1:].copy()), values, off
 
-    def branch_entries(self, parent, sub, share, b, split, rows):
-        """Branch ``b``'s sorted entries, filtered from its parent's: rows whose
-        branch (``sub``, per parent row) is ``b``, and rows missing the tested value
-        where the branch's ``share`` exceeds 1e-6; ``rows``: the branch's row count,
-        the most any attribute can have.
-
-        A branch of the root is kept for the next tree (``reuse``), whose root is
-        this one without the rows the rule covers: when that root makes the same
-        split (on an attribute no row lacks) and expands the same branch, the
-        branch's entries are these, the same rows dropped (``_rest``)."""
+    def root_branch(self, pos, sub, share, b, split, rows):
+        """A root branch's sorted entries (``branch_entries``). The last one made
+        is kept for the next tree, whose root is this one without the rows the
+        rule covers (``_rest`` drops them from both): when that root makes the
+        same split (on an attribute no row lacks) and expands the same branch, the
+        branch's entries are these. A kept branch's own branches need copies (one
+        at a time, each no larger), so it is kept only where the root's entries
+        and its own twice over take no more bytes than a root's and a root
+        branch's have taken already: keeping adds nothing to the fit's peak."""
         key = (*split[:4], b)
-        at_root = parent.srt is self.entries and not self.missing[split[0]]
-        if at_root and self.reuse is not None and self.reuse[0] == key:
-            return self.reuse[1]
-        if at_root:  # this branch replaces it: not both held at once
-            self.reuse = None
-        self.branch_of[parent.pos] = sub
-        srt = parent.sorted()
-        wide = len(parent.pos) * self.n_numeric >= c45.WIDE_CELLS  # on two threads
+        known = not self.missing[split[0]]
+        if known and self.kept is not None and self.kept[0] == key:
+            return self.kept[1]
+        self.kept = None  # not held beside the new one
+        out = self.branch_entries(pos, sub, share, b, rows, self.entries)
+        root, branch = (sum(x.nbytes for x in e[:3]) for e in (self.entries, out))
+        self.most = max(self.most, root + branch)
+        if known and root + 2 * branch <= self.most:
+            self.kept = key, out
+        return out
+
+    def branch_entries(self, pos, sub, share, b, rows, srt):
+        """Branch ``b``'s sorted entries, copied from its parent's (``srt``, of rows
+        at positions ``pos``): rows whose branch (``sub``, per parent row) is ``b``,
+        and rows missing the tested value where the branch's ``share`` exceeds
+        1e-6; ``rows``: the branch's row count, the most any attribute can have."""
+        self.branch_of[pos] = sub
+        wide = len(pos) * self.n_numeric >= c45.WIDE_CELLS  # on two threads
         out = (_branch_entries_wide if wide else _branch_entries)(
             self.branch_of, b, share, rows, *srt)
-        self.branch_of[parent.pos] = -1
-        if at_root:
-            self.reuse = key, out
+        self.branch_of[pos] = -1
         return out
 
     def select(self, data):
@@ -202,11 +238,13 @@ class Learner:
 
     def branches(self, split, data):
         """(the split distribution, each branch's Data)."""
-        sub, dist, frac, at, weights, cut = _split(self.X, self.y, *split, data.rows, data.w,
-                                                   self.k)
+        sub, dist, frac, at, weights, cut, missing = _split(self.X, self.y, *split, data.rows,
+                                                            data.w, self.k)
+        if self.ones is not None and unit_weights(weights):  # one array serves them all
+            weights = self.ones[:len(weights)]
+        dealing = Dealing(self, data, sub, frac, split, np.diff(cut), missing)
         return dist, [Data(self, data.pos[at[cut[b]:cut[b + 1]]], weights[cut[b]:cut[b + 1]],
-                           source=(data, sub, frac[b], b, split))
-                      for b in range(len(cut) - 1)]
+                           source=(dealing, b)) for b in range(len(cut) - 1)]
 
     # ------------------------------------------------------------ a partial tree
 
@@ -228,9 +266,21 @@ class Learner:
             return node
         node.split = split
         node.dist, parts = self.branches(split, data)
+        test_parts = None
         if test is not None:
             test_parts, node.test = self.branches_of_test(node, test)
-        node.sons = [None] * split[4]
+        unexpanded = self.expand(node, parts, test_parts)
+        if unexpanded and test is not None:
+            node.test = test_dist[None, :]
+        if not node.leaf:
+            node.pos = None  # only a leaf's rows are read again (``_rest``)
+        return node
+
+    def expand(self, node, parts, test_parts):
+        """A split node's branches, expanded in order of entropy until one is not a
+        leaf. True when the first is not expandable: the node is a leaf again (as
+        it is when pruned, once every expanded branch is a leaf)."""
+        node.sons = [None] * node.split[4]
         i = 0
         while True:
             i += 1
@@ -239,17 +289,16 @@ class Learner:
                 for j in range(len(node.sons)):
                     if node.sons[j] is None:
                         node.sons[j] = self.build(parts[j], True,
-                                                  None if test is None else test_parts[j])
+                                                  None if test_parts is None else test_parts[j])
                 if i < 2:
                     node.split, node.sons, node.leaf = None, None, True
                     node.dist = node.leaf_dist
-                    if test is not None:
-                        node.test = test_dist[None, :]
-                    return node
+                    return True
                 ind = 0
                 break
             node.sons[ind] = self.build(parts[ind], False,
-                                        None if test is None else test_parts[ind])
+                                        None if test_parts is None else test_parts[ind])
+            parts[ind] = None  # a built branch's rows go
             if not (i < len(node.sons) and node.sons[ind].leaf):
                 break
         if self.options["pruned"] and all(s is not None and s.leaf for s in node.sons):
@@ -258,7 +307,7 @@ class Learner:
                 node.index = self.choose_last_index(node)
         else:
             node.index = self.choose_last_index(node)
-        return node
+        return False
 
     def branches_of_test(self, node, test):
         """The held-out rows dealt to the branches as the split deals rows, and their
@@ -356,18 +405,23 @@ class Learner:
                               for node, b in path], np.float64)
             pos, w = _uncovered(self.X, self.idx, data.pos, data.w, tests, taken, share,
                                 touched, self.share)
-        if root and self.entries is not None:
-            for entries in (self.entries,) + ((self.reuse[1],) if self.reuse else ()):
-                wide = len(entries[0]) >= c45.WIDE_CELLS
-                (_drop_covered_wide if wide else _drop_covered)(touched, self.share, *entries)
+        if root:
+            for entries in (self.entries,) + ((self.kept[1],) if self.kept else ()):
+                self.drop(entries)
         touched[:] = False
         return Data(self, pos, w)
+
+    def drop(self, entries):
+        """The rows ``touched`` (and wholly covered, ``share``) out of sorted
+        entries, in place (``_drop``)."""
+        wide = len(entries[0]) >= c45.WIDE_CELLS
+        (_drop_covered_wide if wide else _drop_covered)(self.touched, self.share, *entries)
 
     def rules(self):
         """The decision list: partial trees until no row is left, each kept as its
         rule (``_rule``) once it has taken its rows (a tree holds its nodes' rows)."""
         n = len(self.idx)
-        pos = np.arange(n)
+        pos = self.idx if self.every_row else np.arange(n)  # 0 to n - 1 either way
         w = self.weights
         grow, prune = Data(self, pos, w), None
         if self.options["reduced_error_pruning"]:
@@ -378,6 +432,10 @@ class Learner:
             train = train_cv(order, folds, folds - 1, rng)
             held = test_cv(order, folds, folds - 1)
             grow, prune = Data(self, train, w[train]), Data(self, held, w[held])
+            self.touched[held] = True  # held-out rows have no place in the entries
+            self.share[held] = 1.0
+            self.drop(self.entries)
+            self.touched[:], self.share[:] = False, 0.0
         out = []
         while len(grow.pos) > 0:
             progress.report("PART: rows covered by rules", n - len(grow.pos), n)
@@ -391,11 +449,12 @@ class Learner:
 @njit(cache=True)
 def _split(X, y, a, kind, threshold, value, nb, rows, w, k):
     """A split of a node's rows: each row's branch, the split's distribution, the
-    branches' shares, and the branches' rows as ``c45.branch_data`` deals them."""
+    branches' shares, the branches' rows as ``c45.branch_data`` deals them, and
+    whether a row lacks the tested value."""
     sub, dist = c45.spread(X, y, a, kind, threshold, value, nb, rows, w, k)
     frac = c45.fractions(dist)
     at, weights, cut = c45.branch_data(sub, nb, w, frac)
-    return sub, dist, frac, at, weights, cut
+    return sub, dist, frac, at, weights, cut, (sub < 0).any()
 
 
 @njit(cache=True)
@@ -458,27 +517,16 @@ def _uncovered(X, idx, pos, w, tests, taken, share, touched, covered):
 
 
 @njit(cache=True)
-def _gather_sorted(orders, order_off, alive, X, y, idx):
-    """The sorted entries (position, value, class, and where each attribute's
-    start) of the live positions, in presorted order."""
-    m = len(order_off) - 1
-    count = 0
-    for o in range(order_off[m]):
-        if alive[orders[o]]:
-            count += 1
-    pos = np.empty(count, np.int32)
-    vals = np.empty(count)
-    clss = np.empty(count, y.dtype)
-    offsets = np.zeros(m + 1, np.int64)
-    c = 0
-    for a in range(m):
-        for o in range(order_off[a], order_off[a + 1]):
-            p = orders[o]
-            if alive[p]:
-                pos[c], vals[c], clss[c] = p, X[a, idx[p]], y[idx[p]]
-                c += 1
-        offsets[a + 1] = c
-    return pos, vals, clss, offsets
+def _place(ranked, position, c, y, pos, vals, clss, values, at):
+    """An attribute's entries from its rows in order of value (``ranked``, missing
+    last), from ``at`` on: the rows with a class (a ``position``) and a value."""
+    for r in ranked:
+        if np.isnan(c[r]):
+            break
+        p = position[r]
+        if p >= 0:
+            pos[at], vals[at], clss[at], values[at] = p, c[r], y[r], r
+            at += 1
 
 
 def _drop(touched, share, pos, vals, clss, start, end):
@@ -502,8 +550,9 @@ def _branch(branch_of, b, share, rows, spos, sval, scls, start, end):
     goes down it (``branch_of``), and those missing the tested value (-1) unless
     the branch's ``share`` is 1e-6 or less (as ``c45.branch_data`` deals them; the
     row's weight in the branch is scaled by it). Each attribute with entries gets a
-    range of ``rows`` (the branch's rows, an attribute's most), filled
-    independently."""
+    range of ``rows`` (the branch's rows, an attribute's most) and a slot after it,
+    filled independently: every entry is written at the range's end, which moves
+    on past those of the branch (no branch in the code on which they are)."""
     m = len(start)
     missing = share > 1e-6
     first = np.empty(m, np.int64)
@@ -511,7 +560,7 @@ def _branch(branch_of, b, share, rows, spos, sval, scls, start, end):
     for a in range(m):
         first[a] = n
         if end[a] > start[a]:
-            n += rows
+            n += rows + 1
     pos = np.empty(n, spos.dtype)
     vals = np.empty(n)
     clss = np.empty(n, scls.dtype)
@@ -520,9 +569,8 @@ def _branch(branch_of, b, share, rows, spos, sval, scls, start, end):
         c = first[a]
         for o in range(start[a], end[a]):
             at = branch_of[spos[o]]
-            if at == b or (at < 0 and missing):
-                pos[c], vals[c], clss[c] = spos[o], sval[o], scls[o]
-                c += 1
+            pos[c], vals[c], clss[c] = spos[o], sval[o], scls[o]
+            c += np.int64((at == b) | ((at < 0) & missing))
         last[a] = c
     return pos, vals, clss, first, last
 
