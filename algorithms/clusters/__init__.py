@@ -17,9 +17,10 @@ LEARNERS = (
                    low=0, low_open=True),
             EXCLUDE),
         fit="model:fit", model="model:EMModel",
-        # bytes a cell fed, measured at 10M rows (benchmarks/memory.py --data): a
-        # million rows' peak holds more a cell, less than 50 MB a fit, in any size
-        memory=11,
+        # bytes a cell fed, measured at 10M rows (benchmarks/memory.py, the own
+        # table: 148-149 bytes a row over 7 columns; --data em_*): a million rows'
+        # peak holds more a cell, less than 50 MB a fit, in any size
+        memory=13,
         capabilities=("predict", "predict_proba", "log_likelihood", "model_text"),
         relation=(("cluster", "INTEGER"), ("prior", "DOUBLE"), ("attribute", "VARCHAR"),
                   ("value", "VARCHAR"), ("mean", "DOUBLE"), ("std_dev", "DOUBLE"),
@@ -36,9 +37,10 @@ LEARNERS = (
             whole("max_iterations", 500, "most Lloyd iterations (SimpleKMeans -I)", low=1),
             EXCLUDE),
         fit="model:fit_k", model="model:KMeansModel",
-        # bytes a cell fed, measured at 10M rows (benchmarks/memory.py --data): a
-        # million rows' peak holds more a cell, less than 50 MB a fit, in any size
-        memory=11,
+        # bytes a cell fed, measured at 10M rows (benchmarks/memory.py, the own
+        # table: 148-149 bytes a row over 7 columns; --data em_*): a million rows'
+        # peak holds more a cell, less than 50 MB a fit, in any size
+        memory=13,
         capabilities=("predict", "predict_proba", "model_text"),
         relation=(("cluster", "INTEGER"), ("size", "BIGINT"), ("attribute", "VARCHAR"),
                   ("value", "DOUBLE"), ("label", "VARCHAR"), ("sse", "DOUBLE"))),
