@@ -42,10 +42,17 @@ class Data:
     gets its own from its parent's split (``source``: the ``Dealing`` and the
     branch's number) when it is first expanded, since most branches never are."""
 
-    def __init__(self, learner, pos, w, srt=None, source=None):
+    def __init__(self, learner, pos, w, srt=None, source=None, unit=None):
         self.learner, self.pos, self.w, self.srt = learner, pos, w, srt
         self.source = source
         self._rows = None
+        self._unit = unit  # whether every row weighs 1, where the parent tells
+
+    @property
+    def unit(self):
+        if self._unit is None:
+            self._unit = unit_weights(self.w)
+        return self._unit
 
     @property
     def rows(self):
@@ -76,13 +83,14 @@ class Dealing:
     def __init__(self, learner, parent, sub, frac, split, rows, missing):
         self.learner, self.parent, self.sub, self.frac = learner, parent, sub, frac
         self.split, self.rows = split, rows  # and each branch's row count
-        self.copies = missing or parent.srt is learner.entries or (
+        self.root = parent.srt is learner.entries
+        self.copies = missing or self.root or (
             learner.kept is not None and parent.srt is learner.kept[1])
         self.ranges = None  # the parent's arrays, and each branch's starts and ends
 
     def entries(self, b):
         learner, parent = self.learner, self.parent
-        if self.copies and parent.srt is learner.entries:
+        if self.root:
             return learner.root_branch(parent.pos, self.sub, self.frac[b], b, self.split,
                                        self.rows[b])
         if self.copies:
@@ -221,7 +229,7 @@ class Learner:
         wide = len(data.pos) * self.X.shape[0] >= c45.WIDE_CELLS  # on two threads
         pos, vals, clss, start, end = data.sorted()
         weights = _NO_WEIGHTS  # an entry weighs what its row weighs in the node
-        if not unit_weights(data.w):
+        if not data.unit:
             if self.row_w is None:
                 self.row_w = np.empty(len(self.idx))
             self.row_w[data.pos] = data.w
@@ -240,11 +248,12 @@ class Learner:
         """(the split distribution, each branch's Data)."""
         sub, dist, frac, at, weights, cut, missing = _split(self.X, self.y, *split, data.rows,
                                                             data.w, self.k)
-        if self.ones is not None and unit_weights(weights):  # one array serves them all
+        unit = data.unit and not missing or None  # the branches' rows weigh 1 as well
+        if unit and self.ones is not None:  # one array serves them all
             weights = self.ones[:len(weights)]
         dealing = Dealing(self, data, sub, frac, split, np.diff(cut), missing)
         return dist, [Data(self, data.pos[at[cut[b]:cut[b + 1]]], weights[cut[b]:cut[b + 1]],
-                           source=(dealing, b)) for b in range(len(cut) - 1)]
+                           source=(dealing, b), unit=unit) for b in range(len(cut) - 1)]
 
     # ------------------------------------------------------------ a partial tree
 
