@@ -48,10 +48,10 @@ class JavaRandom:
         return ((self.next(26) << 27) + self.next(27)) * 2.0**-53
 
 
-def randomize(order: np.ndarray, rng: JavaRandom) -> np.ndarray:
+def randomize(order: np.ndarray, rng: JavaRandom, dtype=np.int64) -> np.ndarray:
     """``Instances.randomize``: swap each position from the last down to 1 with
-    ``nextInt(position + 1)``. Returns the shuffled copy of ``order``."""
-    rows = np.array(order, dtype=np.int64)
+    ``nextInt(position + 1)``. Returns the shuffled copy of ``order``, as ``dtype``."""
+    rows = np.array(order, dtype=dtype)
     rng.seed = int(_randomize(rows, np.uint64(rng.seed)))
     return rows
 

@@ -33,6 +33,7 @@ from ..stop import checkpoint
 from .description_length import RuleStats, check_stop, data_dl
 from .presorted import (
     in_storage_order,
+    kept,
     listed_weights,
     log2_above,
     narrowed,
@@ -442,9 +443,17 @@ def _grow(X, nominal, n_values, attrs, n_attributes, w, y, cls, min_no, ids, ant
         bag = cur[:0]
         sweep = exact  # a sweep of the presorted lists
         if sweep:
-            if listed > 2 * len(cur):  # the lists kept to the rule's rows as it grows
-                srt_rows, srt_off, srt_x, srt_w, srt_y = narrowed(
-                    srt_rows, srt_off, srt_x, srt_w, srt_y, cur, mark)
+            # the lists kept to the rule's rows as it grows: first a copy of the
+            # shared lists (once they are four times the rows, which bounds the
+            # copy), then that copy in place (at twice)
+            if listed > (4 if listed == len(w) else 2) * len(cur):
+                if listed == len(w):
+                    srt_rows, srt_off, srt_x, srt_w, srt_y = narrowed(
+                        srt_rows, srt_off, srt_x, srt_w, srt_y, cur, mark)
+                else:
+                    srt_rows, srt_off, srt_x, srt_w, srt_y = kept(
+                        srt_rows, srt_off, srt_x, srt_w, srt_y, cur, mark,
+                        srt_rows, srt_x, srt_w, srt_y)
                 listed = len(cur)
             mark[cur] = True
             numeric = np.array([a for a in attrs if not nominal[a] and not used[a]],
@@ -651,10 +660,8 @@ class Fit:
                 lengths[a], self.sparse[a] = known, True
         srt, off = sorted_rows(self.X, range(self.n_attributes), lengths, rows)
         values = values_beside(self.X, np.arange(self.n_attributes), srt, off)
-        # the classes beside the lists in a byte where they fit in one
-        small = np.int8 if self.n_classes <= np.iinfo(np.int8).max else np.int32
         self.presorted = (exact, srt, off, np.zeros(len(self.w), np.bool_), values,
-                          listed_weights(self.w, srt), self.y.astype(small)[srt])
+                          listed_weights(self.w, srt), self.y[srt])
         self.member = np.zeros(len(self.w), np.bool_)
 
     def stats(self, rule, rows):
@@ -694,8 +701,8 @@ class Fit:
         """``RuleStats.stratify``: the rows by class, each class shuffled, then dealt
         into the folds."""
         y = self.y[rows]
-        bags = [randomize(rows[y == c], self.rng) for c in range(self.n_classes)]
-        dealt = np.concatenate(bags)
+        dealt = np.concatenate([randomize(rows[y == c], self.rng, rows.dtype)
+                                for c in range(self.n_classes)])
         return np.concatenate([dealt[k::self.folds] for k in range(self.folds)])
 
     def partition(self, rows):
@@ -859,7 +866,10 @@ def _class_order(counts, seed):
 def fit(data, target, options, settings):
     """The contract's fit for ripper."""
     labels = data.columns[target]
-    rows = np.flatnonzero(~np.isnan(labels)).astype(np.int64)
+    # rows as 32-bit numbers and classes in a byte where they fit: the many lists
+    # of rows a fit holds (folds, rules' rows, a rule's growing rows) take half
+    rows = np.flatnonzero(~np.isnan(labels)).astype(
+        np.int32 if len(labels) <= np.iinfo(np.int32).max else np.int64)
     check_folds(options["folds"], len(rows))
     k = len(data.attributes[target].values)
     codes = np.where(np.isnan(labels), -1, labels).astype(np.int64)
@@ -872,7 +882,7 @@ def fit(data, target, options, settings):
     original = _class_order(counts, rng.next_int())
     new_code = np.empty(k, np.int64)
     new_code[original] = np.arange(k)
-    y = np.zeros(len(labels), np.int64)
+    y = np.zeros(len(labels), np.int8 if k <= np.iinfo(np.int8).max else np.int32)
     y[rows] = new_code[labels[rows].astype(np.int64)]
     learner = Fit(data, target, y, rows, options, rng)
     ordered = counts[original]
