@@ -893,7 +893,9 @@ def grow(columns, nominal, n_values, y, w, rows, target, k, min_leaf, min_varian
     dealt on two threads; the subtrees under them are then grown side by side, the
     largest first, each by one thread on rows of its own. Every subtree is grown
     as it would be in the one depth-first growth, so the tree is the same.
-    ``release`` (when given) is called once the columns are presorted."""
+    ``release`` (when given) is called once the columns are presorted, and each
+    attribute's pages go back to the system as soon as it is presorted (``presort``'s
+    ``spend``): the caller has copied what it reads of them later."""
     attrs = np.array([a for a in range(len(columns)) if a != target], np.int64)
     yf = frozen(np.asarray(y, np.float64))
     nom = np.array([bool(nominal[a]) for a in attrs])
@@ -914,7 +916,8 @@ def grow(columns, nominal, n_values, y, w, rows, target, k, min_leaf, min_varian
     X, rows = stacked([columns[a] for a in attrs], len(yf)), np.asarray(rows, np.int64)
     plain = whole_weights(w[rows]) and not missing_in(X, rows).any()
     memory.give_back(len(yf))  # the folds' scratch, before the largest arrays
-    parts = _listed(*presort(X, nom, rows, yf, frozen(w), classed and plain))
+    parts = _listed(*presort(X, nom, rows, yf, frozen(w), classed and plain,
+                             spend=release is not None))
     n, size = len(rows), len(yf)
     del X, y, yf  # views of the table's columns, which may now go
     if release is not None:  # the growth reads the presorted arrays alone
@@ -1032,24 +1035,33 @@ def _part(parts_r, parts_v, parts_y, parts_w, part):
             List([parts_w[part]]))
 
 
-def presort(X, nominal, rows, y, w, any_order):
+def presort(X, nominal, rows, y, w, any_order, spend=False):
     """Each attribute's ``rows`` in its order, as the four arrays ``_grow`` starts
-    from: rows, values, targets, weights. The reference's order (``_presort``),
+    from: rows, values, targets, weights. The reference's order (``rows_in_order``),
     except where it cannot matter (``any_order``): for a nominal class, with whole
     weights and no value missing, every sum is of whole numbers, exact in any
     order, and no row is ever split into fractions, so equal values may come in
-    any order and a radix sort (several times faster) orders them."""
-    if not any_order:
+    any order and a radix sort (several times faster) orders them. ``spend``: the
+    pages of each attribute's row of ``X`` go back to the system once it is
+    presorted (nothing reads them again), so that the presorted arrays, which take
+    several times the columns, are never held beside all of them."""
+    if not any_order and not spend:
         wide = X.shape[0] * len(rows) >= SUBTREE_CELLS
         return (_presort_wide if wide else _presort)(X, nominal, rows, y, w)
     p, n = X.shape[0], len(rows)
     out = (np.empty((p, n), np.int32), np.empty((p, n)), np.empty((p, n)),
            np.empty((p, n)))
-    rows = np.sort(rows)  # in any order: read in the table's, a third faster
+    if any_order:
+        rows = np.sort(rows)  # in any order: read in the table's, a third faster
 
     def one(t):  # the kernels release the GIL: two at a time
-        order = np.arange(n) if nominal[t] else value_order(X, t, rows)
+        if not any_order:
+            order = rows_in_order(X, np.int64(t), rows, bool(nominal[t]))
+        else:
+            order = np.arange(n) if nominal[t] else value_order(X, t, rows)
         _fill_sorted(X, t, rows, order, y, w, *out)
+        if spend:
+            memory.give_back_columns(X[t:t + 1], 0)
 
     # the numeric attributes first: their sorts take longest, and the nominal ones'
     # copies then even out the two threads' shares
@@ -1286,11 +1298,12 @@ def build(columns, nominal, n_values, y, w, target, k, options, release=None):
     del rows  # (the held-out rows are a copy, not a view that would keep it)
     kept = [columns, y, w, held_rows]  # the held-out rows' values, and where
     let_go = None
-    if release is not None:
-        def let_go():  # copied once presorted (not beside the sort's scratch), then
+    if release is not None:  # copied first: the presort hands the columns' pages back
+        kept[:] = [[c[held_rows] if j != target else np.empty(0)  # (the target: y)
+                    for j, c in enumerate(columns)], y[held_rows], w[held_rows], None]
+
+        def let_go():
             nonlocal y
-            kept[:] = [[c[held_rows] if j != target else np.empty(0)  # (the target: y)
-                        for j, c in enumerate(columns)], y[held_rows], w[held_rows], None]
             y = None  # a view of the table's columns, which now go
             release()
 
