@@ -58,7 +58,8 @@ def stratify(order: np.ndarray, y: np.ndarray, folds: int) -> np.ndarray:
 
 @njit(cache=True)
 def stratified(order, codes, folds):
-    """The kernel of :func:`stratify`: ``codes`` by row, missing as -1."""
+    """The kernel of :func:`stratify`: ``codes`` by row, missing as -1; the rows
+    come back as numbers of ``order``'s width."""
     rows = order.copy()
     n = len(rows)
     index = 1
@@ -71,7 +72,7 @@ def stratified(order, codes, folds):
                 rows[j] = t
                 index += 1
         index += 1
-    out = np.empty(n, np.int64)
+    out = np.empty(n, rows.dtype)
     p = 0
     for k in range(folds):
         for j in range(k, n, folds):

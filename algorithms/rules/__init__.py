@@ -51,7 +51,7 @@ LEARNERS = (
                   ("coverage", "DOUBLE"), ("errors", "DOUBLE")),
         order_by=("rule",)),
     Learner(
-        memory=42,  # bytes a cell fed, measured at 1M rows (benchmarks/memory.py)
+        memory=26,  # bytes a cell fed, measured at 1M rows (benchmarks/memory.py)
         name="ridor", kind="classifier", package=__name__,
         doc="ripple-down rules: a default class with exceptions, grown by IREP, as "
             "Weka's Ridor",

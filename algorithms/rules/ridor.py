@@ -173,18 +173,18 @@ def _set_row(row, a, value, split, cover, accurate, rate):
 
 @njit(cache=True)
 def _candidate(x, is_nominal, bags, wi, label, min_weight, default_rate, row):
-    """The best condition on one attribute (values ``x`` of the rows): its gain
-    (0 when it has none) with ``row`` = (value, split, cover, accurate, rate, end of
-    the first bag, rows with a value)."""
+    """The best condition on one attribute (values ``x`` of the rows, weights ``wi``:
+    none where every row weighs 1): its gain (0 when it has none) with ``row`` =
+    (value, split, cover, accurate, rate, end of the first bag, rows with a value)."""
     if is_nominal:
         cov = np.zeros(bags)
         acc = np.zeros(bags)
         for i in range(len(x)):
             if not np.isnan(x[i]):
                 v = int(x[i])
-                cov[v] += wi[i]
+                cov[v] += weight_at(wi, i)
                 if label[i] == 0:
-                    acc[v] += wi[i]
+                    acc[v] += weight_at(wi, i)
         gain = np.zeros(bags)
         count = 0
         for v in range(bags):
@@ -202,8 +202,8 @@ def _candidate(x, is_nominal, bags, wi, label, min_weight, default_rate, row):
         row[4] = acc[v] / cov[v] if abs(cov[v]) >= SMALL else 0.0
         return gain[v]
     order = sorted_by(x)
-    return _numeric_candidate(x[order], label[order], wi[order], min_weight, default_rate,
-                              row)
+    return _numeric_candidate(x[order], label[order], wi[order] if len(wi) else wi,
+                              min_weight, default_rate, row)
 
 
 @njit(cache=True)
@@ -221,9 +221,10 @@ def _numeric_candidate(xs, ls, ws, min_weight, default_rate, row):
 
 @njit(cache=False)  # holds parallel code, called from _grow (see jit.PRANGE_ONLY)
 def _candidates(X, nominal, n_values, attrs, used, ids, w, label, min_weight,
-                default_rate, presorted, threads):
+                default_rate, presorted, weighed, threads):
     """Every unused attribute's best condition; with ``exact``, ``presorted`` holds
-    each numeric attribute's rows of ``ids`` in order, and with ``threads`` (see
+    each numeric attribute's rows of ``ids`` in order; the rows' weights are
+    gathered only where some row weighs other than 1 (``weighed``); with ``threads`` (see
     ``jit.threads``), from ``PARALLEL_ROWS`` rows, those are searched two at a time
     (a kernel that calls a parallel one runs several times slower on small data)."""
     m = len(attrs)
@@ -238,7 +239,7 @@ def _candidates(X, nominal, n_values, attrs, used, ids, w, label, min_weight,
         wide = True
         _numeric_candidates(np.flatnonzero(listed), srt_off, srt_x, srt_lab, srt_w,
                             min_weight, default_rate, gains, rows)
-    wi = w[ids]
+    wi = w[ids] if weighed else w[:0]  # none: every row weighs 1
     for counter in range(m):
         if used[counter]:
             continue
@@ -317,7 +318,7 @@ def _grow(X, nominal, n_values, attrs, w, ids, label, min_weight, antds, lists, 
         gains, rows = _candidates(X, nominal, n_values, attrs, used, ids, w, label,
                                   min_weight, default_rate,
                                   (exact, srt_rows, srt_off, mark, srt_x, srt_w, srt_lab),
-                                  threads)
+                                  weighed, threads)
         pick = -1
         best_gain = 0.0
         for counter in range(len(attrs)):
@@ -439,14 +440,14 @@ def _ruleset(X, nominal, n_values, attrs, w, ids, label, class_count, folds, shu
             if halted(halt):
                 return w_ac, state, lengths, conds, stats
             if shuffles > 1:
-                order = np.arange(len(ids))
-                state = _randomize(order, state)
-                ids, label = ids[order], label[order]
+                shuffled = np.arange(len(ids))
+                state = _randomize(shuffled, state)
+                ids, label = ids[shuffled], label[shuffled]
             n = len(ids)
             if n < folds:
                 return w_ac, state, np.full(1, -1, np.int64), conds, stats
             state = init  # each build starts the generator again from the seed
-            order = np.arange(n)
+            order = np.arange(n, dtype=ids.dtype)  # positions, as narrow as the rows
             state = _randomize(order, state)
             order = stratified(order, label, folds)
             first = (folds - 1) * (n // folds) + n % folds
@@ -532,10 +533,12 @@ class Learner:
         alone; a large rule's candidates are then searched on two threads."""
         halt = stop.flag()  # the caller's, which stop.each also gives its threads
         rows = np.sort(jobs[0][0])
+        n = len(rows)
         srt_rows, srt_off = sorted_rows(
             self.X, self.attrs,
-            [len(rows) if self.exact and not self.nominal[a] else 0 for a in self.attrs], rows)
-        if self.shuffles == 1 and len(jobs) > 1 and len(rows) >= PARALLEL_ROWS and \
+            [n if self.exact and not self.nominal[a] else 0 for a in self.attrs], rows)
+        del rows  # not held through the rule sets
+        if self.shuffles == 1 and len(jobs) > 1 and n >= PARALLEL_ROWS and \
                 13 * len(srt_rows) <= SIDE_BY_SIDE_BYTES:
             out = stop.each(lambda job: self.ruleset(*job, (srt_rows, srt_off, None), halt),
                             jobs, threads=2)
@@ -544,7 +547,7 @@ class Learner:
             out = []
             for job in jobs:
                 out.append(self.ruleset(*job, (srt_rows, srt_off,
-                                               threads(len(rows) >= PARALLEL_ROWS)), halt))
+                                               threads(n >= PARALLEL_ROWS)), halt))
                 self.state = out[-1][2]
         stop.check(halt)
         return [(rate, rules) for rate, rules, _ in out]
@@ -818,7 +821,8 @@ def fit(data, target, options, settings):
                       options)
     # rows as 32-bit numbers: the presorted lists, read and narrowed often, hold them
     by_class = [keep[y[keep] == c].astype(np.int32) for c in range(k)]
+    cover, known = _sum(data.weights[keep]), len(keep)
+    del keep  # not held through the fit
     root = learner.find_rules(by_class, 0)
-    cover = _sum(data.weights[keep])
     return RidorModel(data.attributes, data.attributes[target].name, root,
-                      cover, learner.error, options, len(keep))
+                      cover, learner.error, options, known)
