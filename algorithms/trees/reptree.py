@@ -664,7 +664,7 @@ def _grow(parts_r, parts_v, parts_y, parts_w, lo0, hi0, depth0, held0, branch_of
           n_values, k, width, min_leaf, min_var, max_depth, root_probs, root_w, table,
           plain, compact, wide_cells, defer, threads, halt, count):
     """The tree grown depth first from the node of columns ``lo0:hi0`` of the
-    typed lists' first arrays (``_presort``'s, which the growth frees once its
+    typed lists' first arrays (``presort``'s, which the growth frees once its
     ``held0`` columns are done with), at depth ``depth0``, until ``halt[0]`` is
     set; ``count[0]`` counts the nodes; ``branch_of``: a scratch cell per row;
     ``plain``: no row lacks a value and every weight is whole (then a node's class
@@ -1043,18 +1043,16 @@ def _part(parts_r, parts_v, parts_y, parts_w, part):
 
 def presort(X, nominal, rows, y, w, any_order, ytype=np.float64, spend=False):
     """Each attribute's ``rows`` in its order, as the four arrays ``_grow`` starts
-    from: rows, values, targets (as ``ytype``), weights. The reference's order (``rows_in_order``),
-    except where it cannot matter (``any_order``): for a nominal class, with whole
-    weights and no value missing, every sum is of whole numbers, exact in any
-    order, and no row is ever split into fractions, so equal values may come in
-    any order and a radix sort (several times faster) orders them. ``spend``: the
-    pages of each attribute's row of ``X`` go back to the system once it is
-    presorted (nothing reads them again), so that the presorted arrays, which take
-    several times the columns, are never held beside all of them."""
-    if not any_order and not spend:
-        wide = X.shape[0] * len(rows) >= SUBTREE_CELLS
-        return (_presort_wide if wide else _presort)(X, nominal, rows, y, w,
-                                                     np.empty(0, ytype))
+    from: rows, values, targets (as ``ytype``), weights; the attributes two at a
+    time. The reference's order (``rows_in_order``: its quicksort of the values,
+    missing last; a nominal attribute's known values first, as they come), except
+    where it cannot matter (``any_order``): for a nominal class, with whole weights
+    and no value missing, every sum is of whole numbers, exact in any order, and no
+    row is ever split into fractions, so equal values may come in any order and a
+    radix sort (several times faster) orders them. ``spend``: the pages of each
+    attribute's row of ``X`` go back to the system once it is presorted (nothing
+    reads them again), so that the presorted arrays, which take several times the
+    columns, are never held beside all of them."""
     p, n = X.shape[0], len(rows)
     out = (np.empty((p, n), np.int32), np.empty((p, n)), np.empty((p, n), ytype),
            np.empty((p, n)))
@@ -1094,24 +1092,6 @@ def _fill_sorted(X, t, rows, order, y, w, rid, val, yv, wts):
         yv[t, i] = y[r]
         wts[t, i] = w[r]
 
-
-def _presort_rows(X, nominal, rows, y, w, ytype):
-    """Each attribute's ``rows`` in the reference's order (its quicksort of the
-    values, missing last; a nominal attribute's known values first, as they come),
-    the targets as ``ytype``'s; with ``_wide``, the attributes on two threads."""
-    p, n = X.shape[0], len(rows)
-    rid = np.empty((p, n), np.int32)
-    val, yv, wts = np.empty((p, n)), np.empty((p, n), ytype.dtype), np.empty((p, n))
-    for t in prange(p):
-        at = np.int64(t)  # a prange index is unsigned (see jit)
-        _fill_sorted(X, at, rows, rows_in_order(X, at, rows, nominal[t]), y, w, rid, val,
-                     yv, wts)
-    return rid, val, yv, wts
-
-
-_presort = njit(cache=True)(_presort_rows)
-# called from Python only (see jit); a small table compiles no parallel code
-_presort_wide = njit(cache=True, parallel=PRANGE_ONLY)(_presort_rows)
 
 TABLE_ROWS = 1 << 23  # the largest count looked up rather than computed (64 MiB)
 
