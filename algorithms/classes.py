@@ -7,11 +7,17 @@ import numpy as np
 MARGIN = 1e-6  # how much a later class must beat the best so far by (the reference's)
 
 
+def code_type(k):
+    """The narrowest integer type that holds the codes of ``k`` classes and -1
+    (missing)."""
+    return np.int8 if k < 128 else np.int32
+
+
 def class_codes(y, k):
     """Class codes (-1 missing) as narrow as ``k`` classes allow: the trees and rule
-    learners keep one a row, and C4.5 and PART one an entry of each numeric
-    attribute."""
-    return np.asarray(y, np.int8 if k < 128 else np.int32)
+    learners keep one a row, and C4.5, PART and REPTree one an entry of each
+    numeric attribute."""
+    return np.asarray(y, code_type(k))
 
 
 def labels(proba):

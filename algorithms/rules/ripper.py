@@ -23,6 +23,7 @@ import math
 import numpy as np
 
 from .. import pictures, progress
+from ..classes import code_type
 from ..dataset import stacked, whole_weights
 from ..evaluation import check_folds
 from ..javafmt import double_to_string, java_double
@@ -882,7 +883,7 @@ def fit(data, target, options, settings):
     original = _class_order(counts, rng.next_int())
     new_code = np.empty(k, np.int64)
     new_code[original] = np.arange(k)
-    y = np.zeros(len(labels), np.int8 if k <= np.iinfo(np.int8).max else np.int32)
+    y = np.zeros(len(labels), code_type(k))
     y[rows] = new_code[labels[rows].astype(np.int64)]
     learner = Fit(data, target, y, rows, options, rng)
     ordered = counts[original]

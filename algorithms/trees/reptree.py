@@ -43,6 +43,7 @@ import numpy as np
 from numba.typed import List
 
 from .. import memory, progress, stop
+from ..classes import code_type
 from ..dataset import missing_in, stacked, whole_weights
 from ..evaluation import check_folds, randomize, stratify, test_cv, train_cv
 from ..halt import halted
@@ -704,7 +705,7 @@ def _grow(parts_r, parts_v, parts_y, parts_w, lo0, hi0, depth0, held0, branch_of
     live = List([held0])
     empty_r = np.empty((0, 0), np.int32)
     empty_f = np.empty((0, 0))
-    ytype = parts_y[0].dtype  # class codes in a byte, or numbers (see grow)
+    ytype = parts_y[0].dtype  # narrow class codes, or numbers (see grow)
     empty_y = np.empty((0, 0), ytype)
     # where a split's branches after the first wait, a row per worker, grown as needed
     scratch_r = np.empty((2, 0), np.int32)
@@ -919,9 +920,10 @@ def grow(columns, nominal, n_values, y, w, rows, target, k, min_leaf, min_varian
     X, rows = stacked([columns[a] for a in attrs], len(yf)), np.asarray(rows, np.int64)
     plain = whole_weights(w[rows]) and not missing_in(X, rows).any()
     memory.give_back(len(yf))  # the folds' scratch, before the largest arrays
-    # the targets beside the presorted rows: class codes in a byte (the arrays
-    # take 21 bytes an entry rather than 28), numbers as they are
-    ytype = np.int8 if classed and k <= np.iinfo(np.int8).max else np.float64
+    # the targets beside the presorted rows: class codes as narrow as they go
+    # (``code_type``: a byte, and the arrays take 21 bytes an entry rather than
+    # 28), numbers as they are
+    ytype = code_type(k) if classed else np.float64
     parts = _listed(*presort(X, nom, rows, yf, frozen(w), classed and plain, ytype,
                              spend=release is not None))
     n, size = len(rows), len(yf)
@@ -1041,7 +1043,7 @@ def _part(parts_r, parts_v, parts_y, parts_w, part):
             List([parts_w[part]]))
 
 
-def presort(X, nominal, rows, y, w, any_order, ytype=np.float64, spend=False):
+def presort(X, nominal, rows, y, w, any_order, ytype, spend=False):
     """Each attribute's ``rows`` in its order, as the four arrays ``_grow`` starts
     from: rows, values, targets (as ``ytype``), weights; the attributes two at a
     time. The reference's order (``rows_in_order``: its quicksort of the values,
