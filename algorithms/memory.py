@@ -50,10 +50,11 @@ def size_text(n):
 # largest on the benchmark's own table, its all-numeric one and the one whose
 # target two columns tell (--data numeric, signal), rounded up.
 # An aggregate form's rows, held once for their groups (udfs/stash.py), are allowed
-# HELD bytes a row more: each row's id in DuckDB's list of its group (25 bytes a row
-# with a function that does nothing) and the order its group is put in. At a million
-# rows they took 20 to 53 more than fed rows, and a few learners more (ZeroR 85,
-# RIPPER 118), within their declared bytes a cell.
+# HELD bytes a row more: each row's place in DuckDB's list of its group (13 bytes a
+# row with a function that does nothing; 25 when it was a 64-bit id) and the order
+# its group is put in. At a million rows they took 20 to 53 more than fed rows with
+# 64-bit ids, and a few learners more (ZeroR 85, RIPPER 118), within their declared
+# bytes a cell.
 HELD = 48.0
 
 

@@ -63,14 +63,18 @@ def _call(decl, rows):
 def macros(decl):
     """The CREATE MACRO statements of one learner."""
     weight = "weight" if decl.weights else "NULL"
-    # the group's rows are held by _dm_stash as DuckDB scans them, the group lists ids;
+    # the group's rows are held by _dm_stash as DuckDB scans them, the group lists
+    # their places and what finds their store;
     # the hash of the fit's arguments keeps DuckDB from making one list of the rows
     # for two fits that differ (the first would take the rows from the second); a
     # model option is left out, as it may be an aggregate (any_value(m.tree))
     given = ", ".join(["target" if decl.has_target else "NULL"]
                       + [p.name for p in decl.params if p.type != "model"])
-    stashed = (f"list(_dm_stash(r, '{decl.name}', {weight}, {SETTINGS}, {CONNECTION}, "
-               f"txid_current(), hash({given})))")
+    # (typeof(r) is a constant: it costs the rows nothing)
+    stashed = (f"{{'connection': {CONNECTION}, 'transaction': txid_current(), "
+               "'type': any_value(typeof(r)), "
+               f"'places': list(_dm_stash(r, '{decl.name}', {weight}, {SETTINGS}, "
+               f"{CONNECTION}, txid_current(), typeof(r), hash({given})))}}")
     out = [f"CREATE OR REPLACE TEMP MACRO {decl.name}_fit({_signature(decl, 'r')}) AS\n"
            f"{_call(decl, stashed)}"]
     if decl.relation:

@@ -199,3 +199,27 @@ def test_random_groups_get_the_models_of_their_lists(data):
             assert drained(con)
     finally:
         con.close()
+
+
+def test_places_are_never_given_twice_in_a_transaction(grouped, monkeypatch):
+    """A key's next store starts where its last ended, so the places of a store
+    that is gone find no rows in the next, and are refused by name."""
+    seen = []
+    take = stash.taken
+    monkeypatch.setattr(stash, "taken",
+                        lambda fn, key, places, *a, **k: seen.append((key, places.copy()))
+                        or take(fn, key, places, *a, **k))
+    query = "SELECT grp, naive_bayes_fit(t, 'y').id FROM g t WHERE {} GROUP BY grp"
+    grouped.execute("BEGIN")
+    first = ids(grouped, query.format("grp IS NOT NULL"))
+    assert first == listed(grouped, "naive_bayes", "y", "grp IS NOT NULL")
+    ended = max(int(p.max()) for _, p in seen)
+    assert sorted(int(p.min()) for _, p in seen)[0] == 0
+    # a failed query leaves a store of the same key, its places after the first's
+    with pytest.raises(duckdb.Error, match="single class"):
+        grouped.execute(query.format("grp IS NOT NULL OR y = 'hi'")).fetchall()
+    live = stash._STORES[stash._CURRENT[seen[0][0]]]
+    assert live.start == ended + 1
+    with pytest.raises(ValueError, match="naive_bayes: the rows of this group are gone"):
+        take("naive_bayes", *seen[0], {"max_values": None, "memory_limit": None}, 0.0)
+    grouped.execute("ROLLBACK")

@@ -25,16 +25,18 @@ def _settings(v):
 def training(decl, fn, rows, i, settings, only=None, groups=None):
     """The Dataset of the ``i``-th value of ``rows``: ``{job, rows}``, the rows fed
     to a job as DuckDB scanned them (``feed``), or (``groups``, from
-    ``stash.ids_of``) a group's ids of the rows held for it (an aggregate form;
+    ``stash.groups_of``) a group's store and places of the rows held for it (an
+    aggregate form;
     only the columns ``only`` and the weight, in no order, when ``only`` names
     some: a fit that reads their counts alone). An empty relation is refused."""
     if groups is None:
         fed = rows[i].as_py()
         data = feed.take(fn, fed["job"], fed["rows"]).dataset()
     else:
-        if not len(groups[i]):
+        key, places = groups[i]
+        if not len(places):
             raise ValueError(f"{fn}: the table is empty")
-        data = stash.taken(fn, groups[i], settings, decl.memory, only,
+        data = stash.taken(fn, key, places, settings, decl.memory, only,
                            ordered=only is None)
     data.spare = True  # read for this fit alone
     return data
@@ -47,15 +49,18 @@ def fit(learner, rows, target, options, weight, settings):
     out = []
     args = zip(scalars(learner), scalars(target), scalars(options), scalars(weight),
                scalars(settings))
-    # each group's ids of the rows held for it (udfs/stash.py), or the rows fed
-    groups = None if pa.types.is_struct(rows.type) else stash.ids_of(rows)
+    # each group's store and places of the rows held for it (udfs/stash.py), or the
+    # rows fed ({job, rows})
+    groups = stash.groups_of(rows) if rows.type.get_field_index("places") >= 0 else None
     for i, (name, tgt, opts, w, s) in enumerate(args):
         checkpoint()
         decl = contract.get("fit", name)
         fn = decl.name
         key = None
-        if groups is not None and len(groups[i]):
-            key = stash.fitted_key(groups[i], name, tgt, _option_keys(decl, opts), w, s)
+        if groups is not None:
+            groups[i] = (stash.store_key(decl, w, *groups[i][0]), groups[i][1])
+        if groups is not None and len(groups[i][1]):
+            key = stash.fitted_key(*groups[i], name, tgt, _option_keys(decl, opts), w, s)
             model = stash.fitted(key)
             if model is not None:
                 out.append(model)

@@ -3,21 +3,24 @@
 An aggregate sees its rows in no order and in any number of groups. Gathering
 each group's rows into a DuckDB list held them three times over (the aggregate's
 buffers, the finished list and its Arrow copy). Instead, ``_dm_stash`` reads every
-chunk of rows into a store's columns as DuckDB scans them and gives each row an
-id, and the aggregate gathers only the ids (``list(_dm_stash(...))``). The fit of a
-group then takes its rows from the store by their ids (``taken``): as a Dataset of
-their own, whose text columns know only the values the group holds, in an order of
-their values, exactly as the group's rows read alone would be.
+chunk of rows into a store's columns as DuckDB scans them and gives each row its
+place, and the aggregate gathers only the places (``list(_dm_stash(...))``, 32 bits
+a row) beside what finds their store. The fit of a group then takes its rows from
+the store by their places (``taken``): as a Dataset of their own, whose text columns
+know only the values the group holds, in an order of their values, exactly as the
+group's rows read alone would be.
 
 A store holds the rows of one learner's aggregates over one row type in one query
-(its connection's transaction); two fits in one query each stash their own rows,
-with ids of their own. An id is the store's number and the row's place in it, so an
-id outlives no store. Each row is taken once, and a store whose rows are
-all taken is dropped; a group that is the whole store takes its columns without a
-copy. A row in more than one group (GROUPING SETS, ROLLUP, CUBE) is refused, as
-its rows are gone by its second group. A store its query left (a failed or
-interrupted one) is dropped when its connection next stashes rows or opens a job
-in another transaction, as a job is (``feed``), or when the connection goes.
+(its connection's transaction): the fit finds it by that key (``store_key``). Two
+fits in one query each stash their own rows, at places of their own. A key's
+places are never given twice in a transaction (a key's next store starts where its
+last ended), so a place outlives no store. Each row is taken once, and a store
+whose rows are all taken is dropped; a group that is the whole store takes its
+columns without a copy. A row in more than one group (GROUPING SETS, ROLLUP, CUBE)
+is refused, as its rows are gone by its second group. A store its query left (a
+failed or interrupted one) is dropped when its connection next stashes rows or
+opens a job in another transaction, as a job is (``feed``), or when the connection
+goes.
 """
 
 import hashlib
@@ -34,36 +37,46 @@ from .registry import column, list_csr, udf
 from .table import DEFAULT_MAX_VALUES, Rows, _pick, _read_only, in_value_order
 
 _STORES = {}  # number -> _Store
-_CURRENT = {}  # (connection, transaction, learner, weight, row type) -> number
+_CURRENT = {}  # store key -> number of its store
+_NEXT = {}  # store key -> the first place of its next store
 _LOCK = threading.RLock()  # (drop_stale is called with it held)
 _NUMBERS = itertools.count(1)
-_OWNERS = {}  # store number -> its (connection, transaction), while either is kept
-PLACES = 32  # an id is (store number << PLACES) | the row's place in the store
+PLACES = 1 << 32  # a place is 32 bits (UINTEGER)
+
+
+def store_key(decl, weight, connection, transaction, row_type):
+    """What finds the store of a learner's aggregate over a row type (DuckDB's
+    ``typeof(r)``) in a transaction, for the stash and the fit alike."""
+    return (connection, transaction, decl.name, weight if decl.weights else None,
+            row_type)
 
 
 class _Store:
-    def __init__(self, number, key, rows, limit):
+    def __init__(self, number, key, rows, limit, start):
         self.number, self.key, self.rows, self.limit = number, key, rows, limit
+        self.start = start  # the place of its first row
         self.taken = 0  # rows given to groups so far
         self.lock = threading.Lock()
         self.ended = False  # dropped: rows stashed meanwhile go to a new store
 
     def add(self, rows):
-        """Read ``rows`` (a StructArray) after those before; their ids."""
+        """Read ``rows`` (a StructArray) after those before; their places."""
         with self.lock:
             if self.ended:
                 return None
             at = self.rows.n
-            if at + len(rows) >= 1 << PLACES:
-                raise ValueError(f"{self.rows.fn}: more than {(1 << PLACES) - 1:,} rows "
-                                 "in one aggregate; fit a sample or one model per group")
+            if self.start + at + len(rows) > PLACES:
+                raise ValueError(f"{self.rows.fn}: more than {PLACES:,} rows in the "
+                                 "aggregates of one query; fit a sample or one model per "
+                                 "group")
             if pa.types.is_struct(rows.type):  # (a column's values are refused by add)
                 # the rows held for the groups alone, before any group's fit
                 memory.check(self.rows.fn, 0.0, at + len(rows), rows.type.num_fields,
                              self.limit, so_far=True, advice=memory.ADVICE_GROUP,
                              per_row=memory.HELD)
             self.rows.add(rows)
-            return (self.number << PLACES) + np.arange(at, at + len(rows), dtype=np.int64)
+            at += self.start
+            return np.arange(at, at + len(rows), dtype=np.uint32)
 
 
 def drop_stale(connection, transaction=None):
@@ -73,14 +86,11 @@ def drop_stale(connection, transaction=None):
         return owner[0] == connection and (transaction is None or owner[1] != transaction)
 
     with _LOCK:
-        for key in [k for k in _CURRENT if stale(k)]:
-            del _CURRENT[key]
         for store in [s for s in _STORES.values() if stale(s.key)]:
             _end(store)
-        for owner in [o for o in _FITTED if stale(o)]:
-            del _FITTED[owner]
-        for number in [n for n, o in _OWNERS.items() if stale(o)]:
-            del _OWNERS[number]
+        for kept in (_CURRENT, _NEXT, _FITTED):
+            for key in [k for k in kept if stale(k)]:
+                del kept[key]
 
 
 # A group's fit may be called more than once in a query (a macro that names its
@@ -97,39 +107,39 @@ class _Kept(dict):
     size = 0
 
 
-def ids_of(lists):
-    """Each group's ids (int64 arrays) from the ListArray of an aggregate's groups;
-    a NULL list (no rows) is empty. Converted once for all the groups: Arrow's calls
-    on each group's list cost more than a small group's fit."""
-    offsets, flat = list_csr(lists)
+def groups_of(stashed):
+    """Each group's store (``(connection, transaction, row type)``) and places
+    (uint32) from the StructArray of an aggregate's groups; a group of no rows has
+    no places. Converted once for all the groups: Arrow's calls on each group's
+    list cost more than a small group's fit."""
+    fields = dict(zip((f.name for f in stashed.type), stashed.flatten()))
+    offsets, flat = list_csr(fields["places"])
     flat = flat.to_numpy(zero_copy_only=False)
-    return [flat[a:b] for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
+    where = zip(*(fields[f].to_pylist() for f in ("connection", "transaction", "type")))
+    return [(w, flat[a:b]) for w, a, b in zip(where, offsets[:-1].tolist(),
+                                               offsets[1:].tolist())]
 
 
-def fitted_key(ids, *arguments):
-    """What tells one fit of a group's rows from another: every id, in the list's
-    order (a fit called again is called on the same list), and the fit's arguments
-    (``repr``-able)."""
-    h = hashlib.blake2b(ids.tobytes(), digest_size=16)
-    h.update(repr(arguments).encode())
-    return int(ids[0]) >> PLACES, h.digest()
+def fitted_key(key, places, *arguments):
+    """What tells one fit of a group's rows from another: its store's ``key``, every
+    place, in the list's order (a fit called again is called on the same list), and
+    the fit's arguments (``repr``-able). Kept by the key's transaction."""
+    h = hashlib.blake2b(places.tobytes(), digest_size=16)
+    h.update(repr((key[2:], arguments)).encode())
+    return key[:2], h.digest()
 
 
 def fitted(key):
     """The model a fit keyed ``key`` already gave in this query, or None."""
     with _LOCK:
-        owner = _OWNERS.get(key[0])
-        hit = None if owner is None else _FITTED.get(owner, {}).get(key[1])
+        hit = _FITTED.get(key[0], {}).get(key[1])
         return None if hit is None else hit[0]
 
 
 def keep(key, model, size):
     """Keep ``model`` (``size`` bytes) as the fit keyed ``key`` gave it."""
     with _LOCK:
-        owner = _OWNERS.get(key[0])
-        if owner is None:
-            return
-        kept = _FITTED.setdefault(owner, _Kept())
+        kept = _FITTED.setdefault(key[0], _Kept())
         if key[1] in kept:
             return
         kept[key[1]] = (model, size)
@@ -144,21 +154,21 @@ def _end(store):
     _STORES.pop(store.number, None)
     if _CURRENT.get(store.key) == store.number:
         del _CURRENT[store.key]
+        _NEXT[store.key] = store.start + store.rows.n
 
 
-@udf("_dm_stash", None, "BIGINT", side_effects=True)
-def stash(rows, learner, weight, settings, connection, transaction, given):
-    """Read a chunk of rows into the store of ``learner``'s aggregate in this
-    transaction; each row's id. (``given``, the hash of the fit's arguments, is
-    read by no one: it makes two fits' lists differ in SQL.)"""
+@udf("_dm_stash", None, "UINTEGER", side_effects=True)
+def stash(rows, learner, weight, settings, connection, transaction, row_type, given):
+    """Read a chunk of rows into the store of ``learner``'s aggregate over rows of
+    ``row_type`` in this transaction; each row's place. (``given``, the hash of the
+    fit's arguments, is read by no one: it makes two fits' lists differ in SQL.)"""
     rows = column(rows)
     # the same in every row (constants of the query): the first row's alone, as a
     # whole chunk's values cost more to convert than its rows to read
-    name, w, s, conn, txn = (column(a)[0].as_py() for a in (
-        learner, weight, settings, connection, transaction))
+    name, w, s, conn, txn, typ = (column(a)[0].as_py() for a in (
+        learner, weight, settings, connection, transaction, row_type))
     decl = contract.get("_fit", name)
-    w = w if decl.weights else None
-    key = (conn, txn, decl.name, w, str(rows.type))
+    key = store_key(decl, w, conn, txn, typ)
     while True:
         with _LOCK:
             number = _CURRENT.get(key)
@@ -170,14 +180,13 @@ def stash(rows, learner, weight, settings, connection, transaction, given):
                 number = next(_NUMBERS)
                 # text columns take any number of values here; each group's are
                 # counted against the limit as it is taken
-                _STORES[number] = _Store(number, key, Rows(decl.name, sys.maxsize, w),
-                                         limit)
+                _STORES[number] = _Store(number, key, Rows(decl.name, sys.maxsize, key[3]),
+                                         limit, _NEXT.get(key, 0))
                 _CURRENT[key] = number
-                _OWNERS[number] = (conn, txn)
             store = _STORES[number]
-        ids = store.add(rows)
-        if ids is not None:
-            return pa.array(ids)
+        places = store.add(rows)
+        if places is not None:
+            return pa.array(places)
 
 
 GONE = ("{fn}: the rows of this group are gone: each row goes to one group's fit, "
@@ -186,23 +195,24 @@ GONE = ("{fn}: the rows of this group are gone: each row goes to one group's fit
         "second; fit each in a query of its own (UNION ALL), or use fit_groups(...)")
 
 
-def taken(fn, ids, settings, per_cell, only=None, ordered=True):
-    """The Dataset of a group's rows, by their ``ids`` (int64): in an order
-    of their values (``ordered`` false: as stored, for a fit that reads counts
-    alone), with only the columns ``only`` and the weights where ``only`` names
-    some; refused first where a fit of ``per_cell`` bytes a cell of them would pass
-    the memory limit. The rows are then gone from their store."""
-    number = int(ids[0]) >> PLACES
+def taken(fn, key, places, settings, per_cell, only=None, ordered=True):
+    """The Dataset of a group's rows, by their ``places`` (uint32) in the store
+    ``key`` names: in an order of their values (``ordered`` false: as stored, for a
+    fit that reads counts alone), with only the columns ``only`` and the weights
+    where ``only`` names some; refused first where a fit of ``per_cell`` bytes a
+    cell of them would pass the memory limit. The rows are then gone from their
+    store."""
     with _LOCK:
-        store = _STORES.get(number)
-    if store is None or ((ids >> PLACES) != number).any():
+        store = _STORES.get(_CURRENT.get(key))
+    # (a store's places follow those of every earlier store of its key)
+    if store is None or int(places.min()) < store.start:
         raise ValueError(GONE.format(fn=fn))
-    places = ids & ((1 << PLACES) - 1)
     max_values = settings["max_values"]
     max_values = DEFAULT_MAX_VALUES if max_values is None else int(max_values)
     with store.lock:
         rows = store.rows
-        if store.ended or store.taken + len(places) > rows.n:
+        if (store.ended or store.taken + len(places) > rows.n
+                or int(places.max()) >= store.start + rows.n):
             raise ValueError(GONE.format(fn=fn))
         # the places among the store's readers of the columns the fit reads
         k = len(rows.readers) - rows.weighted
@@ -218,7 +228,9 @@ def taken(fn, ids, settings, per_cell, only=None, ordered=True):
         if len(places) == rows.n:  # the whole store: its own columns, in place
             return _whole(rows, picked, max_values, ordered)
         rows._flush()
-        return _part(rows, picked, np.sort(places), max_values, ordered)
+        places = np.sort(places).astype(np.intp)
+        places -= store.start
+        return _part(rows, picked, places, max_values, ordered)
 
 
 def _whole(rows, picked, max_values, ordered):
