@@ -492,6 +492,13 @@ def _grow_int(a, n):
 
 
 @njit(cache=True)
+def _grow_rows(a, n):
+    out = np.zeros((max(n, 2 * a.shape[0]), a.shape[1]))
+    out[:a.shape[0]] = a
+    return out
+
+
+@njit(cache=True)
 def _grow(a, n):
     """``a`` in a buffer with room for ``n`` (at least doubled)."""
     out = np.zeros(max(n, 2 * a.shape[0]), a.dtype)
@@ -595,7 +602,10 @@ def split_point(col, scope, sorted_rows, mid, idx):
     split whose gain was measured.
 
     ``sorted_rows``: the training rows with a value, in the order of their values
-    (the values themselves would take twice the memory)."""
+    (the values themselves would take twice the memory); none (the midpoint is
+    kept) where the threshold is moved after the growth (``_moved``)."""
+    if sorted_rows.shape[0] == 0:
+        return mid
     lo, hi = 0, sorted_rows.shape[0]
     while lo < hi:  # the largest value v with v - mid < 1e-6, computed as J48 does
         m = (lo + hi) // 2
@@ -611,12 +621,7 @@ def split_point(col, scope, sorted_rows, mid, idx):
         j -= 1
     if j < 0 or top - col[sorted_rows[j]] > SMALL:
         return top
-    kept = -1.7976931348623157e308
-    n = scope.shape[0] if scope.shape[0] > 0 else col.shape[0]
-    for i in range(n):
-        v = col[scope[i]] if scope.shape[0] > 0 else col[i]
-        if v - kept > SMALL and v - mid < SMALL:  # false for a missing value (NaN)
-            kept = v
+    kept = _walk(col, scope, mid)
     left = right = 0
     for i in range(idx.shape[0]):
         v = col[idx[i]]
@@ -626,6 +631,19 @@ def split_point(col, scope, sorted_rows, mid, idx):
             else:
                 right += 1
     return kept if left > 0 and right > 0 else top
+
+
+@njit(cache=True)
+def _walk(col, scope, mid):
+    """J48's walk over the training rows in order (``scope``; none: every row of
+    ``col``): the value it moves the midpoint ``mid`` to."""
+    kept = -1.7976931348623157e308
+    n = scope.shape[0] if scope.shape[0] > 0 else col.shape[0]
+    for i in range(n):
+        v = col[scope[i]] if scope.shape[0] > 0 else col[i]
+        if v - kept > SMALL and v - mid < SMALL:  # false for a missing value (NaN)
+            kept = v
+    return kept
 
 
 @njit(cache=True)
@@ -732,11 +750,15 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
     the largest branch keeps the node's ranges and the others get arrays of their
     own (``child_sorted``). An entry weighs what its row weighs in the node: a node
     whose rows do not all weigh 1 writes their weights by row (``row_w``, one
-    array for the tree) before its split is chosen. Returns (n_nodes, nodes,
-    thresholds, dists)."""
+    array for the tree) before its split is chosen. A numeric attribute with no
+    rows in ``values`` keeps its cuts' midpoints, to be moved after the growth
+    (``_moved``), and its splits' node values: the least, the last below the
+    midpoint and the first above (``bounds``). Returns (n_nodes, nodes, thresholds,
+    dists, bounds)."""
     m = X.shape[0]
     nodes = np.full((64, 7), -1, np.int64)
     thresholds = np.zeros(64)
+    bounds = np.zeros((64, 3))
     dists = np.zeros(1024)
     n_dist = 0
     n_nodes = 1
@@ -787,6 +809,8 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
         nodes[i, BAGS] = n_values[a] if kind == NOMINAL_SPLIT else 2
         nodes[i, VALUE] = value
         thresholds[i] = threshold
+        if kind == NUMERIC_SPLIT and value_off[a + 1] == value_off[a]:
+            bounds[i] = _bounds(ent[1], start[a], end[a], threshold)
         nb = nodes[i, BAGS]
         sub, dist = spread(X, y, a, kind, threshold, value, nb, idx, w, k)
         if n_dist + nb * k > dists.shape[0]:
@@ -797,6 +821,7 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
         if n_nodes + nb > nodes.shape[0]:
             nodes = _grow_int(nodes, n_nodes + nb)
             thresholds = _grow(thresholds, n_nodes + nb)
+            bounds = _grow_rows(bounds, n_nodes + nb)
         nodes[i, CHILD] = n_nodes
         n_nodes += nb
         frac = fractions(dist)
@@ -832,7 +857,21 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
                 stack_ent.append(ent)
                 stack_start.append(starts[b].copy())
                 stack_end.append(ends[b].copy())
-    return n_nodes, nodes, thresholds, dists
+    return n_nodes, nodes, thresholds, dists, bounds
+
+
+@njit(cache=True)
+def _bounds(vals, s, e, mid):
+    """A node's values of a numeric split, sorted in ``vals[s:e]``: the least, the
+    last below the midpoint ``mid`` and the first above it."""
+    lo, hi = s, e
+    while lo < hi:
+        m = (lo + hi) // 2
+        if vals[m] <= mid:
+            lo = m + 1
+        else:
+            hi = m
+    return np.array([vals[s], vals[lo - 1], vals[lo]])
 
 
 def _deal(rows, vals, clss, start, end, branch_of, nb, first, spare):
@@ -1138,13 +1177,14 @@ def _fill_entries(ranked, known, col, y, rows, vals, clss, at, by_value):
     return at
 
 
-def _presort(X, n_values, y):
+def _presort(X, n_values, y, by_value):
     """One sort of each numeric attribute's known values, for thresholds and the
     scan order: (the sorted entries of the rows with a class, as ``grow`` takes
     them: row, value and class arrays, and where each attribute's entries start
-    and end; every row with a known value, in the order of its value; each
-    attribute's offset in those). The entries are dealt in place as the tree
-    grows, so that order is kept apart."""
+    and end; every row with a known value, in the order of its value, where
+    ``by_value``, else none; each attribute's offset in those). The entries are
+    dealt in place as the tree grows, so that order is kept apart: thresholds move
+    onto it at the node, or without it after the growth (``_moved``)."""
     n_all = X.shape[1]
     numeric = [a for a, k in enumerate(n_values) if k == 0]
     has_class = y >= 0
@@ -1157,7 +1197,8 @@ def _presort(X, n_values, y):
         entries[a] = known[a] if every else np.count_nonzero(seen & has_class)
     start = np.concatenate(([0], np.cumsum(entries)[:-1])).astype(np.int64)
     end = start + entries
-    value_off = np.concatenate(([0], np.cumsum(known))).astype(np.int64)
+    value_off = np.concatenate(([0], np.cumsum(known if by_value else 0 * known))
+                               ).astype(np.int64)
     size = int(entries.sum())
     index = np.int32 if n_all < 2**31 else np.int64
     rows, vals = np.empty(size, index), np.empty(size)
@@ -1168,11 +1209,117 @@ def _presort(X, n_values, y):
         ranked = np.argsort(X[a])  # NaN sorts last; ties: any order
         _fill_entries(ranked, known[a], X[a], y, rows, vals, clss, start[a],
                       values[:0] if every else values[value_off[a]:value_off[a + 1]])
-        if every:
+        if every and by_value:
             values[value_off[a]:value_off[a + 1]] = rows[start[a]:end[a]]
 
     stop.each(one, numeric, rows=n_all)
     return (rows, vals, clss), start, end, values, value_off
+
+
+@njit(cache=True)
+def _tops(col, mids):
+    """For each of the ascending ``mids``, the largest value of ``col`` less than
+    SMALL above it (J48's split point, as ``split_point`` finds it; -Double.MAX_VALUE
+    for none), and the largest value below that (NaN for none): in one pass, each
+    value kept among the two largest of the first midpoint it counts for (it counts
+    for those after too), then the midpoints in turn."""
+    k = mids.shape[0]
+    first, second = np.full(k, np.nan), np.full(k, np.nan)  # NaN: none
+    for v in col:
+        j = _first(mids, v)
+        if j < k:  # (not for a missing value, NaN)
+            if not v <= first[j]:
+                second[j], first[j] = first[j], v
+            elif v < first[j] and not v <= second[j]:
+                second[j] = v
+    tops, below = np.full(k, -1.7976931348623157e308), np.full(k, np.nan)
+    top = under = np.nan
+    for j in range(k):
+        new = first[j] if top != top or first[j] > top else top
+        best = np.nan
+        for c in (top, under, first[j], second[j]):
+            if c < new and not c <= best:
+                best = c
+        top, under = new, best
+        if top == top:
+            tops[j] = top
+        below[j] = under
+    return tops, below
+
+
+@njit(cache=True)
+def _first(mids, v):
+    """The first of the ascending ``mids`` that ``v`` lies less than SMALL above."""
+    lo, hi = 0, mids.shape[0]
+    while lo < hi:
+        m = (lo + hi) // 2
+        if v - mids[m] < SMALL:
+            hi = m
+        else:
+            lo = m + 1
+    return lo
+
+
+@njit(cache=True)
+def _moved_on(col, thresholds, bounds):
+    """The thresholds of one attribute's splits that kept their midpoints, moved as
+    ``split_point`` moves them from J48's top value and the one below it
+    (``_tops``) and their nodes' ``bounds``; and whether each sends its node's rows
+    as its midpoint did."""
+    mids = np.unique(thresholds)
+    tops, under = _tops(col, mids)
+    every = np.empty(0, np.int64)
+    out = np.empty_like(thresholds)
+    for i in range(thresholds.shape[0]):
+        j = np.searchsorted(mids, thresholds[i])
+        out[i] = tops[j]
+        if under[j] == under[j] and not tops[j] - under[j] > SMALL:  # the walk decides
+            kept = _walk(col, every, mids[j])
+            if below(bounds[i, 0], kept):  # a row goes left (and one right: bounds[2])
+                out[i] = kept
+        if not below(bounds[i, 1], out[i]) or below(bounds[i, 2], out[i]):
+            return out, False
+    return out, True
+
+
+def _moved(X, n_nodes, nodes, thresholds, bounds):
+    """Move the thresholds of the splits that kept their midpoints (see ``grow``)
+    onto the values J48 moves them to, at one pass over each attribute's column
+    (and a walk where J48's is needed), two attributes at once; False, leaving
+    them, where one would send a row of its node down the other branch than its
+    midpoint did."""
+    nodes = nodes[:n_nodes]
+    split = (nodes[:, ATTR] >= 0) & (nodes[:, KIND] == NUMERIC_SPLIT)
+    by_attribute = [np.flatnonzero(split & (nodes[:, ATTR] == a))
+                    for a in np.unique(nodes[split, ATTR]).tolist()]
+    moved = stop.each(lambda at: _moved_on(X[nodes[at[0], ATTR]], thresholds[at],
+                                           bounds[at]), by_attribute, rows=X.shape[1])
+    if not all(same for _, same in moved):
+        return False
+    for at, (out, _) in zip(by_attribute, moved):
+        thresholds[at] = out
+    return True
+
+
+def _grown(X, n_values, y, n_classes, weights, opt, by_value):
+    """``grow``'s tree, thresholds moving at their nodes where ``by_value``; and
+    the rows with a class and their weights."""
+    n_all = len(y)
+    entries, start, end, values, value_off = _presort(X, n_values, y, by_value)
+    memory.give_back(n_all)  # the sort's scratch, before the growth's arrays
+    idx = np.flatnonzero(y >= 0).astype(np.int64, copy=False)
+    # the kernels read the classes and weights of these rows only
+    w = weights if len(idx) == n_all else weights[idx]
+    multi_valued = bool(len(n_values)) and all(
+        k > 0 and not 0.3 * n_all - k > SMALL for k in n_values)
+    halt = stop.flag()
+    tree = grow(
+        X, n_values, y, n_classes, idx, w, entries, start, end, values, value_off,
+        float(opt.min_leaf), opt.mdl_correction, opt.binary_splits, multi_valued,
+        float(n_all), _table(w), halt, progress.counter("C4.5: nodes grown"))
+    del entries, values
+    stop.check(halt)
+    return (*tree, idx, w)
 
 
 def fit(columns, n_values, y, n_classes, weights, options):
@@ -1188,22 +1335,15 @@ def fit(columns, n_values, y, n_classes, weights, options):
     n_values = np.asarray(n_values, np.int64)
     y = class_codes(y, n_classes)
     weights = np.asarray(weights, np.float64)
-    entries, start, end, values, value_off = _presort(X, n_values, y)
-    memory.give_back(n_all)  # the sort's scratch, before the growth's arrays
-    idx = np.flatnonzero(y >= 0).astype(np.int64, copy=False)
-    # the kernels read the classes and weights of these rows only
-    w = weights if len(idx) == n_all else weights[idx]
-    multi_valued = bool(len(n_values)) and all(
-        k > 0 and not 0.3 * n_all - k > SMALL for k in n_values)
+    # the thresholds move after the growth, unless one would send a row of its node
+    # down the other branch: then the tree is grown again, each moving at its node
+    grown = _grown(X, n_values, y, n_classes, weights, options, False)
+    n_nodes, nodes, thresholds, dists, bounds, idx, w = grown
+    if not _moved(X, n_nodes, nodes, thresholds, bounds):
+        grown = _grown(X, n_values, y, n_classes, weights, options, True)
+        n_nodes, nodes, thresholds, dists, bounds, idx, w = grown
     opt = options
     raising = opt.pruned and opt.subtree_raising
-    halt = stop.flag()
-    n_nodes, nodes, thresholds, dists = grow(
-        X, n_values, y, n_classes, idx, w, entries, start, end, values, value_off,
-        float(opt.min_leaf), opt.mdl_correction, opt.binary_splits, multi_valued,
-        float(n_all), _table(w), halt, progress.counter("C4.5: nodes grown"))
-    del entries, values
-    stop.check(halt)
     if opt.collapse:
         collapse(n_nodes, nodes, dists, n_classes)
     if opt.pruned:
