@@ -217,6 +217,26 @@ def test_a_threshold_moved_across_a_value_of_its_node_grows_the_tree_again(
     assert ours(db, tmp_path, ACROSS, ACROSS, "j48") == (text, *scored)
 
 
+def test_a_threshold_moved_across_a_value_of_its_node_makes_the_rules_again(
+        db, tmp_path, monkeypatch):
+    """PART's thresholds move once every rule is made, as C4.5's do."""
+    from duckmine.algorithms.rules import part
+
+    made, orderly = [], part.Learner.__init__
+
+    def learner(self, *a):
+        made.append(a[-1])
+        orderly(self, *a)
+
+    monkeypatch.setattr(part.Learner, "__init__", learner)
+    text, *scored = ours(db, tmp_path, ACROSS, ACROSS, "part")
+    assert made == [False, True]
+    assert "x0 > 0: c1 (4.0/1.0)" in text and scored[2] == ["c0"] * 3 + ["c1"] * 4
+    monkeypatch.setattr(part.Learner, "__init__", lambda self, *a: orderly(self, *a[:-1],
+                                                                             True))
+    assert ours(db, tmp_path, ACROSS, ACROSS, "part") == (text, *scored)
+
+
 @pytest.mark.xfail(strict=True, reason="J48 prints the leaf counts of the midpoint's "
                    "partition (c0 (4.0)) and grows the branches from the moved "
                    "threshold's; ours counts the moved threshold's (c0 (3.0))")

@@ -1284,21 +1284,35 @@ def _moved_on(col, thresholds, bounds):
 
 def _moved(X, n_nodes, nodes, thresholds, bounds):
     """Move the thresholds of the splits that kept their midpoints (see ``grow``)
-    onto the values J48 moves them to, at one pass over each attribute's column
-    (and a walk where J48's is needed), two attributes at once; False, leaving
-    them, where one would send a row of its node down the other branch than its
-    midpoint did."""
+    onto the values J48 moves them to (``moved_cuts``); False, leaving them, where
+    one would send a row of its node down the other branch than its midpoint did."""
     nodes = nodes[:n_nodes]
-    split = (nodes[:, ATTR] >= 0) & (nodes[:, KIND] == NUMERIC_SPLIT)
-    by_attribute = [np.flatnonzero(split & (nodes[:, ATTR] == a))
-                    for a in np.unique(nodes[split, ATTR]).tolist()]
-    moved = stop.each(lambda at: _moved_on(X[nodes[at[0], ATTR]], thresholds[at],
-                                           bounds[at]), by_attribute, rows=X.shape[1])
-    if not all(same for _, same in moved):
+    split = np.flatnonzero((nodes[:, ATTR] >= 0) & (nodes[:, KIND] == NUMERIC_SPLIT))
+    out = moved_cuts(lambda a: X[a], nodes[split, ATTR], thresholds[split], bounds[split],
+                     X.shape[1])
+    if out is None:
         return False
-    for at, (out, _) in zip(by_attribute, moved):
-        thresholds[at] = out
+    thresholds[split] = out
     return True
+
+
+def moved_cuts(column, attributes, mids, bounds, rows):
+    """The thresholds of cuts on ``attributes`` at midpoints ``mids``, with their
+    nodes' ``bounds`` (``_bounds``), moved onto the values J48 moves them to: one
+    pass over each attribute's values (``column(a)``, the ``rows`` in their order)
+    finds every cut's top value and the one below it (``_tops``), and J48's walk
+    over the rows runs where those two lie within 1e-6; two attributes at once.
+    None where one would send a row of its node down the other branch than its
+    midpoint did."""
+    groups = [np.flatnonzero(attributes == a) for a in np.unique(attributes).tolist()]
+    done = stop.each(lambda at: _moved_on(column(int(attributes[at[0]])), mids[at],
+                                          bounds[at]), groups, rows=rows)
+    if not all(same for _, same in done):
+        return None
+    out = mids.copy()
+    for at, (moved, _) in zip(groups, done):
+        out[at] = moved
+    return out
 
 
 def _grown(X, n_values, y, n_classes, weights, opt, by_value):

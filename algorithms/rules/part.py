@@ -121,6 +121,7 @@ class DecList:
         self.index = 0
         self.test = None  # held-out class weights per branch (reduced-error pruning)
         self.pos = None  # a leaf's rows (positions)
+        self.cut = -1  # its split's place in the learner's cuts, where it moves later
 
     def path(self):
         """The conditions down to the rule's leaf, and the leaf: [(node, branch)]."""
@@ -141,7 +142,7 @@ class DecList:
 class Learner:
     """What a PART fit keeps for all its partial trees."""
 
-    def __init__(self, columns, n_values, y, k, weights, options, rows):
+    def __init__(self, columns, n_values, y, k, weights, options, rows, by_value):
         self.options = options
         self.k = k
         self.n_values = np.asarray(n_values, np.int64)
@@ -157,6 +158,10 @@ class Learner:
         self.table = c45._table(w)
         self.min_obj = float(options["min_leaf"])
         self.binary = options["binary_splits"]
+        # thresholds move at their nodes (``by_value``) or after the rules (``moved``),
+        # from the cuts recorded as they are made: (attribute, midpoint, bounds)
+        self.by_value = by_value
+        self.cuts = []
         self.entries, self.values, self.value_off = self.presorted(rows)
         self.n_numeric = int(np.count_nonzero(self.n_values == 0))
         self.n_all = float(len(rows))
@@ -177,20 +182,22 @@ class Learner:
         """Each numeric attribute's rows with a class and a value, sorted once by
         it: the first tree's root's sorted entries (positions, values, classes, and
         each attribute's start and end), then each next root's, the covered rows
-        dropped (``_rest``); and the same rows in the order of their values, by row
-        (``values``, from ``value_off``), onto whose values thresholds move."""
+        dropped (``_rest``); and, where thresholds move at their nodes
+        (``by_value``), the same rows in the order of their values, by row
+        (``values``, from ``value_off``), onto whose values they move."""
         position = np.full(len(self.y), -1, np.int32)
         position[rows] = np.arange(len(rows))
         known = [0 if nv else np.count_nonzero(~np.isnan(c if self.every_row else c[rows]))
                  for c, nv in zip(self.X, self.n_values)]
         off = np.cumsum([0] + known).astype(np.int64)
         out = (np.empty(off[-1], np.int32), np.empty(off[-1]), np.empty(off[-1], self.y.dtype),
-               np.empty(off[-1], np.int32))
+               np.empty(off[-1] if self.by_value else 0, np.int32))
         for a, c in enumerate(self.X):
             if known[a]:  # one array of a row's length at a time, beside the entries
                 _place(np.argsort(c), position, c, self.y, *out, off[a])
         pos, vals, clss, values = out
-        return (pos, vals, clss, off[:-1].copy(), off[1:].copy()), values, off
+        return ((pos, vals, clss, off[:-1].copy(), off[1:].copy()), values,
+                off if self.by_value else 0 * off)
 
     def root_branch(self, pos, sub, share, b, split, rows):
         """A root branch's sorted entries (``branch_entries``). The last one made
@@ -240,9 +247,13 @@ class Learner:
             (vals, clss, start, end, pos, weights), self.n_values, self.k,
             self.min_obj, True, self.binary, self.multi_valued, self.n_all, self.table,
             self.values, self.value_off, self.idx)
+        cut = -1
+        if kind == c45.NUMERIC_SPLIT and not self.by_value:  # moved after the rules
+            cut = len(self.cuts)
+            self.cuts.append((a, threshold, c45._bounds(vals, start[a], end[a], threshold)))
         return (None if a < 0 else (a, kind, threshold, value,
                                     self.n_values[a] if kind == c45.NOMINAL_SPLIT else 2),
-                per_class)
+                per_class, cut)
 
     def branches(self, split, data):
         """(the split distribution, each branch's Data)."""
@@ -264,7 +275,7 @@ class Learner:
         per_class = c45.class_weights(self.y, data.rows, data.w, self.k)
         split = None
         if not (leaf or c45.unsplittable(per_class, self.min_obj)):
-            split, per_class = self.select(data)
+            split, per_class, node.cut = self.select(data)
         node.leaf_dist = per_class[None, :]
         if test is not None:
             test_dist = c45.class_weights(self.y, test.rows, test.w, self.k)
@@ -420,6 +431,26 @@ class Learner:
         touched[:] = False
         return Data(self, pos, w)
 
+    def moved(self, rules):
+        """Move the thresholds of ``rules`` that kept their midpoints onto the values
+        J48 moves them to (``c45.moved_cuts``), once the entries are gone; False,
+        leaving them, where a cut (of any node grown) would send a row of its node
+        down the other branch than its midpoint did."""
+        self.entries = self.kept = None
+        if not self.cuts:
+            return True
+        attributes, mids, bounds = zip(*self.cuts)
+        moved = c45.moved_cuts(
+            lambda a: self.X[a] if self.every_row else self.X[a][self.idx],
+            np.array(attributes), np.array(mids), np.array(bounds), len(self.idx))
+        if moved is None:
+            return False
+        for rule in rules:
+            for c, cut in zip(rule["conditions"], rule["cuts"]):
+                if cut >= 0:
+                    c[2] = moved[cut]
+        return True
+
     def drop(self, entries):
         """The rows ``touched`` (and wholly covered, ``share``) out of sorted
         entries, in place (``_drop``)."""
@@ -528,13 +559,17 @@ def _uncovered(X, idx, pos, w, tests, taken, share, touched, covered):
 @njit(cache=True)
 def _place(ranked, position, c, y, pos, vals, clss, values, at):
     """An attribute's entries from its rows in order of value (``ranked``, missing
-    last), from ``at`` on: the rows with a class (a ``position``) and a value."""
+    last), from ``at`` on: the rows with a class (a ``position``) and a value; and
+    the rows themselves in ``values`` unless it is empty."""
+    by_row = values.shape[0] > 0
     for r in ranked:
         if np.isnan(c[r]):
             break
         p = position[r]
         if p >= 0:
-            pos[at], vals[at], clss[at], values[at] = p, c[r], y[r], r
+            pos[at], vals[at], clss[at] = p, c[r], y[r]
+            if by_row:
+                values[at] = r
             at += 1
 
 
@@ -742,7 +777,8 @@ def _rule(tree):
         per_bag = node.dist.sum(axis=1)
         conditions.append([a, kind, threshold, value, b, per_bag[b] / node.dist.sum()])
     label = path[-1][0].dist[path[-1][1]] if path else tree.dist[0]
-    return {"conditions": conditions, "label": label, "leaf": leaf.dist.sum(axis=0)}
+    return {"conditions": conditions, "label": label, "leaf": leaf.dist.sum(axis=0),
+            "cuts": [node.cut for node, _ in path]}
 
 
 def fit(data, target, options, settings):
@@ -758,9 +794,19 @@ def fit(data, target, options, settings):
     n_values = [len(data.attributes[j].values) if data.attributes[j].nominal else 0
                 for j in others]
     rows = np.flatnonzero(codes >= 0).astype(np.int64)
-    learner = Learner(columns, n_values, codes, k, data.weights, options, rows)
+    # thresholds move after the rules, unless one would send a row of its node the
+    # other way than its midpoint, or held-out rows go by them (reduced-error
+    # pruning): then they move at their nodes, from the rows in the order of values
+    by_value = options["reduced_error_pruning"]
+    while True:
+        learner = Learner(columns, n_values, codes, k, data.weights, options, rows,
+                          by_value)
+        found = learner.rules()
+        if by_value or learner.moved(found):
+            break
+        by_value = True
     rules = []
-    for rule in learner.rules():
+    for rule in found:
         for c in rule["conditions"]:
             c[0] = others[c[0]]  # attribute indices of the whole table
         rules.append(rule)
