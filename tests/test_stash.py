@@ -42,8 +42,7 @@ def ids(con, sql):
 def drained(con):
     """Whether no rows of ``con`` are held."""
     key = con.execute("SELECT getvariable('duckmine_connection')").fetchall()[0][0]
-    return not any(s.key[0] == key for s in stash._STORES.values()) and \
-        not any(k[0] == key for k in stash._CURRENT)
+    return not any(k[0] == key for k in stash._STORES)
 
 
 @pytest.fixture
@@ -133,12 +132,12 @@ def test_a_connection_that_goes_takes_its_rows_with_it():
     fails(con, "SELECT grp, naive_bayes_fit(t, 'y') FROM g t "
                "WHERE grp IS NOT NULL OR y = 'hi' GROUP BY grp", "single class")
     assert not drained(con)
-    numbers = [n for n, s in stash._STORES.items() if s.key[0] == con.execute(
+    held = [k for k in stash._STORES if k[0] == con.execute(
         "SELECT getvariable('duckmine_connection')").fetchall()[0][0]]
     con.close()
     del con
     gc.collect()
-    assert not any(n in stash._STORES for n in numbers)
+    assert held and not any(k in stash._STORES for k in held)
 
 
 def test_text_values_are_counted_per_group(grouped):
@@ -218,7 +217,7 @@ def test_places_are_never_given_twice_in_a_transaction(grouped, monkeypatch):
     # a failed query leaves a store of the same key, its places after the first's
     with pytest.raises(duckdb.Error, match="single class"):
         grouped.execute(query.format("grp IS NOT NULL OR y = 'hi'")).fetchall()
-    live = stash._STORES[stash._CURRENT[seen[0][0]]]
+    live = stash._STORES[seen[0][0]]
     assert live.start == ended + 1
     with pytest.raises(ValueError, match="naive_bayes: the rows of this group are gone"):
         take("naive_bayes", *seen[0], {"max_values": None, "memory_limit": None}, 0.0)

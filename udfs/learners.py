@@ -22,18 +22,17 @@ def _settings(v):
             "memory_limit": v.get("memory_limit")}
 
 
-def training(decl, fn, rows, i, settings, only=None, groups=None):
+def training(decl, fn, rows, i, settings, only=None, group=None):
     """The Dataset of the ``i``-th value of ``rows``: ``{job, rows}``, the rows fed
-    to a job as DuckDB scanned them (``feed``), or (``groups``, from
-    ``stash.groups_of``) a group's store and places of the rows held for it (an
-    aggregate form;
-    only the columns ``only`` and the weight, in no order, when ``only`` names
-    some: a fit that reads their counts alone). An empty relation is refused."""
-    if groups is None:
+    to a job as DuckDB scanned them (``feed``), or (``group``) the store key and
+    places of a group's rows held for it (an aggregate form; only the columns
+    ``only`` and the weight, in no order, when ``only`` names some: a fit that reads
+    their counts alone). An empty relation is refused."""
+    if group is None:
         fed = rows[i].as_py()
         data = feed.take(fn, fed["job"], fed["rows"]).dataset()
     else:
-        key, places = groups[i]
+        key, places = group
         if not len(places):
             raise ValueError(f"{fn}: the table is empty")
         data = stash.taken(fn, key, places, settings, decl.memory, only,
@@ -56,18 +55,19 @@ def fit(learner, rows, target, options, weight, settings):
         checkpoint()
         decl = contract.get("fit", name)
         fn = decl.name
-        key = None
+        key = group = None
         if groups is not None:
-            groups[i] = (stash.store_key(decl, w, *groups[i][0]), groups[i][1])
-        if groups is not None and len(groups[i][1]):
-            key = stash.fitted_key(*groups[i], name, tgt, _option_keys(decl, opts), w, s)
+            where, places = groups[i]
+            group = stash.store_key(decl, w, *where), places
+        if group is not None and len(places):
+            key = stash.fitted_key(*group, name, tgt, _option_keys(decl, opts), w, s)
             model = stash.fitted(key)
             if model is not None:
                 out.append(model)
                 continue
         opts = decl.options(fn, option_models(decl, fn, opts))
         s = _settings(s)
-        data = training(decl, fn, rows, i, s, [tgt] if decl.held(opts) else None, groups)
+        data = training(decl, fn, rows, i, s, [tgt] if decl.held(opts) else None, group)
         model = value(decl.train(fn, data, tgt, opts, s))
         if key is not None:
             stash.keep(key, model, len(model["body"]))

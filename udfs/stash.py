@@ -24,7 +24,6 @@ goes.
 """
 
 import hashlib
-import itertools
 import sys
 import threading
 
@@ -36,11 +35,9 @@ from ..algorithms.dataset import Dataset, gathered
 from .registry import column, list_csr, udf
 from .table import DEFAULT_MAX_VALUES, Rows, _pick, _read_only, in_value_order
 
-_STORES = {}  # number -> _Store
-_CURRENT = {}  # store key -> number of its store
+_STORES = {}  # store key -> its store
 _NEXT = {}  # store key -> the first place of its next store
 _LOCK = threading.RLock()  # (drop_stale is called with it held)
-_NUMBERS = itertools.count(1)
 PLACES = 1 << 32  # a place is 32 bits (UINTEGER)
 
 
@@ -52,8 +49,8 @@ def store_key(decl, weight, connection, transaction, row_type):
 
 
 class _Store:
-    def __init__(self, number, key, rows, limit, start):
-        self.number, self.key, self.rows, self.limit = number, key, rows, limit
+    def __init__(self, key, rows, limit, start):
+        self.key, self.rows, self.limit = key, rows, limit
         self.start = start  # the place of its first row
         self.taken = 0  # rows given to groups so far
         self.lock = threading.Lock()
@@ -88,7 +85,7 @@ def drop_stale(connection, transaction=None):
     with _LOCK:
         for store in [s for s in _STORES.values() if stale(s.key)]:
             _end(store)
-        for kept in (_CURRENT, _NEXT, _FITTED):
+        for kept in (_NEXT, _FITTED):
             for key in [k for k in kept if stale(k)]:
                 del kept[key]
 
@@ -151,9 +148,8 @@ def keep(key, model, size):
 def _end(store):
     """Drop ``store`` (with ``_LOCK`` held)."""
     store.ended = True
-    _STORES.pop(store.number, None)
-    if _CURRENT.get(store.key) == store.number:
-        del _CURRENT[store.key]
+    if _STORES.get(store.key) is store:
+        del _STORES[store.key]
         _NEXT[store.key] = store.start + store.rows.n
 
 
@@ -171,19 +167,16 @@ def stash(rows, learner, weight, settings, connection, transaction, row_type, gi
     key = store_key(decl, w, conn, txn, typ)
     while True:
         with _LOCK:
-            number = _CURRENT.get(key)
-            if number is None:
+            store = _STORES.get(key)
+            if store is None:
                 drop_stale(conn, txn)
                 limit = (s or {}).get("memory_limit")
                 if limit is not None:
                     limit = memory.parse_size(limit, f"{decl.name}: duckmine_memory_limit")
-                number = next(_NUMBERS)
                 # text columns take any number of values here; each group's are
                 # counted against the limit as it is taken
-                _STORES[number] = _Store(number, key, Rows(decl.name, sys.maxsize, key[3]),
-                                         limit, _NEXT.get(key, 0))
-                _CURRENT[key] = number
-            store = _STORES[number]
+                store = _STORES[key] = _Store(key, Rows(decl.name, sys.maxsize, key[3]),
+                                              limit, _NEXT.get(key, 0))
         places = store.add(rows)
         if places is not None:
             return pa.array(places)
@@ -203,7 +196,7 @@ def taken(fn, key, places, settings, per_cell, only=None, ordered=True):
     cell of them would pass the memory limit. The rows are then gone from their
     store."""
     with _LOCK:
-        store = _STORES.get(_CURRENT.get(key))
+        store = _STORES.get(key)
     # (a store's places follow those of every earlier store of its key)
     if store is None or int(places.min()) < store.start:
         raise ValueError(GONE.format(fn=fn))
