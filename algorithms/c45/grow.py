@@ -485,15 +485,10 @@ ATTR, KIND, VALUE, BAGS, CHILD, DIST, EMPTY = range(7)
 
 
 @njit(cache=True)
-def _grow_int(a, n):
-    out = np.full((max(n, 2 * a.shape[0]), a.shape[1]), -1, np.int64)
-    out[:a.shape[0]] = a
-    return out
-
-
-@njit(cache=True)
-def _grow_rows(a, n):
-    out = np.zeros((max(n, 2 * a.shape[0]), a.shape[1]))
+def _grow_rows(a, n, fill):
+    """The rows of ``a`` in a buffer with room for ``n`` (at least doubled), the
+    new ones ``fill``."""
+    out = np.full((max(n, 2 * a.shape[0]), a.shape[1]), fill, a.dtype)
     out[:a.shape[0]] = a
     return out
 
@@ -810,7 +805,7 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
         nodes[i, VALUE] = value
         thresholds[i] = threshold
         if kind == NUMERIC_SPLIT and value_off[a + 1] == value_off[a]:
-            bounds[i] = _bounds(ent[1], start[a], end[a], threshold)
+            bounds[i] = cut_bounds(ent[1], start[a], end[a], threshold)
         nb = nodes[i, BAGS]
         sub, dist = spread(X, y, a, kind, threshold, value, nb, idx, w, k)
         if n_dist + nb * k > dists.shape[0]:
@@ -819,9 +814,9 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
         dists[n_dist:n_dist + nb * k] = dist.ravel()
         n_dist += nb * k
         if n_nodes + nb > nodes.shape[0]:
-            nodes = _grow_int(nodes, n_nodes + nb)
+            nodes = _grow_rows(nodes, n_nodes + nb, -1)
             thresholds = _grow(thresholds, n_nodes + nb)
-            bounds = _grow_rows(bounds, n_nodes + nb)
+            bounds = _grow_rows(bounds, n_nodes + nb, 0.0)
         nodes[i, CHILD] = n_nodes
         n_nodes += nb
         frac = fractions(dist)
@@ -861,7 +856,7 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
 
 
 @njit(cache=True)
-def _bounds(vals, s, e, mid):
+def cut_bounds(vals, s, e, mid):
     """A node's values of a numeric split, sorted in ``vals[s:e]``: the least, the
     last below the midpoint ``mid`` and the first above it."""
     lo, hi = s, e
@@ -1269,14 +1264,16 @@ def _moved_on(col, thresholds, bounds):
     mids = np.unique(thresholds)
     tops, under = _tops(col, mids)
     every = np.empty(0, np.int64)
+    walked = np.full(mids.shape[0], np.nan)  # a midpoint's walk, made once
     out = np.empty_like(thresholds)
     for i in range(thresholds.shape[0]):
         j = np.searchsorted(mids, thresholds[i])
         out[i] = tops[j]
         if under[j] == under[j] and not tops[j] - under[j] > SMALL:  # the walk decides
-            kept = _walk(col, every, mids[j])
-            if below(bounds[i, 0], kept):  # a row goes left (and one right: bounds[2])
-                out[i] = kept
+            if walked[j] != walked[j]:
+                walked[j] = _walk(col, every, mids[j])
+            if below(bounds[i, 0], walked[j]):  # a row goes left (one right: bounds[2])
+                out[i] = walked[j]
         if not below(bounds[i, 1], out[i]) or below(bounds[i, 2], out[i]):
             return out, False
     return out, True
@@ -1298,7 +1295,7 @@ def _moved(X, n_nodes, nodes, thresholds, bounds):
 
 def moved_cuts(column, attributes, mids, bounds, rows):
     """The thresholds of cuts on ``attributes`` at midpoints ``mids``, with their
-    nodes' ``bounds`` (``_bounds``), moved onto the values J48 moves them to: one
+    nodes' ``bounds`` (``cut_bounds``), moved onto the values J48 moves them to: one
     pass over each attribute's values (``column(a)``, the ``rows`` in their order)
     finds every cut's top value and the one below it (``_tops``), and J48's walk
     over the rows runs where those two lie within 1e-6; two attributes at once.

@@ -250,7 +250,7 @@ class Learner:
         cut = -1
         if kind == c45.NUMERIC_SPLIT and not self.by_value:  # moved after the rules
             cut = len(self.cuts)
-            self.cuts.append((a, threshold, c45._bounds(vals, start[a], end[a], threshold)))
+            self.cuts.append((a, threshold, c45.cut_bounds(vals, start[a], end[a], threshold)))
         return (None if a < 0 else (a, kind, threshold, value,
                                     self.n_values[a] if kind == c45.NOMINAL_SPLIT else 2),
                 per_class, cut)
