@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import memory
+
 NUMERIC = "numeric"
 NOMINAL = "nominal"
 
@@ -61,12 +63,13 @@ class Dataset:
     def n(self):
         return len(self.columns[0]) if self.columns else 0
 
-    def labelled(self, target):
+    def labelled(self, target, codes=None):
         """The rows whose ``target`` value is known: (their mask; at those rows, the
         other columns, the target and the weights), the arrays themselves when
-        every row is known, so that a fit copies nothing it need not."""
-        y = self.columns[target]
-        keep = ~np.isnan(y)
+        every row is known, so that a fit copies nothing it need not. ``codes``: the
+        target's class codes (-1 missing) in its place, once its column is spent."""
+        y = self.columns[target] if codes is None else codes
+        keep = ~np.isnan(y) if codes is None else codes >= 0
         every = bool(keep.all())
 
         def take(a):
@@ -113,6 +116,14 @@ class Dataset:
         stack as a view."""
         self.put_last(t)
         return [c for i, c in enumerate(self.columns) if i != t]
+
+    def spend(self, t):
+        """Hand column ``t``'s pages back to the system when the columns are
+        ``spare``: a fit that has coded a column into a form of its own, and reads
+        it no more, then holds the rest of its fit without it. Its values read as
+        zeros after."""
+        if self.spare:
+            memory.give_back_columns(self.columns[t].reshape(1, -1), 0)
 
     def release(self):
         """Let the columns go when they are ``spare``: a fit that has coded them into

@@ -33,7 +33,7 @@ gate = Path(sys.argv[1])
 while not (gate / "go").exists():
     time.sleep(0.001)
 rows = np.arange(4, dtype=np.int32)
-narrowed(rows, np.array([0, 4]), np.zeros(4), np.ones(4), rows, np.arange(2),
+narrowed(rows, np.array([0, 4]), np.zeros(4, np.int32), np.ones(4), rows, np.arange(2),
          np.zeros(4, np.bool_))
 print(json.dumps({"hits": sum(narrowed.stats.cache_hits.values()),
                   "misses": sum(narrowed.stats.cache_misses.values())}))

@@ -283,12 +283,16 @@ def test_ripper_rules_hold_the_rows_they_cover_first(table, pruned, optimization
 def test_ripper_presorted_rows_give_the_quicksorts_rules(table, pruned, unit, draw):
     """With whole weights the presorted path and the reference's quicksort at every
     step give the same rules; the nominal attribute, missing in some rows, is
-    counted from its list of rows with a value where at most half have one."""
+    counted from its list of rows with a value where at most half have one; the
+    numeric one, read as ranks, has missing values and zeros of both signs."""
     from duckmine.algorithms.rules import ripper
 
     a, b, y, w, k = table
     holes = draw.draw(st.lists(st.booleans(), min_size=len(a), max_size=len(a)))
     a = [np.nan if h else v for v, h in zip(a, holes)]
+    marks = draw.draw(st.lists(st.sampled_from(["", "", "", "?", "-"]), min_size=len(b),
+                               max_size=len(b)))
+    b = [np.nan if m == "?" else -v if m == "-" else v for v, m in zip(b, marks)]
     sparse = 2 * holes.count(False) <= len(a)
     data = dataset(a, b, y, whole(w, unit), k, numeric_target=False)
     decl = contract.learners()["ripper"]

@@ -15,7 +15,7 @@ PARAMS = (
 
 LEARNERS = (
     Learner(
-        memory=23,  # bytes a cell fed, measured at 1M rows (benchmarks/memory.py)
+        memory=21,  # bytes a cell fed, measured at 1M rows (benchmarks/memory.py)
         name="c45", kind="classifier", package=__name__, params=PARAMS,
         doc="C4.5 decision tree, as Weka's J48 grows and prunes it",
         fit="model:fit", model="model:C45Model", to_sql="sql:expression",
@@ -26,7 +26,7 @@ LEARNERS = (
                   ("errors", "DOUBLE"), ("distribution", "MAP(VARCHAR, DOUBLE)")),
         order_by=("node",)),
     Learner(
-        memory=28,  # bytes a cell fed, measured at 1M rows (benchmarks/memory.py)
+        memory=26,  # bytes a cell fed, measured at 1M rows (benchmarks/memory.py)
         name="c45_rules", kind="classifier", package=__name__, params=PARAMS,
         doc="rules from a C4.5 tree: one per leaf, conditions dropped greedily while "
             "the pessimistic error does not grow, duplicates removed",

@@ -360,19 +360,22 @@ class C45Model:
 
 
 def fit_c45(data, target, options):
-    """A C45Model of ``data`` (a Dataset) predicting attribute ``target`` (its index)."""
+    """A C45Model of ``data`` (a Dataset) predicting attribute ``target`` (its index),
+    and the class codes (-1 missing) that stand for the target's column, spent once
+    they are made (``Dataset.spend``)."""
     attributes = [a for i, a in enumerate(data.attributes) if i != target]
     columns = data.others(target)
     y = data.columns[target]
     classes = data.attributes[target].values
     y = class_codes(np.where(np.isnan(y), -1, y), len(classes))
+    data.spend(target)
     n_values = [len(a.values) if a.nominal else 0 for a in attributes]
     flat = c45.fit(columns, n_values, y, len(classes), data.weights, options)
     tree = Tree.from_flat(*flat, len(classes), options.binary_splits)
     return C45Model(data.attributes[target].name, classes, attributes, tree,
-                    vars(options), int((y >= 0).sum()))
+                    vars(options), int((y >= 0).sum())), y
 
 
 def fit(data, target, options, settings):
     """The contract's fit: options checked by the c45 declaration."""
-    return fit_c45(data, target, c45.Options(**options))
+    return fit_c45(data, target, c45.Options(**options))[0]

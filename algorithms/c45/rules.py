@@ -150,8 +150,8 @@ class C45RulesModel:
 
 def fit(data, target, options, settings):
     """The contract's fit: a C4.5 tree, then its rules on the same training rows."""
-    model = fit_c45(data, target, c45.Options(**options))
-    _, columns, y, w = data.labelled(target)
+    model, codes = fit_c45(data, target, c45.Options(**options))
+    _, columns, y, w = data.labelled(target, codes)
     found = rules(model.tree, model.attributes, columns, y.astype(np.int64), w,
                   model.options["confidence"])
     return C45RulesModel(model.target, model.classes, model.attributes,

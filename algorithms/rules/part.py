@@ -461,7 +461,7 @@ class Learner:
         """The decision list: partial trees until no row is left, each kept as its
         rule (``_rule``) once it has taken its rows (a tree holds its nodes' rows)."""
         n = len(self.idx)
-        pos = self.idx if self.every_row else np.arange(n)  # 0 to n - 1 either way
+        pos = self.idx if self.every_row else np.arange(n, dtype=self.idx.dtype)  # 0 to n - 1
         w = self.weights
         grow, prune = Data(self, pos, w), None
         if self.options["reduced_error_pruning"]:
@@ -791,9 +791,12 @@ def fit(data, target, options, settings):
     codes = class_codes(np.where(np.isnan(y), -1, y), k)  # held through the fit
     others = [j for j in range(len(data.attributes)) if j != target]
     columns = data.others(target)
+    data.spend(target)  # read no more: the classes are codes
     n_values = [len(data.attributes[j].values) if data.attributes[j].nominal else 0
                 for j in others]
-    rows = np.flatnonzero(codes >= 0).astype(np.int64)
+    # rows as 32-bit numbers where they fit: each node's positions are taken from them
+    rows = np.flatnonzero(codes >= 0).astype(
+        np.int32 if len(codes) <= np.iinfo(np.int32).max else np.int64)
     # thresholds move after the rules, unless one would send a row of its node the
     # other way than its midpoint, or held-out rows go by them (reduced-error
     # pruning): then they move at their nodes, from the rows in the order of values

@@ -1,7 +1,8 @@
 """What the sweeps of the rule learners (RIPPER and Ridor) share: presorted lists,
 each numeric attribute's rows in order of value (and, for RIPPER, a sparse nominal
-attribute's rows with a value) with their values, weights and classes beside them,
-so that a sweep reads memory in sequence, kept to a rule's rows as the rule grows
+attribute's rows with a value) with their values (RIPPER's as 4-byte ranks:
+``ranks_beside``), weights and classes beside them, so that a sweep reads memory
+in sequence, kept to a rule's rows as the rule grows
 (for whole weights only, whose sums do not depend on the order of the rows; where
 every row weighs 1, as in a table without weights, the lists keep no weights, 8
 bytes an entry less: ``unit_weights``, ``weight_at``, which C4.5's sorted entries
@@ -67,18 +68,18 @@ def narrowed(srt_rows, srt_off, srt_x, srt_w, srt_y, ids, mark):
     1), classes; offsets ``srt_off``) kept to the rows ``ids``, in its order, in new
     arrays; ``mark`` is scratch, left clear."""
     return kept(srt_rows, srt_off, srt_x, srt_w, srt_y, ids, mark,
-                *storage(srt_rows, srt_off, len(srt_w) > 0, srt_y, len(ids)))
+                *storage(srt_rows, srt_off, srt_x, len(srt_w) > 0, srt_y, len(ids)))
 
 
 @njit(cache=True)
-def storage(srt_rows, srt_off, weighed, srt_y, n):
-    """Arrays (rows, values, weights (none unless ``weighed``), classes) that the
-    lists kept to ``n`` of their rows fit in, with the one spare entry ``kept``
-    writes."""
+def storage(srt_rows, srt_off, srt_x, weighed, srt_y, n):
+    """Arrays (rows, values (of ``srt_x``'s type), weights (none unless
+    ``weighed``), classes) that the lists kept to ``n`` of their rows fit in, with
+    the one spare entry ``kept`` writes."""
     size = 1
     for a in range(len(srt_off) - 1):
         size += min(n, srt_off[a + 1] - srt_off[a])
-    return (np.empty(size, srt_rows.dtype), np.empty(size),
+    return (np.empty(size, srt_rows.dtype), np.empty(size, srt_x.dtype),
             np.empty(size if weighed else 0), np.empty(size, srt_y.dtype))
 
 
@@ -124,12 +125,28 @@ def kept(srt_rows, srt_off, srt_x, srt_w, srt_y, ids, mark, rows, xs, ws, ys):
 
 
 @njit(cache=True)
-def values_beside(X, attrs, srt_rows, srt_off):
-    """The values of each attribute's presorted list (``sorted_rows``)."""
-    out = np.empty(len(srt_rows))
-    for c in range(len(attrs)):
-        for o in range(srt_off[c], srt_off[c + 1]):
-            out[o] = X[attrs[c], srt_rows[o]]
+def ranks_beside(X, nominal, srt_rows, srt_off):
+    """What a sweep reads of each attribute's presorted list (``sorted_rows``), 4
+    bytes an entry where the values would take 8: a numeric value's rank among the
+    list's distinct values (equal values, -0.0 and 0.0 too, share one; missing
+    -1), which orders and ties entries as their values do, the value itself being
+    read from ``X`` where a cut is recorded; a nominal value's code."""
+    out = np.empty(len(srt_rows), np.int32)
+    for a in range(len(srt_off) - 1):
+        lo, hi = srt_off[a], srt_off[a + 1]
+        rank = -1
+        last = np.nan
+        for o in range(lo, hi):
+            x = X[a, srt_rows[o]]
+            if np.isnan(x):
+                out[o] = -1
+            elif nominal[a]:
+                out[o] = np.int32(x)
+            else:
+                if rank < 0 or x != last:
+                    rank += 1
+                    last = x
+                out[o] = rank
     return out
 
 

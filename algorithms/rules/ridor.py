@@ -429,7 +429,7 @@ def _ruleset(X, nominal, n_values, attrs, w, ids, label, class_count, folds, shu
     weighed = not unit_weights(w)
     # where each build's lists are written: made for the first build's rows, and
     # again once the lists above are narrowed, so that builds allocate nothing
-    store = storage(srt_rows, srt_off, weighed, lab_row, 0)
+    store = storage(srt_rows, srt_off, np.empty(0), weighed, lab_row, 0)
     stored = 0  # the rows it is made for
     while class_count >= folds:
         best_rate = -1.0
@@ -455,7 +455,7 @@ def _ruleset(X, nominal, n_values, attrs, w, ids, label, class_count, folds, shu
             state = _randomize(grow, state)
             held = order[first:]
             if exact and len(grow) > stored:
-                store = storage(srt_rows, srt_off, weighed, lab_row, len(grow))
+                store = storage(srt_rows, srt_off, np.empty(0), weighed, lab_row, len(grow))
                 stored = len(grow)
             antds, size, accu, cover = _grow(
                 X, nominal, n_values, attrs, w, ids[grow], label[grow], min_weight, antds,
@@ -485,7 +485,7 @@ def _ruleset(X, nominal, n_values, attrs, w, ids, label, class_count, folds, shu
                 class_count += w[ids[i]]
         ids, label = ids[~hit], label[~hit]
         if exact and 2 * len(ids) <= listed:  # the next rule's builds read the rows left
-            store = storage(srt_rows, srt_off, weighed, lab_row, 0)  # freed first
+            store = storage(srt_rows, srt_off, np.empty(0), weighed, lab_row, 0)  # freed first
             stored = 0
             srt_rows, srt_off = rows_kept(srt_rows, srt_off, ids, mark,
                                           np.empty(len(srt_rows) + 1, srt_rows.dtype))
@@ -519,11 +519,12 @@ class Learner:
         self.state = self.init  # java.util.Random, shared by every build and shuffle
         self.error = 0.0
 
-    def rulesets(self, jobs):
-        """``ruleset`` of each (rows, labels, weight of the others).
+    def rulesets(self, rows, jobs):
+        """``ruleset`` of each job: a function that gives (rows, labels, weight of
+        the others) as the job starts, so that a job waiting holds no rows.
 
-        Every job reads the same rows, in its own order, so each numeric attribute
-        is sorted once for all of them, ties in the order of the rows: with whole
+        Every job reads the same ``rows``, each in its own order, so each numeric
+        attribute is sorted once for all of them, ties in the order of the rows: with whole
         weights, the only case that reads the sorted lists, the order of equal
         values changes no sum. With one shuffle the generator's state reaches no
         build (each restarts it from the seed), so the jobs do not depend on each
@@ -532,7 +533,7 @@ class Learner:
         from the generator's state the last left, and holds its copies of the lists
         alone; a large rule's candidates are then searched on two threads."""
         halt = stop.flag()  # the caller's, which stop.each also gives its threads
-        rows = np.sort(jobs[0][0])
+        rows = np.sort(rows)
         n = len(rows)
         srt_rows, srt_off = sorted_rows(
             self.X, self.attrs,
@@ -540,14 +541,14 @@ class Learner:
         del rows  # not held through the rule sets
         if self.shuffles == 1 and len(jobs) > 1 and n >= PARALLEL_ROWS and \
                 13 * len(srt_rows) <= SIDE_BY_SIDE_BYTES:
-            out = stop.each(lambda job: self.ruleset(*job, (srt_rows, srt_off, None), halt),
+            out = stop.each(lambda job: self.ruleset(*job(), (srt_rows, srt_off, None), halt),
                             jobs, threads=2)
             self.state = out[-1][2]
         else:
             out = []
             for job in jobs:
-                out.append(self.ruleset(*job, (srt_rows, srt_off,
-                                               threads(n >= PARALLEL_ROWS)), halt))
+                out.append(self.ruleset(*job(), (srt_rows, srt_off,
+                                                 threads(n >= PARALLEL_ROWS)), halt))
                 self.state = out[-1][2]
         stop.check(halt)
         return [(rate, rules) for rate, rules, _ in out]
@@ -602,19 +603,23 @@ class Learner:
         if self.majority:
             default = int(np.argmax(pure))
             node["default"] = default
-            ids, label = self.merged(by_class, default)
-            [(_, final)] = self.rulesets([(ids, label, total - pure[default])])
+            [(_, final)] = self.rulesets(np.concatenate(by_class), [
+                lambda: (*self.merged(by_class, default), total - pure[default])])
             if not final:
                 return node
         else:
             best = pure[int(np.argmax(pure))] / total
             final, default = None, -1
             classes = [i for i in range(len(by_class)) if pure[i] >= self.folds]
-            jobs = []
-            for i in classes:
-                ids, label = self.merged(by_class, i)
-                jobs.append((ids, label, _sum(self.w[ids]) - pure[i]))
-            for i, (rate, rules) in zip(classes, self.rulesets(jobs)):
+
+            def job(i):
+                def rows():
+                    ids, label = self.merged(by_class, i)
+                    return ids, label, _sum(self.w[ids]) - pure[i]
+                return rows
+
+            jobs = [job(i) for i in classes]
+            for i, (rate, rules) in zip(classes, self.rulesets(np.concatenate(by_class), jobs)):
                 if rate - best > SMALL:
                     final, best, default = rules, rate, i
             if final is None:
@@ -823,6 +828,7 @@ def fit(data, target, options, settings):
     by_class = [keep[y[keep] == c].astype(np.int32) for c in range(k)]
     cover, known = _sum(data.weights[keep]), len(keep)
     del keep  # not held through the fit
+    data.spend(target)  # read no more: the classes are by_class
     root = learner.find_rules(by_class, 0)
     return RidorModel(data.attributes, data.attributes[target].name, root,
                       cover, learner.error, options, known)

@@ -38,8 +38,8 @@ from .presorted import (
     listed_weights,
     log2_above,
     narrowed,
+    ranks_beside,
     sorted_rows,
-    values_beside,
     weight_at,
 )
 
@@ -244,16 +244,17 @@ def _numeric_gain(X, a, w, y, cls, cur, default_rate, out):
 
 
 @njit(cache=True)
-def _presorted_gain(rows, xs, ws, ys, mark, cls, default_rate, out, cover, accu):
+def _presorted_gain(x, rows, xs, ws, ys, mark, cls, default_rate, out, cover, accu):
     """``_numeric_gain`` over an attribute's presorted rows (``xs``, ``ws``, ``ys``
-    their values, weights (``weight_at``) and classes, NaN last), counting only the marked rows,
+    their values' ranks (``ranks_beside``, missing last), weights (``weight_at``)
+    and classes; ``x`` the attribute's column), counting only the marked rows,
     whose weight is ``cover`` (``accu`` of class ``cls``): a sequential scan
     instead of a sort. Group sums stand for the reference's row-by-row sums, so
     this is for whole weights. ``out`` (4) and (5) are the bag's bounds in the
     presorted list."""
     n = len(rows)
     known = n  # the marked rows missing a value are not counted
-    while known > 0 and np.isnan(xs[known - 1]):
+    while known > 0 and xs[known - 1] < 0:
         known -= 1
     snd_cover = cover
     snd_accu = accu
@@ -275,14 +276,14 @@ def _presorted_gain(rows, xs, ws, ys, mark, cls, default_rate, out, cover, accu)
     group_start = 0  # the first marked row starts the first group
     while not mark[rows[group_start]]:
         group_start += 1
-    group_value = xs[group_start]
+    group_rank = xs[group_start]
     group_cover = 0.0
     group_accu = 0.0
     for i in range(group_start, end + 1):
         if i < end:
             if not mark[rows[i]]:
                 continue
-            if not xs[i] > group_value:  # the group goes on
+            if not xs[i] > group_rank:  # the group goes on
                 wi = weight_at(ws, i)
                 group_cover += wi
                 group_accu += wi * (ys[i] == cls)
@@ -305,25 +306,25 @@ def _presorted_gain(rows, xs, ws, ys, mark, cls, default_rate, out, cover, accu)
         if fst_gain > snd_gain:
             if fst_gain > best:
                 best = fst_gain
-                out[0], out[1], out[2], out[3] = 0.0, group_value, fst_rate, fst_accu
+                out[0], out[1], out[2], out[3] = 0.0, x[rows[group_start]], fst_rate, fst_accu
                 out[4], out[5] = 0, i
         elif snd_gain > best:
             best = snd_gain
-            out[0], out[1], out[2], out[3] = 1.0, group_value, snd_rate, snd_accu
+            out[0], out[1], out[2], out[3] = 1.0, x[rows[group_start]], snd_rate, snd_accu
             out[4], out[5] = group_start, end
         snd_cover -= group_cover
         snd_accu -= group_accu
         if i < end:  # row i starts the next group
-            group_start, group_value = i, xs[i]
+            group_start, group_rank = i, xs[i]
             group_cover = weight_at(ws, i)
             group_accu = group_cover * (ys[i] == cls)
     if best == 0.0:
-        out[1] = group_value  # the reference's split point when nothing gains
+        out[1] = x[rows[group_start]]  # the reference's split point when nothing gains
     return best
 
 
 @njit(cache=False, parallel=True)  # called from _grow (see jit.PRANGE_ONLY)
-def _presorted_gains(attrs, srt_rows, srt_off, srt_x, srt_w, srt_y, mark, cls,
+def _presorted_gains(X, attrs, srt_rows, srt_off, srt_x, srt_w, srt_y, mark, cls,
                      default_rate, cover, accu):
     """``_presorted_gain`` of each attribute in ``attrs``, two at a time: (gains,
     their ``out`` rows)."""
@@ -331,7 +332,7 @@ def _presorted_gains(attrs, srt_rows, srt_off, srt_x, srt_w, srt_y, mark, cls,
     outs = np.zeros((len(attrs), 6))
     for j in prange(len(attrs)):
         lo, hi = srt_off[attrs[j]], srt_off[attrs[j] + 1]
-        gains[j] = _presorted_gain(srt_rows[lo:hi], srt_x[lo:hi], srt_w[lo:hi],
+        gains[j] = _presorted_gain(X[attrs[j]], srt_rows[lo:hi], srt_x[lo:hi], srt_w[lo:hi],
                                    srt_y[lo:hi], mark, cls, default_rate, outs[j], cover,
                                    accu)
     return gains, outs
@@ -409,15 +410,15 @@ def _grow(X, nominal, n_values, attrs, n_attributes, w, y, cls, min_no, ids, ant
     reference sorts the rows it is handed in place).
 
     ``presorted`` = (exact, every row sorted per numeric attribute, offsets by
-    attribute, a scratch mask, and the sorted rows' values, weights and classes).
-    With ``exact`` (whole weights, whose sums do not depend on the order they are
-    added in) a numeric attribute's rows are taken from its presorted list, kept
-    to the rule's rows as it grows, instead of the reference's quicksort at every
-    step: the same cuts and sums, and the sorted orders reach no shuffle (only
-    sums). A nominal attribute where ``sparse`` (few rows with a value) is counted
-    from its list too, which holds only the rows with a value. ``threads``: from
-    ``PARALLEL_ROWS`` rows the numeric attributes are searched on two threads
-    (see ``jit.threads``)."""
+    attribute, a scratch mask, and the sorted rows' value ranks (``ranks_beside``),
+    weights and classes). With ``exact`` (whole weights, whose sums do not depend
+    on the order they are added in) a numeric attribute's rows are taken from its
+    presorted list, kept to the rule's rows as it grows, instead of the reference's
+    quicksort at every step: the same cuts and sums, and the sorted orders reach no
+    shuffle (only sums). A nominal attribute where ``sparse`` (few rows with a value)
+    is counted from its list too, which holds only the rows with a value.
+    ``threads``: from ``PARALLEL_ROWS`` rows the numeric attributes are searched on
+    two threads (see ``jit.threads``)."""
     total, default_accu = _weights(w, y, cls, ids)
     if not total > SMALL:
         return antds, size, ids
@@ -461,16 +462,16 @@ def _grow(X, nominal, n_values, attrs, n_attributes, w, y, cls, min_no, ids, ant
                                np.int64)
             cover, accu = _weights(w, y, cls, cur)
             if threads is not None and len(cur) >= PARALLEL_ROWS:
-                gains, outs = _presorted_gains(numeric, srt_rows, srt_off, srt_x, srt_w,
+                gains, outs = _presorted_gains(X, numeric, srt_rows, srt_off, srt_x, srt_w,
                                                srt_y, mark, cls, default_rate, cover, accu)
             else:
                 gains = np.zeros(len(numeric))
                 outs = np.zeros((len(numeric), 6))
                 for k in range(len(numeric)):
                     lo, hi = srt_off[numeric[k]], srt_off[numeric[k] + 1]
-                    gains[k] = _presorted_gain(srt_rows[lo:hi], srt_x[lo:hi], srt_w[lo:hi],
-                                               srt_y[lo:hi], mark, cls, default_rate, outs[k],
-                                               cover, accu)
+                    gains[k] = _presorted_gain(X[numeric[k]], srt_rows[lo:hi], srt_x[lo:hi],
+                                               srt_w[lo:hi], srt_y[lo:hi], mark, cls,
+                                               default_rate, outs[k], cover, accu)
         j = 0
         for a in attrs:
             if used[a]:
@@ -660,7 +661,7 @@ class Fit:
             if 2 * known <= len(rows):
                 lengths[a], self.sparse[a] = known, True
         srt, off = sorted_rows(self.X, range(self.n_attributes), lengths, rows)
-        values = values_beside(self.X, np.arange(self.n_attributes), srt, off)
+        values = ranks_beside(self.X, self.nominal, srt, off)
         self.presorted = (exact, srt, off, np.zeros(len(self.w), np.bool_), values,
                           listed_weights(self.w, srt), self.y[srt])
         self.member = np.zeros(len(self.w), np.bool_)
@@ -886,6 +887,7 @@ def fit(data, target, options, settings):
     y = np.zeros(len(labels), code_type(k))
     y[rows] = new_code[labels[rows].astype(np.int64)]
     learner = Fit(data, target, y, rows, options, rng)
+    data.spend(target)  # read no more: the classes are y
     ordered = counts[original]
     per_class = []
     rest = rows

@@ -1272,7 +1272,8 @@ def backfit(probs, has, dist, held, k):
 def build(columns, nominal, n_values, y, w, target, k, options, release=None):
     """(the tree, held-out distributions, held-out errors) of the rows with a class,
     as the reference's REPTree builds it. ``release``, when given, lets the
-    ``columns`` go once they are presorted: the held-out rows' values are kept."""
+    ``columns`` (and ``w``) go once they are presorted: the held-out rows' values
+    are kept."""
     folds = options["folds"]
     rows = np.flatnonzero(~np.isnan(y))
     rng = JavaRandom(options["seed"])
@@ -1293,6 +1294,10 @@ def build(columns, nominal, n_values, y, w, target, k, options, release=None):
 
         def let_go():
             nonlocal y
+            # the target's and the weights' pages go back too (the presort gave back
+            # the attributes'): the presorted arrays and ``kept`` hold copies
+            for a in (y, w):
+                memory.give_back_columns(a.reshape(1, -1), 0)
             y = None  # a view of the table's columns, which now go
             release()
 
