@@ -57,7 +57,10 @@ def rules(tree, attributes, columns, y, w, confidence):
     same conditions and class are duplicates."""
     cf, z = c45.confidence_quantile(confidence)
     rows = np.arange(len(y), dtype=np.int64)
-    branch = {}  # node: each row's branch there (-1 missing), computed once
+    # node: each row's branch there (-1 missing), a row's length each, kept for the
+    # nodes on the path to the leaf at hand only: the leaves come in depth-first
+    # order, so that a node left behind is not met again
+    branch = {}
 
     def meets(node, b):
         if node not in branch:
@@ -79,6 +82,9 @@ def rules(tree, attributes, columns, y, w, confidence):
             path.append((int(tree.parent[node]), int(tree.branch[node])))
             node = tree.parent[node]
         path.reverse()
+        on_path = {n for n, _ in path}
+        for n in [n for n in branch if n not in on_path]:
+            del branch[n]
         sat = np.column_stack([meets(n, br) for n, br in path])
         active = np.ones(len(path), np.bool_)
         cov, err, d_cov, d_err = _coverage(sat, active, y, w, cls)
