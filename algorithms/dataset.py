@@ -132,6 +132,14 @@ class Dataset:
             self.columns.clear()  # the list itself, which a caller may be passing on
 
 
+def rows_where(mask):
+    """The rows where ``mask`` holds, as 32-bit numbers where the table's rows fit:
+    the lists of rows a fit keeps (folds, rules' rows, a node's positions) then
+    take half."""
+    return np.flatnonzero(mask).astype(
+        np.int32 if len(mask) <= np.iinfo(np.int32).max else np.int64)
+
+
 def gathered(columns, rows):
     """``columns`` at ``rows`` (indices or a mask), as the rows of one new matrix:
     a fit that reads them stacked (``stacked``) then takes a view of it, where

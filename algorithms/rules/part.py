@@ -22,7 +22,7 @@ from ..c45 import grow as c45
 from ..c45.grow import NOMINAL_SPLIT, NUMERIC_SPLIT
 from ..c45.model import _label as c45_label
 from ..classes import class_codes
-from ..dataset import missing_in, stacked
+from ..dataset import missing_in, rows_where, stacked
 from ..evaluation import check_folds, stratify, test_cv, train_cv
 from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, randomize
@@ -794,9 +794,7 @@ def fit(data, target, options, settings):
     data.spend(target)  # read no more: the classes are codes
     n_values = [len(data.attributes[j].values) if data.attributes[j].nominal else 0
                 for j in others]
-    # rows as 32-bit numbers where they fit: each node's positions are taken from them
-    rows = np.flatnonzero(codes >= 0).astype(
-        np.int32 if len(codes) <= np.iinfo(np.int32).max else np.int64)
+    rows = rows_where(codes >= 0)  # each node's positions are taken from them
     # thresholds move after the rules, unless one would send a row of its node the
     # other way than its midpoint, or held-out rows go by them (reduced-error
     # pruning): then they move at their nodes, from the rows in the order of values

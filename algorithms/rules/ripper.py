@@ -24,7 +24,7 @@ import numpy as np
 
 from .. import pictures, progress
 from ..classes import code_type
-from ..dataset import stacked, whole_weights
+from ..dataset import rows_where, stacked, whole_weights
 from ..evaluation import check_folds
 from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, randomize, sorted_by, weka_order
@@ -868,10 +868,7 @@ def _class_order(counts, seed):
 def fit(data, target, options, settings):
     """The contract's fit for ripper."""
     labels = data.columns[target]
-    # rows as 32-bit numbers and classes in a byte where they fit: the many lists
-    # of rows a fit holds (folds, rules' rows, a rule's growing rows) take half
-    rows = np.flatnonzero(~np.isnan(labels)).astype(
-        np.int32 if len(labels) <= np.iinfo(np.int32).max else np.int64)
+    rows = rows_where(~np.isnan(labels))  # and the classes in a byte where they fit
     check_folds(options["folds"], len(rows))
     k = len(data.attributes[target].values)
     codes = np.where(np.isnan(labels), -1, labels).astype(np.int64)
