@@ -76,7 +76,12 @@ def _as(e, name):
 
 
 def _from(query, alias):
-    """``query`` as a derived table called ``alias``."""
+    """``query`` as a derived table called ``alias``, of its one row: ``LIMIT 1``
+    keeps engines that merge a derived table into the query around it (SQLite,
+    PostgreSQL, MySQL) from writing each column's expression in at every use. On
+    a deep CART tree's SQL SQLite takes 1.5 s in place of 17 (DuckDB does not merge
+    them, and takes 4.5 to 6 s either way)."""
+    query.set("limit", exp.Limit(expression=exp.Literal.number(1)))
     return exp.Subquery(this=query, alias=exp.TableAlias(
         this=exp.to_identifier(alias, quoted=True)))
 

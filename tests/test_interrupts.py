@@ -323,6 +323,12 @@ def test_stop_by_tag_stops_only_that_jobs():
 
 # -- Ctrl-C ----------------------------------------------------------------------
 
+def with_ctrl_c():
+    """A child's Ctrl-C as at a terminal: a shell starts a background job with
+    SIGINT ignored, and a child inherits that (then Python sets no handler)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 CTRL_C = """
 import os, signal, sys, threading, time
 import duckmine
@@ -369,7 +375,8 @@ def test_ctrl_c_stops_a_fit(threads, cache, tmp_path):
     exits (finalising Python under it aborted the process)."""
     env = cold_cache(tmp_path) if cache == "cold" else None
     out = subprocess.run([sys.executable, "-c", CTRL_C.format(threads=threads)],
-                         capture_output=True, text=True, timeout=600, env=env)
+                         capture_output=True, text=True, timeout=600, env=env,
+                         preexec_fn=with_ctrl_c)
     assert out.returncode == 0, out.stdout + out.stderr
     lines = dict(line.split(" ", 1) for line in out.stdout.splitlines() if " " in line)
     assert "finished" not in out.stdout, out.stdout + out.stderr
@@ -386,7 +393,8 @@ def test_ctrl_c_stops_duckmine_sql(tmp_path, cache):
     env = cold_cache(tmp_path) if cache == "cold" else None
     cli = subprocess.Popen([sys.executable, "-m", "duckmine.extension.cli", "sql",
                             "SELECT model_info(model) FROM fit('cart', 't', 'y')", "--db", db],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                           preexec_fn=with_ctrl_c)
     if cache == "cold":  # once the first kernel is cached, the fit compiles the next
         kernels = tmp_path / "kernels"
         while cli.poll() is None and not (kernels.exists() and any(kernels.rglob("*.nbi"))):

@@ -3,15 +3,20 @@ or ``predict_value`` (a number) gives::
 
     (SELECT <label of the first best> FROM
       (SELECT <sum over leaves of weight * probability> AS "_dm_p0", ... FROM
-        (SELECT <the weight the row gives leaf j> AS "_dm_l<j>", ... FROM
-          (SELECT <branch of node i, NULL when missing> AS "_dm_r<i>", ...) AS "_dm_row")))
+        (SELECT "_dm_d<L>".*, <weights of level L's nodes> FROM ...
+          (SELECT "_dm_d0".*, <weights of level 0's nodes> AS "_dm_w<j>", ... FROM
+            (SELECT <branch of node i, NULL when missing> AS "_dm_r<i>", ...) AS "_dm_d0")
+          ...)))
 
 The innermost FROM-less SELECT reads the outer row and gives, per split, the branch
-the row takes (NULL when the tested value is missing, NaN or unseen). A leaf's
-weight is the product, along its path, of 1 or 0 (the row's branch or another) or,
-where the branch is NULL, the branch's share of the training weight, as scoring
-spreads a missing value. A leaf that no training row reached adds nothing on a
-spread path and answers with its parent's probabilities on a known one.
+the row takes (NULL when the tested value is missing, NaN or unseen). Each level
+around it (``LEVELS`` at most) adds the weights the row gives the leaves and the
+nodes at its last depth: the weight of the last level's node above, times, for each
+edge since, 1 or 0 (the row's branch or another) or, where the branch is NULL, the
+branch's share of the training weight, as scoring spreads a missing value. So the
+text grows with the nodes times the depths a level spans, not times the depth. A leaf that no
+training row reached adds nothing on a spread path and answers with its parent's
+probabilities on a known one.
 """
 
 import sys
@@ -31,6 +36,10 @@ from ..sqlgen import (
     dialect_of,
     first_best,
 )
+
+# the levels of weights at most: each nests a SELECT deeper, and SQLite's parser
+# takes about a dozen (with first_best's); a deeper tree's levels span several depths
+LEVELS = 4
 
 
 def _route(attribute, cut, lefts=None):
@@ -60,31 +69,59 @@ def _factor(node, branch, prop, spread):
 
 def expression(model, dialect):
     nd = model.nodes
-    width = 1 if model.classes is None else len(model.classes)
-    leaves = []  # (the path's edges, for _factor, and the probabilities it answers with)
-    stack = [(0, [])]
+    if nd["attr"][0] < 0:  # a single leaf
+        return _answer(model, dialect, [(None, nd["probs"][0])],
+                       _select([_as(exp.Literal.number(0), "_dm_none")]))
+    depth = _depth(nd)
+    step = -(-depth // LEVELS)  # the depths each level spans
+    leaves = []  # (the node whose weight column it reads, the probabilities it answers with)
+    levels = [[] for _ in range(-(-depth // step))]
+    # a node, its depth, and its weight: the last level's column times the edges since
+    stack = [(0, 0, None)]
     while stack:
-        i, path = stack.pop()
-        if nd["attr"][i] < 0:
-            leaves.append((path, nd["probs"][i]))
-            continue
+        i, d, weight = stack.pop()
         for b, child in enumerate(nd["children"][i]):
-            prop = nd["props"][i][b]
-            if nd["attr"][child] < 0 and nd["probs"][child] is None:
-                leaves.append((path + [(i, b, prop, False)], nd["probs"][i]))
+            empty = nd["attr"][child] < 0 and nd["probs"][child] is None
+            edge = _factor(i, b, nd["props"][i][b], not empty)
+            w = edge if weight is None else exp.Mul(this=weight.copy(), expression=edge)
+            if nd["attr"][child] < 0 or (d + 1) % step == 0:  # a column of its level
+                levels[d // step].append(_as(w, f"_dm_w{child}"))
+                w = _var(f"_dm_w{child}")
+            if nd["attr"][child] >= 0:
+                stack.append((child, d + 1, w))
             else:
-                stack.append((child, path + [(i, b, prop, True)]))
+                leaves.append((child, nd["probs"][i] if empty else nd["probs"][child]))
     splits = [i for i, a in enumerate(nd["attr"]) if a >= 0]
     lefts = nd.get("lefts") or [None] * len(nd["attr"])
-    row = _select([_as(_route(model.attributes[nd["attr"][i]], nd["cut"][i], lefts[i]),
-                       f"_dm_r{i}") for i in splits]
-                  or [_as(exp.Literal.number(0), "_dm_none")])
-    weights = _select([_as(_product(path), f"_dm_l{j}") for j, (path, _) in enumerate(leaves)],
-                      _from(row, "_dm_row"))
+    query = _select([_as(_route(model.attributes[nd["attr"][i]], nd["cut"][i], lefts[i]),
+                         f"_dm_r{i}") for i in splits])
+    for level, columns in enumerate(levels):  # each level keeps the columns below it
+        inner = f"_dm_d{level}"
+        query = _select([exp.Column(this=exp.Star(), table=exp.to_identifier(inner, quoted=True)),
+                         *columns], _from(query, inner))
+    return _answer(model, dialect, leaves, query)
+
+
+def _depth(nd):
+    """The depth of the deepest leaf (the root's children are at depth 1)."""
+    deepest, stack = 0, [(0, 0)]
+    while stack:
+        i, d = stack.pop()
+        deepest = max(deepest, d)
+        if nd["attr"][i] >= 0:
+            stack.extend((c, d + 1) for c in nd["children"][i])
+    return deepest
+
+
+def _answer(model, dialect, leaves, weights):
+    """The class of the first best, or the number, from the leaves' weights: each
+    leaf's probabilities times its weight column (none: weight 1), summed."""
+    width = 1 if model.classes is None else len(model.classes)
     sums = []
     for c in range(width):  # a zero probability adds nothing
-        terms = [exp.Mul(this=_var(f"_dm_l{j}"), expression=_number(probs[c], double=True))
-                 for j, (_, probs) in enumerate(leaves)
+        terms = [_number(probs[c], double=True) if node is None else
+                 exp.Mul(this=_var(f"_dm_w{node}"), expression=_number(probs[c], double=True))
+                 for node, probs in leaves
                  if probs is not None and probs[c] != 0.0]  # None: no weight reached it
         sums.append(_sum(terms) if terms else _number(0.0, double=True))
     if model.classes is None:
@@ -103,12 +140,3 @@ def cart(model, dialect):
     nodes["children"] = [c or [] for c in nodes["children"]]
     return expression(SimpleNamespace(nodes=nodes, attributes=model.attributes,
                                       classes=model.classes), dialect)
-
-
-def _product(edges):
-    """The weight a row gives a leaf: its path's factors multiplied in order (each
-    built afresh: paths share edges, and a sqlglot node has one parent)."""
-    out = _number(1.0, double=True)
-    for edge in edges:
-        out = exp.Mul(this=out, expression=_factor(*edge))
-    return out
