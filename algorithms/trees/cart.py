@@ -928,6 +928,7 @@ def fit(data, target, options, settings):
     k = len(data.attributes[target].values)
     y = class_codes(np.where(np.isnan(labels), 0, labels), k)
     f = Fit(data, target, y, options)
+    data.spend(target)  # read no more: the classes are y
     if len(rows) == 0:
         raise ValueError("no row has a class")
     if not options["pruned"]:
@@ -947,6 +948,7 @@ def fit(data, target, options, settings):
     for i in range(folds):
         sequences.append(f.tree(train_cv(order, folds, i)).sequence(f, test_cv(order, folds, i)))
         memory.give_back(len(rows))  # the tree's arrays, freed on other threads too
+    del order  # the folds' rows: the whole tree grows on them all
     tree = f.tree(rows)
     cv_alphas = [alphas for alphas, _, _ in sequences]
     cv_errors = [errors for _, errors, _ in sequences]
