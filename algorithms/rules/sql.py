@@ -38,6 +38,7 @@ from ..sqlgen import (
     _number,
     _select,
     _var,
+    _widened,
     dialect_of,
     first_best,
 )
@@ -130,8 +131,7 @@ def part(model, dialect):
                 left = exp.Mul(this=left, expression=rest)  # a share past the rule's
             columns.append(_as(left, f"_dm_l{group.stop}"))
             previous = group
-        star = exp.Column(this=exp.Star(), table=exp.to_identifier(f"_dm_g{g}", quoted=True))
-        query = _select([star] + columns, _from(query, f"_dm_g{g}"))
+        query = _widened(query, columns, f"_dm_g{g}")
     query = _select([_as(_var(f"_dm_p{c}_{len(rules)}"), f"_dm_p{c}") for c in range(k)],
                     _from(query, "_dm_sums"))
     return first_best(query, k, lambda c: exp.Literal.string(model.classes[c]),

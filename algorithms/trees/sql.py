@@ -14,9 +14,9 @@ around it (``LEVELS`` at most) adds the weights the row gives the leaves and the
 nodes at its last depth: the weight of the last level's node above, times, for each
 edge since, 1 or 0 (the row's branch or another) or, where the branch is NULL, the
 branch's share of the training weight, as scoring spreads a missing value. So the
-text grows with the nodes times the depths a level spans, not times the depth. A leaf that no
-training row reached adds nothing on a spread path and answers with its parent's
-probabilities on a known one.
+text grows with the nodes times the depths a level spans, not times the depth. A
+leaf that no training row reached adds nothing on a spread path and answers with
+its parent's probabilities on a known one.
 """
 
 import sys
@@ -33,6 +33,7 @@ from ..sqlgen import (
     _select,
     _sum,
     _var,
+    _widened,
     dialect_of,
     first_best,
 )
@@ -69,9 +70,9 @@ def _factor(node, branch, prop, spread):
 
 def expression(model, dialect):
     nd = model.nodes
-    if nd["attr"][0] < 0:  # a single leaf
-        return _answer(model, dialect, [(None, nd["probs"][0])],
-                       _select([_as(exp.Literal.number(0), "_dm_none")]))
+    if nd["attr"][0] < 0:  # a single leaf, of weight 1
+        return _answer(model, dialect, [(0, nd["probs"][0])],
+                       _select([_as(_number(1.0, double=True), "_dm_w0")]))
     depth = _depth(nd)
     step = -(-depth // LEVELS)  # the depths each level spans
     leaves = []  # (the node whose weight column it reads, the probabilities it answers with)
@@ -95,10 +96,8 @@ def expression(model, dialect):
     lefts = nd.get("lefts") or [None] * len(nd["attr"])
     query = _select([_as(_route(model.attributes[nd["attr"][i]], nd["cut"][i], lefts[i]),
                          f"_dm_r{i}") for i in splits])
-    for level, columns in enumerate(levels):  # each level keeps the columns below it
-        inner = f"_dm_d{level}"
-        query = _select([exp.Column(this=exp.Star(), table=exp.to_identifier(inner, quoted=True)),
-                         *columns], _from(query, inner))
+    for level, columns in enumerate(levels):
+        query = _widened(query, columns, f"_dm_d{level}")
     return _answer(model, dialect, leaves, query)
 
 
@@ -115,12 +114,11 @@ def _depth(nd):
 
 def _answer(model, dialect, leaves, weights):
     """The class of the first best, or the number, from the leaves' weights: each
-    leaf's probabilities times its weight column (none: weight 1), summed."""
+    leaf's probabilities times its weight column, summed."""
     width = 1 if model.classes is None else len(model.classes)
     sums = []
     for c in range(width):  # a zero probability adds nothing
-        terms = [_number(probs[c], double=True) if node is None else
-                 exp.Mul(this=_var(f"_dm_w{node}"), expression=_number(probs[c], double=True))
+        terms = [exp.Mul(this=_var(f"_dm_w{node}"), expression=_number(probs[c], double=True))
                  for node, probs in leaves
                  if probs is not None and probs[c] != 0.0]  # None: no weight reached it
         sums.append(_sum(terms) if terms else _number(0.0, double=True))
