@@ -679,7 +679,8 @@ def _select_split(X, y, idx, w, srt, n_values, k, min_obj, mdl, binary, multi_va
     a numeric threshold moved down onto a training value (``split_point``; ``values``
     the rows in the order of each attribute's values, ``scope`` the training rows in
     order, empty for all of ``X``'s). Returns
-    (attribute or -1 for a leaf, kind, threshold, value, the node's class weights)."""
+    (attribute or -1 for a leaf, kind, threshold, value, the node's class weights,
+    the threshold's midpoint: where the split's distribution is measured)."""
     n = idx.shape[0]
     m = X.shape[0]
     per_class = class_weights(y, idx, w, k)
@@ -700,14 +701,15 @@ def _select_split(X, y, idx, w, srt, n_values, k, min_obj, mdl, binary, multi_va
                 node_table)
         best_a = chosen(gains, ratios, n_values, multi_valued, n_all)
     if best_a < 0:
-        return -1, -1, 0.0, -1, per_class
+        return -1, -1, 0.0, -1, per_class, 0.0
     a = best_a
     if n_values[a] == 0:
         return a, NUMERIC_SPLIT, split_point(
-            X[a], scope, values[value_off[a]:value_off[a + 1]], mids[a], idx), -1, per_class
+            X[a], scope, values[value_off[a]:value_off[a + 1]], mids[a], idx), -1, \
+            per_class, mids[a]
     if binary:
-        return a, VALUE_SPLIT, 0.0, vals[a], per_class
-    return a, NOMINAL_SPLIT, 0.0, -1, per_class
+        return a, VALUE_SPLIT, 0.0, vals[a], per_class, 0.0
+    return a, NOMINAL_SPLIT, 0.0, -1, per_class, 0.0
 
 
 select_split = njit(cache=True)(_select_split)
@@ -727,6 +729,19 @@ def spread(X, y, a, kind, threshold, value, nb, idx, w, k):
         if sub[i] < 0:
             return sub, split_distribution(y, idx, w, sub, fractions(known), k)
     return sub, known  # no value missing: the same sums
+
+
+@njit(cache=True)
+def spread_at(X, y, a, kind, threshold, mid, value, nb, idx, w, k):
+    """``spread`` of a split whose threshold was moved from its midpoint ``mid``:
+    the rows go by the threshold, but the distribution (the counts its leaves print,
+    the shares a missing value is spread by) is the midpoint's, where J48 measured
+    the split. The two differ only where the threshold moved across a value of the
+    node, less than 1e-6 above it."""
+    if kind != NUMERIC_SPLIT or threshold == mid:
+        return spread(X, y, a, kind, threshold, value, nb, idx, w, k)
+    dist = spread(X, y, a, kind, mid, value, nb, idx, w, k)[1]
+    return subsets(X[a], idx, kind, threshold, value), dist
 
 
 @njit(cache=True)
@@ -783,7 +798,7 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
             for j in range(n):
                 row_w[idx[j]] = w[j]
             weights = row_w
-        best_a, kind, threshold, value, per_class = select_split(
+        best_a, kind, threshold, value, per_class, mid = select_split(
             X, y, idx, w, (ent[1], ent[2], start, end, ent[0], weights), n_values,
             k, min_obj, mdl, binary, multi_valued, n_all, table, values, value_off,
             all_rows)
@@ -807,7 +822,7 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
         if kind == NUMERIC_SPLIT and value_off[a + 1] == value_off[a]:
             bounds[i] = cut_bounds(ent[1], start[a], end[a], threshold)
         nb = nodes[i, BAGS]
-        sub, dist = spread(X, y, a, kind, threshold, value, nb, idx, w, k)
+        sub, dist = spread_at(X, y, a, kind, threshold, mid, value, nb, idx, w, k)
         if n_dist + nb * k > dists.shape[0]:
             dists = _grow(dists, n_dist + nb * k)
         nodes[i, DIST] = n_dist
@@ -1100,10 +1115,10 @@ def prune(X, y, nodes, thresholds, dists, idx0, w0, k, cf, z, raising):
             s_state.append(1)
             s_idx.append(idx)
             s_w.append(w)
-            if raising:
-                sub, dist = spread(X, y, nodes[i, ATTR], nodes[i, KIND], thresholds[i],
-                                   nodes[i, VALUE], nb, idx, w, k)
-                pos, wb = _branch_data(sub, nb, w, fractions(dist))
+            if raising:  # spread by the shares the growth spread by: the node's
+                sub = subsets(X[nodes[i, ATTR]], idx, nodes[i, KIND],  # distribution
+                              thresholds[i], nodes[i, VALUE])
+                pos, wb = _branch_data(sub, nb, w, fractions(_dist(dists, nodes, i, k)))
             for b in range(nb - 1, -1, -1):
                 c = nodes[i, CHILD] + b
                 s_node.append(c)

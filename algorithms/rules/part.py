@@ -114,7 +114,8 @@ class DecList:
     """One node of a partial tree."""
 
     def __init__(self):
-        self.split = None  # (attribute, kind, threshold, value, branches) or None
+        self.split = None  # (attribute, kind, threshold, value, branches, the
+        # threshold's midpoint) or None
         self.dist = None  # the split's distribution (branches, k), or (1, k) for a leaf
         self.sons = None
         self.leaf = False
@@ -241,8 +242,8 @@ class Learner:
                 self.row_w = np.empty(len(self.idx))
             self.row_w[data.pos] = data.w
             weights = self.row_w
-        a, kind, threshold, value, per_class = (c45.select_split_wide if wide
-                                                else c45.select_split)(
+        a, kind, threshold, value, per_class, mid = (c45.select_split_wide if wide
+                                                     else c45.select_split)(
             self.X, self.y, data.rows, data.w,
             (vals, clss, start, end, pos, weights), self.n_values, self.k,
             self.min_obj, True, self.binary, self.multi_valued, self.n_all, self.table,
@@ -252,8 +253,8 @@ class Learner:
             cut = len(self.cuts)
             self.cuts.append((a, threshold, c45.cut_bounds(vals, start[a], end[a], threshold)))
         return (None if a < 0 else (a, kind, threshold, value,
-                                    self.n_values[a] if kind == c45.NOMINAL_SPLIT else 2),
-                per_class, cut)
+                                    self.n_values[a] if kind == c45.NOMINAL_SPLIT else 2,
+                                    mid), per_class, cut)
 
     def branches(self, split, data):
         """(the split distribution, each branch's Data)."""
@@ -332,7 +333,7 @@ class Learner:
     def branches_of_test(self, node, test):
         """The held-out rows dealt to the branches as the split deals rows, and their
         class weights per branch."""
-        a, kind, threshold, value, nb = node.split
+        a, kind, threshold, value, nb, _ = node.split
         rows = test.rows
         sub = c45.subsets(frozen(self.X[a]), rows, kind, threshold, value)
         frac = node.dist.sum(axis=1) / node.dist.sum()
@@ -487,11 +488,12 @@ class Learner:
         return out
 
 @njit(cache=True)
-def _split(X, y, a, kind, threshold, value, nb, rows, w, k):
-    """A split of a node's rows: each row's branch, the split's distribution, the
-    branches' shares, the branches' rows as ``c45.branch_data`` deals them, and
-    whether a row lacks the tested value."""
-    sub, dist = c45.spread(X, y, a, kind, threshold, value, nb, rows, w, k)
+def _split(X, y, a, kind, threshold, value, nb, mid, rows, w, k):
+    """A split of a node's rows: each row's branch, the split's distribution (at
+    its threshold's midpoint ``mid``, ``c45.spread_at``), the branches' shares, the
+    branches' rows as ``c45.branch_data`` deals them, and whether a row lacks the
+    tested value."""
+    sub, dist = c45.spread_at(X, y, a, kind, threshold, mid, value, nb, rows, w, k)
     frac = c45.fractions(dist)
     at, weights, cut = c45.branch_data(sub, nb, w, frac)
     return sub, dist, frac, at, weights, cut, (sub < 0).any()
@@ -773,7 +775,7 @@ def _rule(tree):
     path, leaf = tree.path()
     conditions = []
     for node, b in path:
-        a, kind, threshold, value, _ = node.split
+        a, kind, threshold, value = node.split[:4]
         per_bag = node.dist.sum(axis=1)
         conditions.append([a, kind, threshold, value, b, per_bag[b] / node.dist.sum()])
     label = path[-1][0].dist[path[-1][1]] if path else tree.dist[0]

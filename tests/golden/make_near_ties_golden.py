@@ -1,9 +1,11 @@
 """Regenerate tests/golden/near_ties/cases.json: data sets drawn from the near-ties
-strategy of tests/test_near_ties.py, each with what J48 and PART (Weka 3.6.14,
-``/usr/share/java/weka.jar``) print and the class probabilities of its probe rows.
+and crossings strategies of tests/test_near_ties.py, each with what J48 and PART
+(Weka 3.6.14, ``/usr/share/java/weka.jar``) print and the class probabilities of
+its probe rows. The crossings kept are those where C4.5 grows its tree again,
+because a threshold moved across a value of its node.
 
-Run from the repository root: ``python tests/golden/make_near_ties_golden.py [N]``
-(N data sets, 24 by default)."""
+Run from the repository root: ``python tests/golden/make_near_ties_golden.py [N] [M]``
+(N near-ties data sets, 24 by default, and M crossings, 12 by default)."""
 
 import json
 import sys
@@ -13,23 +15,44 @@ from pathlib import Path
 
 from weka import ClassifierServer
 
-from duckmine.tests.test_near_ties import CONFIGS, GOLDEN, near_ties
+import duckmine
+from duckmine.algorithms.c45 import grow
+from duckmine.tests.test_near_ties import CONFIGS, GOLDEN, crossings, near_ties
 
 warnings.filterwarnings("ignore", "The `.example\\(\\)` method")
 
 
-def main(n=24):
+def grown_again(folder, text):
+    """Whether C4.5 grows the tree of ``text`` (an ARFF) a second time."""
+    grown, orderly = [], grow._grown
+    grow._grown = lambda *a: grown.append(a[-1]) or orderly(*a)
+    try:
+        with duckmine.connect() as db:
+            (Path(folder) / "seen.arff").write_text(text)
+            duckmine.read_arff(db, Path(folder) / "seen.arff", "train")
+            db.sql("SELECT model FROM fit('c45', 'train', 'y')").fetchall()
+    finally:
+        grow._grown = orderly
+    return True in grown
+
+
+def main(n=24, m=12):
     cases = []
     with tempfile.TemporaryDirectory() as folder:
         server = ClassifierServer(folder)
         train, probe = Path(folder) / "train.arff", Path(folder) / "probe.arff"
-        while len(cases) < n:
-            text, probes = near_ties().example()
-            train.write_text(text)
-            probe.write_text(probes)
-            want = {config: server.ask(cls, opts, train, probe)
-                    for config, (cls, opts, _, _) in CONFIGS.items()}
-            cases.append({"train": text, "probes": probes, "want": want})
+        for strategy, count, keep in ((near_ties, n, None), (crossings, m, grown_again)):
+            made = 0
+            while made < count:
+                text, probes = strategy().example()
+                if keep is not None and not keep(folder, text):
+                    continue
+                train.write_text(text)
+                probe.write_text(probes)
+                want = {config: server.ask(cls, opts, train, probe)
+                        for config, (cls, opts, _, _) in CONFIGS.items()}
+                cases.append({"train": text, "probes": probes, "want": want})
+                made += 1
         server.close()
     GOLDEN.parent.mkdir(exist_ok=True)
     GOLDEN.write_text(json.dumps(cases, indent=1) + "\n")
