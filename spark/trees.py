@@ -72,8 +72,14 @@ def fitted(df, target, confidence=0.25, min_leaf=2, pruned=True, subtree_raising
                          2 * df.sparkSession.sparkContext.defaultParallelism,
                          _exact(frame, total, t))
         LAST.clear()
-        LAST.update(passes=0, raised=0)
-        grower.grow()
+        LAST.update(passes=0, raised=0, walked=0, below_top=0, crossed=False)
+        try:
+            grower.grow()
+        except levels.Crossing:  # grown again, each threshold walked at its level
+            grower = _Grower(grower.frame, t, opt, total["n"], grower.buckets,
+                             grower.exact)
+            LAST.update(walked=0, below_top=0, crossed=True)
+            grower.grow(at_nodes=True)
         nodes, thresholds, dists = grower.flat()
         k = grower.k
         if opt.collapse:
@@ -134,7 +140,9 @@ class _Grower:
         self.walks = {}  # node: (column, midpoint, top, low, high, left) to walk
         self.instances = 0
 
-    def grow(self):
+    def grow(self, at_nodes=False):
+        """Level by level; the thresholds J48 walks to are walked at the end, or,
+        ``at_nodes``, at their level, and the rows then go by them."""
         open_nodes = [0]
         LAST["levels"] = 0
         while open_nodes:
@@ -161,6 +169,8 @@ class _Grower:
                 self._split(i, a, kind, threshold, val, dist, first)
                 open_nodes += range(first, first + len(dist))
                 first += len(dist)
+            if at_nodes:
+                self._walk(across=True)
         self._walk()
 
     def _choose(self, i, found):
@@ -347,12 +357,13 @@ class _Grower:
             out[i] = levels.snapped(best[0], best[1])
         return out
 
-    def _walk(self):
+    def _walk(self, across=False):
         """The thresholds J48 places by walking the table's rows in order
-        (``levels.walk_steps``): the rows sorted as a single-machine fit orders
-        them (``dataset.canonical_order``: by the bits of the numeric columns, the
-        nominal codes, then the weight), each part walked on its own worker, the
-        parts composed in order on the driver."""
+        (``levels.walk_steps``) at the nodes waiting for one: the rows sorted as a
+        single-machine fit orders them (``dataset.canonical_order``: by the bits of
+        the numeric columns, the nominal codes, then the weight), each part walked
+        on its own worker, the parts composed in order on the driver. ``across``:
+        ``levels.walked``'s."""
         if not self.walks:
             return
         frame, p = self.frame, self.frame.p
@@ -380,15 +391,12 @@ class _Grower:
         schema = ", ".join(f"{n} long" for n in names)
         ordered = frame.blocks.mapInArrow(bits, schema).orderBy(*names)
         parts = frames.run_pass(ordered, steps)
-        LAST.update(walked=len(self.walks), below_top=0)
+        LAST["walked"] += len(self.walks)
         for q, (i, (_, _, top, low, high, left)) in enumerate(self.walks.items()):
-            try:
-                self.thresholds[i] = levels.walked(
-                    [part["steps"][q] for part in parts], left, low, high, top)
-                LAST["below_top"] += bool(self.thresholds[i] != top)
-            except ValueError as err:
-                raise ValueError(f"{FN}: attribute {frame.names[self.walks[i][0]]!r}: "
-                                 f"{err}") from None
+            self.thresholds[i] = levels.walked(
+                [part["steps"][q] for part in parts], left, low, high, top, across)
+            LAST["below_top"] += bool(self.thresholds[i] != top)
+        self.walks.clear()
 
 
 def _top_two(best, x):

@@ -630,6 +630,31 @@ def test_thresholds_placed_by_the_order_of_the_rows(engines):
     assert trees.LAST["below_top"] >= 3  # thresholds the walk put below the largest value
 
 
+def test_a_threshold_walked_across_a_value_of_its_node_over_the_cluster(engines):
+    """Where J48's walk moves a threshold across a value of its node, the tree is
+    grown again, each threshold walked at its level before the rows go on by it:
+    the single machine's tree, whose leaves print the midpoint's counts."""
+    import random
+
+    from duckmine import spark as dmspark
+    from duckmine.spark import trees
+
+    con, session = engines
+    rng = random.Random(3)
+    rows = [(0.0, "a")] * 3 + [(1e-6, "a")] + [(1.0, "b")] * 3
+    rows += [(rng.randrange(3) * 2e-5 + rng.randrange(3) * 1e-6 + 5.0,
+              rng.choice("ab")) for _ in range(60)]
+    con.execute("CREATE OR REPLACE TABLE across AS SELECT * FROM (VALUES " + ", ".join(
+        f"({x!r}, '{y}')" for x, y in rows) + ") t(x, y)")
+    for options in ({}, {"pruned": False, "min_leaf": 1}):
+        got = dmspark.c45(session.createDataFrame(con.sql("FROM across").to_arrow_table())
+                          .repartition(2), "y", **options)
+        sql = "".join(f", {k} := {contract.literal(v)}" for k, v in options.items())
+        want = con.sql(f"SELECT c45_fit(t, 'y'{sql}) FROM across t").fetchall()[0][0]
+        assert trees.LAST["crossed"]
+        assert got["id"] == want["id"]
+
+
 def test_em_over_the_cluster_fills_in_missing_values_as_one_machine_does(engines):
     """A standard deviation that collapses takes the attribute's over the whole
     table with its missing values filled in (the rows a single-machine fit holds),

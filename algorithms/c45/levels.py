@@ -9,7 +9,9 @@ driver then picks each node's split as ``grow.chosen`` picks it. A numeric
 threshold moves down onto a value of the whole table as J48 moves it
 (``snapped``, from the two largest values at most 1e-6 above the cut's midpoint;
 where those lie within 1e-6 of each other J48 walks the table's rows in order,
-which ``walk_steps`` does part by part and ``walked`` composes). Subtree raising
+which ``walk_steps`` does part by part and ``walked`` composes; where the walk
+sends a row of the node the other way than the midpoint, the tree grows again,
+walking at each level before its rows are routed on, ``Crossing``). Subtree raising
 passes a node's rows down another subtree (``through``).
 
 The same tree as ``grow.fit``'s: each node sees the same rows with the same
@@ -41,6 +43,11 @@ from .grow import (
 )
 
 OPEN = -2  # ATTR of a node not grown yet
+
+
+class Crossing(ValueError):
+    """A threshold J48 walks to sends a row of its node to the other branch than
+    the midpoint did (``walked``): the tree grows again, walking at each level."""
 
 
 def route(X, w, cols, nodes, thresholds, fracs):
@@ -252,11 +259,12 @@ def walk_steps(s):
     return bounds[:n], results[:n]
 
 
-def walked(steps, left, low, high, top):
+def walked(steps, left, low, high, top, across=False):
     """The threshold ``grow.split_point`` keeps: the walk over the table's parts in
     order (``walk_steps`` of each), if it leaves the node's rows on both sides
-    (``low``, ``high``: the node's least and greatest values) and its largest value
-    left of the cut (``left``) on the left; ``top`` otherwise."""
+    (``low``, ``high``: the node's least and greatest values); ``top`` otherwise.
+    Unless ``across`` (the node's rows are not routed yet), ``Crossing`` where the
+    walk sends the node's largest value left of the cut (``left``) to the right."""
     kept = -1.7976931348623157e308
     for bounds, results in steps:
         for b, r in zip(bounds, results):
@@ -265,8 +273,7 @@ def walked(steps, left, low, high, top):
                 break
     if not (low - kept < SMALL and not high - kept < SMALL):
         return top
-    if not left - kept < SMALL:
-        raise ValueError("a threshold J48 places by the order of the rows would send "
-                         "some of its node's rows to the other branch than they were "
-                         "grown down")
+    if not (across or left - kept < SMALL):
+        raise Crossing("a threshold J48 places by the order of the rows sends some of "
+                       "its node's rows to the other branch than they were grown down")
     return kept
