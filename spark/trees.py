@@ -92,7 +92,7 @@ def fitted(df, target, confidence=0.25, min_leaf=2, pruned=True, subtree_raising
                 LAST.update(passes=raiser.passes, raised=raiser.raised)
             else:
                 nodes = c45.prune(np.empty((0, 0)), class_codes(np.empty(0), k), nodes,
-                                  thresholds, dists, np.empty(0, np.int64), np.empty(0),
+                                  thresholds, dists, np.empty(0, np.int32), np.empty(0),
                                   k, cf, z, False)
     finally:
         frame.close()

@@ -22,7 +22,7 @@ from numba.typed import List
 
 from .. import memory, progress, stop
 from ..classes import class_codes
-from ..dataset import stacked, whole_weights
+from ..dataset import rows_where, stacked, whole_weights
 from ..halt import halted
 from ..jit import PRANGE_ONLY, njit, prange
 from ..rules.presorted import unit_weights, weight_at
@@ -779,7 +779,7 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
     stack_start = List([start0])
     stack_end = List([end0])
     branch_of = np.full(X.shape[1], -1, np.int32)  # a row's branch at the node split
-    all_rows = np.empty(0, np.int64)  # thresholds move onto values of every row
+    all_rows = idx0[:0]  # none: thresholds move onto values of every row
     none = np.empty(0)
     row_w = none  # each row's weight in the node, once a node needs them
     while len(stack_node) > 0 and not halted(halt):
@@ -1278,7 +1278,7 @@ def _moved_on(col, thresholds, bounds):
     as its midpoint did."""
     mids = np.unique(thresholds)
     tops, under = _tops(col, mids)
-    every = np.empty(0, np.int64)
+    every = np.empty(0, np.int32)  # none: every row (32-bit, as the growth's scope)
     walked = np.full(mids.shape[0], np.nan)  # a midpoint's walk, made once
     out = np.empty_like(thresholds)
     for i in range(thresholds.shape[0]):
@@ -1333,8 +1333,8 @@ def _grown(X, n_values, y, n_classes, weights, opt, by_value):
     n_all = len(y)
     entries, start, end, values, value_off = _presort(X, n_values, y, by_value)
     memory.give_back(n_all)  # the sort's scratch, before the growth's arrays
-    idx = np.flatnonzero(y >= 0).astype(np.int64, copy=False)
-    # the kernels read the classes and weights of these rows only
+    idx = rows_where(y >= 0)  # 32-bit where the rows fit, as PART's: one compile of
+    # the kernels the two share; they read the classes and weights of these rows only
     w = weights if len(idx) == n_all else weights[idx]
     multi_valued = bool(len(n_values)) and all(
         k > 0 and not 0.3 * n_all - k > SMALL for k in n_values)
