@@ -140,6 +140,12 @@ def rows_where(mask):
         np.int32 if len(mask) <= np.iinfo(np.int32).max else np.int64)
 
 
+def row_numbers(n):
+    """0 to ``n - 1`` as ``rows_where`` gives rows (the kernels that take rows then
+    compile once for both)."""
+    return np.arange(n, dtype=np.int32 if n <= np.iinfo(np.int32).max else np.int64)
+
+
 def gathered(columns, rows):
     """``columns`` at ``rows`` (indices or a mask), as the rows of one new matrix:
     a fit that reads them stacked (``stacked``) then takes a view of it, where

@@ -25,7 +25,7 @@ only where two candidates tie to those bits.
 import numpy as np
 
 from ..classes import class_codes
-from ..dataset import rows_where
+from ..dataset import row_numbers
 from ..jit import frozen, njit
 from .grow import (
     ATTR,
@@ -174,7 +174,7 @@ def best_split(value, cls, weight, n_values, k, min_obj, mdl, binary, whole):
     class weights, the split's class weights per branch (None without a split),
     and for a threshold the node's least and greatest values and its largest value
     left of the cut (``snapped`` and ``walked`` check the threshold against them)."""
-    idx = rows_where(np.ones(len(value), np.bool_))  # as a single machine's fit's
+    idx = row_numbers(len(value))
     cls = class_codes(cls, k)
     per_class = class_weights(cls, idx, weight, k)
     total = per_class.sum()

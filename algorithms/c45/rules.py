@@ -9,7 +9,7 @@ instances that meet every one of its conditions.
 import numpy as np
 
 from .. import pictures
-from ..dataset import Attribute, rows_where
+from ..dataset import Attribute, row_numbers
 from ..jit import frozen, njit
 from ..models import check_array
 from . import grow as c45
@@ -56,7 +56,7 @@ def rules(tree, attributes, columns, y, w, confidence):
     a list of (condition texts, class, covered, wrong, estimate). Rules with the
     same conditions and class are duplicates."""
     cf, z = c45.confidence_quantile(confidence)
-    rows = rows_where(np.ones(len(y), np.bool_))  # as PART's (one compile of subsets)
+    rows = row_numbers(len(y))
     # node: each row's branch there (-1 missing), a row's length each, kept for the
     # nodes on the path to the leaf at hand only: the leaves come in depth-first
     # order, so that a node left behind is not met again
