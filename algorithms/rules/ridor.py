@@ -429,7 +429,7 @@ def _ruleset(X, nominal, n_values, attrs, w, ids, label, class_count, folds, shu
     weighed = not unit_weights(w)
     # where each build's lists are written: made for the first build's rows, and
     # again once the lists above are narrowed, so that builds allocate nothing
-    store = storage(srt_rows, srt_off, np.empty(0), weighed, lab_row, 0)
+    store = storage(srt_rows, srt_off, np.empty(0), weighed, lab_row, np.int64(0))
     stored = 0  # the rows it is made for
     while class_count >= folds:
         best_rate = -1.0
@@ -485,7 +485,8 @@ def _ruleset(X, nominal, n_values, attrs, w, ids, label, class_count, folds, shu
                 class_count += w[ids[i]]
         ids, label = ids[~hit], label[~hit]
         if exact and 2 * len(ids) <= listed:  # the next rule's builds read the rows left
-            store = storage(srt_rows, srt_off, np.empty(0), weighed, lab_row, 0)  # freed first
+            store = storage(srt_rows, srt_off, np.empty(0), weighed, lab_row,  # freed
+                            np.int64(0))  # first
             stored = 0
             srt_rows, srt_off = rows_kept(srt_rows, srt_off, ids, mark,
                                           np.empty(len(srt_rows) + 1, srt_rows.dtype))

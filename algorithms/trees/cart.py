@@ -122,7 +122,7 @@ def _numeric_split(x, y, rows, wr, k):
     n = len(rows)
     parent = np.zeros(k)
     sides = np.zeros((2, k))  # left, right
-    start = 0
+    start = np.int64(0)  # typed: a literal would compile _spread_missing once more
     for j in range(n):
         r = rows[j]
         if not np.isnan(x[r]):
@@ -187,7 +187,7 @@ def _subset_split(codes, y, wts, k, lefts):
     last)."""
     n = len(codes)
     parent = np.zeros(k)
-    start = 0
+    start = np.int64(0)
     for i in range(n):
         if not np.isnan(codes[i]):
             start += 1

@@ -113,11 +113,11 @@ def _seat(weak, i, active, alpha, leaves):
 def _retire(i, end, left, is_leaf, weak, alpha, leaves):
     """Node ``i`` (just cut) and the inner nodes below it leave ``weak`` (the
     subtrees of nodes cut before are skipped: they left it then)."""
-    _seat(weak, i, False, alpha, leaves)
+    _seat(weak, i, np.bool_(False), alpha, leaves)
     j = i + 1
     while j < end[i]:
         if left[j] >= 0 and not is_leaf[j]:
-            _seat(weak, j, False, alpha, leaves)
+            _seat(weak, j, np.bool_(False), alpha, leaves)
             j += 1
         elif left[j] >= 0:
             j = end[j]
@@ -140,7 +140,7 @@ def _climb(i, left, right, parent, model_err, tree_err, leaves, dirty, marked, w
         leaves[a] = leaves[left[a]] + leaves[right[a]]
         _mark(a, dirty, marked)
         if weak[len(weak) // 2 + a] >= 0:
-            _seat(weak, a, True, alpha, leaves)
+            _seat(weak, a, np.bool_(True), alpha, leaves)
         a = parent[a]
 
 
@@ -201,7 +201,7 @@ def _cut(i, attr_none_too, left, right, parent, end, is_leaf, attr_none, model_e
         count, split = _judge(a, is_leaf, attr_none, model_err, tree_err, leaves, alpha,
                               total, changed, count)
         if split:
-            _seat(weak, a, True, alpha, leaves)
+            _seat(weak, a, np.bool_(True), alpha, leaves)
         elif not was_leaf:
             _retire(a, end, left, is_leaf, weak, alpha, leaves)
     for a in todo:

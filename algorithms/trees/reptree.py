@@ -588,7 +588,7 @@ def _compact(parts_r, parts_v, parts_y, parts_w, live, part, stack, deferred):
     p, n = parts_r[part].shape[0], live[part]
     nr, nv = np.empty((p, n), np.int32), np.empty((p, n))
     ny, nw = np.empty((p, n), parts_y[part].dtype), np.empty((p, n))
-    at = 0
+    at = np.int64(0)  # typed: a literal would compile _move_columns once more
     for held in (stack, deferred):
         for t in range(held.shape[0]):
             if held[t, 0] != part:
@@ -1004,7 +1004,7 @@ def _packed_part(parts_r, parts_v, parts_y, parts_w, places, q, order, min_bytes
     width = rid.shape[0] * (rid.itemsize + val.itemsize + yv.itemsize + wts.itemsize)
     if (rid.shape[1] - live) * width < min_bytes:
         return rid, val, yv, wts, rid.shape[1]
-    at = 0
+    at = np.int64(0)
     for i in order:
         lo, hi = places[i, 1], places[i, 2]
         if lo != at:
