@@ -136,14 +136,18 @@ def rows_where(mask):
     """The rows where ``mask`` holds, as 32-bit numbers where the table's rows fit:
     the lists of rows a fit keeps (folds, rules' rows, a node's positions) then
     take half."""
-    return np.flatnonzero(mask).astype(
-        np.int32 if len(mask) <= np.iinfo(np.int32).max else np.int64)
+    return np.flatnonzero(mask).astype(row_type(len(mask)))
 
 
 def row_numbers(n):
     """0 to ``n - 1`` as ``rows_where`` gives rows (the kernels that take rows then
     compile once for both)."""
-    return np.arange(n, dtype=np.int32 if n <= np.iinfo(np.int32).max else np.int64)
+    return np.arange(n, dtype=row_type(n))
+
+
+def row_type(n):
+    """The integer type of rows of a table of ``n``: 32 bits where they fit."""
+    return np.int32 if n <= np.iinfo(np.int32).max else np.int64
 
 
 def gathered(columns, rows):

@@ -68,18 +68,21 @@ def fitted(df, target, confidence=0.25, min_leaf=2, pruned=True, subtree_raising
         frame.check_target(decl, t, total)
         memory.check(FN, WORKER_ROW, total["n"], 1, settings(df.sparkSession)[
             "memory_limit"], advice=ADVICE, what="spark.duckmine.memoryLimit")
-        grower = _Grower(frame, t, opt, total["n"], buckets or
-                         2 * df.sparkSession.sparkContext.defaultParallelism,
-                         _exact(frame, total, t))
+        buckets = buckets or 2 * df.sparkSession.sparkContext.defaultParallelism
+        exact = _exact(frame, total, t)
+
+        def grown(at_nodes):
+            LAST.update(walked=0, below_top=0, crossed=at_nodes)
+            grower = _Grower(frame, t, opt, total["n"], buckets, exact)
+            grower.grow(at_nodes)
+            return grower
+
         LAST.clear()
-        LAST.update(passes=0, raised=0, walked=0, below_top=0, crossed=False)
+        LAST.update(passes=0, raised=0)
         try:
-            grower.grow()
-        except levels.Crossing:  # grown again, each threshold walked at its level
-            grower = _Grower(grower.frame, t, opt, total["n"], grower.buckets,
-                             grower.exact)
-            LAST.update(walked=0, below_top=0, crossed=True)
-            grower.grow(at_nodes=True)
+            grower = grown(False)
+        except levels.Crossing:  # a walk crossed a value of its node: grown again,
+            grower = grown(True)  # each threshold walked at its level
         nodes, thresholds, dists = grower.flat()
         k = grower.k
         if opt.collapse:

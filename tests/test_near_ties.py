@@ -22,6 +22,7 @@ import json
 import os
 import random
 import re
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -237,19 +238,29 @@ def test_the_kept_cases_hold_near_ties():
     assert near >= len(CASES) // 2
 
 
-def test_some_kept_cases_move_a_threshold_across_a_value_of_its_node(
-        db, tmp_path, monkeypatch):
-    """The kept crossings have C4.5 grow its tree again (a threshold moved across a
-    value of its node), where the midpoint's counts and the moved threshold's rows
-    part ways."""
+@contextmanager
+def growths():
+    """The growths of C4.5's trees while inside, each as True where it is the growth
+    again (a threshold moved across a value of its node: ``grow._grown``'s last
+    argument)."""
     from duckmine.algorithms.c45 import grow
 
     grown, orderly = [], grow._grown
-    monkeypatch.setattr(grow, "_grown", lambda *a: grown.append(a[-1]) or orderly(*a))
+    grow._grown = lambda *a: grown.append(a[-1]) or orderly(*a)
+    try:
+        yield grown
+    finally:
+        grow._grown = orderly
+
+
+def test_some_kept_cases_move_a_threshold_across_a_value_of_its_node(db, tmp_path):
+    """The kept crossings have C4.5 grow its tree again (a threshold moved across a
+    value of its node), where the midpoint's counts and the moved threshold's rows
+    part ways."""
     again = 0
     for case in CASES:
-        grown.clear()
-        ours(db, tmp_path, case["train"], case["probes"], "j48")
+        with growths() as grown:
+            ours(db, tmp_path, case["train"], case["probes"], "j48")
         again += True in grown
     assert again >= 10
 
@@ -269,11 +280,11 @@ def test_a_threshold_moved_across_a_value_of_its_node_grows_the_tree_again(
     from the start."""
     from duckmine.algorithms.c45 import grow
 
-    grown, orderly = [], grow._grown
-    monkeypatch.setattr(grow, "_grown", lambda *a: grown.append(a[-1]) or orderly(*a))
-    text, *scored = ours(db, tmp_path, ACROSS, ACROSS, "j48")
+    with growths() as grown:
+        text, *scored = ours(db, tmp_path, ACROSS, ACROSS, "j48")
     assert grown == [False, True]
     assert "x0 <= 0: c0 (4.0)" in text and scored[2] == ["c0"] * 3 + ["c1"] * 4
+    orderly = grow._grown
     monkeypatch.setattr(grow, "_grown", lambda *a: orderly(*a[:-1], True))
     assert ours(db, tmp_path, ACROSS, ACROSS, "j48") == (text, *scored)
 

@@ -22,7 +22,7 @@ from numba.typed import List
 
 from .. import memory, progress, stop
 from ..classes import class_codes
-from ..dataset import rows_where, stacked, whole_weights
+from ..dataset import row_type, rows_where, stacked, whole_weights
 from ..halt import halted
 from ..jit import PRANGE_ONLY, njit, prange
 from ..rules.presorted import unit_weights, weight_at
@@ -1210,7 +1210,7 @@ def _presort(X, n_values, y, by_value):
     value_off = np.concatenate(([0], np.cumsum(known if by_value else 0 * known))
                                ).astype(np.int64)
     size = int(entries.sum())
-    index = np.int32 if n_all < 2**31 else np.int64
+    index = row_type(n_all)
     rows, vals = np.empty(size, index), np.empty(size)
     clss = np.empty(size, y.dtype)
     values = np.empty(value_off[-1], index)  # rows in the order of their values

@@ -16,23 +16,17 @@ from pathlib import Path
 from weka import ClassifierServer
 
 import duckmine
-from duckmine.algorithms.c45 import grow
-from duckmine.tests.test_near_ties import CONFIGS, GOLDEN, crossings, near_ties
+from duckmine.tests.test_near_ties import CONFIGS, GOLDEN, crossings, growths, near_ties
 
 warnings.filterwarnings("ignore", "The `.example\\(\\)` method")
 
 
 def grown_again(folder, text):
     """Whether C4.5 grows the tree of ``text`` (an ARFF) a second time."""
-    grown, orderly = [], grow._grown
-    grow._grown = lambda *a: grown.append(a[-1]) or orderly(*a)
-    try:
-        with duckmine.connect() as db:
-            (Path(folder) / "seen.arff").write_text(text)
-            duckmine.read_arff(db, Path(folder) / "seen.arff", "train")
-            db.sql("SELECT model FROM fit('c45', 'train', 'y')").fetchall()
-    finally:
-        grow._grown = orderly
+    with growths() as grown, duckmine.connect() as db:
+        (Path(folder) / "seen.arff").write_text(text)
+        duckmine.read_arff(db, Path(folder) / "seen.arff", "train")
+        db.sql("SELECT model FROM fit('c45', 'train', 'y')").fetchall()
     return True in grown
 
 
