@@ -22,7 +22,7 @@ def _load_acquire(typingctx, halt):
     return types.boolean(halt), codegen
 
 
-@njit(cache=True)
+@njit(cache=True, python=False)
 def halted(halt):
     """Whether the stop flag ``halt`` (from ``flag``) is set: what a kernel reads
     at its loop boundaries."""

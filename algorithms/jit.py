@@ -17,33 +17,40 @@ unsigned (``np.int64(a)`` where it is passed on), and an array that is read-only
 from some callers is made read-only for all (``frozen``).
 """
 
+import contextlib
+import threading
 import types
 
 import numba
 import numpy as np
 from numba import prange
+from numba.core.compiler_lock import global_compiler_lock
 from numba.core.cpu import ParallelOptions
+from numba.typed import List
 
 from . import kernel_cache
 
 kernel_cache.install()
 
 
-def njit(*args, **options):
+def njit(*args, python=True, **options):
     """``numba.njit`` with ``nogil=True`` unless a kernel says otherwise. A parallel
     kernel is compiled from a copy of its function named ``<name>_parallel``: numba
     keys a kernel's cache by the function's name and code alone, not by how it is
     compiled, so the serial and parallel kernels of one function (``select_split``
-    and ``select_split_wide``) would load each other's code."""
+    and ``select_split_wide``) would load each other's code. ``python=False``: never
+    run as Python (``interpreting``), for a kernel whose work is large even on
+    small data (EM's and k-means' iterations) or that Python cannot run (an
+    intrinsic)."""
     options.setdefault("nogil", True)
     if args and callable(args[0]):
-        return njit(**options)(args[0])
+        return njit(python=python, **options)(args[0])
 
     def make(fn):
         if options.get("parallel"):
             fn = _renamed(fn, fn.__qualname__ + "_parallel")
         kernel = numba.njit(*args, **options)(fn)
-        return _stoppable(kernel_cache.one_compile_at_a_time(kernel))
+        return _stoppable(kernel_cache.one_compile_at_a_time(kernel), python)
     return make
 
 
@@ -57,18 +64,104 @@ def _renamed(fn, qualname):
     return copy
 
 
-def _stoppable(dispatcher):
+def _stoppable(dispatcher, python):
     """A kernel that, when a stopped job calls it with types it has not been
     compiled for, raises ``Stopped`` instead of compiling: a compilation cannot be
-    stopped, and on a first run one may take many seconds."""
+    stopped, and on a first run one may take many seconds. While ``interpreting``,
+    such a call loads the kernel from the cache, or else runs its Python."""
     compile_for_args = dispatcher._compile_for_args
 
-    def compile_unless_stopped(*args, **kws):
+    def compile_unless_stopped(*args, **kws):  # what numba then calls with ``args``
         kernel_cache.checkpoint()
+        if python and _interpreting.on and not _loaded(dispatcher, args):
+            return _as_python(dispatcher)
         return compile_for_args(*args, **kws)
 
     dispatcher._compile_for_args = compile_unless_stopped
+    dispatcher.python = python
     return dispatcher
+
+
+class _Interpreting:
+    on = False    # kernels not in the cache run as Python
+    cache = True  # ... and those in it are loaded (False: every kernel runs as Python)
+
+
+_interpreting = _Interpreting()
+_plain = {}     # kernel: its function as Python
+_missing = set()  # (kernel, argument types) not in the cache
+_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def interpreting(cache=True):
+    """While the block runs, in this process, a kernel called from Python with
+    types that are neither compiled nor in the cache runs as Python, and so do the
+    kernels it calls, rather than being compiled (or every kernel does,
+    ``cache=False``), except those made with ``python=False``.
+
+    For ``duckmine demo``, whose sample tables are small: their kernels take
+    minutes to compile on a first run, and run in moments as Python. The results
+    are the same (``tests/test_demo_python.py``); on large data Python is a hundred
+    times slower, so nothing else runs kernels this way."""
+    before = _interpreting.on, _interpreting.cache
+    _interpreting.on, _interpreting.cache = True, cache
+    try:
+        yield
+    finally:
+        _interpreting.on, _interpreting.cache = before
+        _missing.clear()
+
+
+def _loaded(dispatcher, args):
+    """Whether the kernel is compiled for ``args``' types, or was in the cache and
+    is now loaded."""
+    if not _interpreting.cache:
+        return False
+    key = (dispatcher, tuple(dispatcher.typeof_pyval(a) for a in args))
+    if key[1] in dispatcher.overloads:
+        return True
+    if key in _missing:
+        return False
+    with global_compiler_lock:
+        found = dispatcher._cache.load_overload(key[1], dispatcher.targetctx)
+        if found is None:
+            _missing.add(key)
+        else:
+            dispatcher.add_overload(found)
+    return found is not None
+
+
+def _as_python(dispatcher):
+    """The kernel run as Python, with numpy's warnings off (a kernel's integers
+    wrap, and its floats reach inf and nan, without a word when compiled)."""
+    with _lock:
+        plain = _python(dispatcher)
+
+    def run(*args, **kws):
+        with np.errstate(all="ignore"):
+            return plain(*args, **kws)
+    return run
+
+
+def _python(dispatcher):
+    """The kernel's function with the kernels it calls as Python too (those that
+    may be), and numba's typed list as Python's list."""
+    plain = _plain.get(dispatcher)
+    if plain is None:
+        fn = dispatcher.py_func
+        names = {}
+        plain = types.FunctionType(fn.__code__, names, fn.__name__, fn.__defaults__,
+                                   fn.__closure__)
+        plain.__kwdefaults__ = fn.__kwdefaults__
+        _plain[dispatcher] = plain
+        for name, value in fn.__globals__.items():
+            if value is List:
+                value = list
+            elif getattr(value, "python", False) is True and hasattr(value, "py_func"):
+                value = _python(value)
+            names[name] = value
+    return plain
 
 
 def threads(wide):
@@ -77,7 +170,7 @@ def threads(wide):
     return True if wide else None
 
 
-__all__ = ["PRANGE_ONLY", "frozen", "njit", "prange", "threads"]
+__all__ = ["PRANGE_ONLY", "frozen", "interpreting", "njit", "prange", "threads"]
 
 # ``parallel=PRANGE_ONLY``: threads for the kernel's prange loops only, not for every
 # array expression (a small ``np.zeros`` made parallel costs more than it saves).

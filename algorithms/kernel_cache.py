@@ -76,15 +76,55 @@ def kernel_dir():
     return cache_root() / "kernels" / version / STAMP.hex()[:20]
 
 
-def cached():
-    """How many kernels are compiled and kept for this source (in
-    ``NUMBA_CACHE_DIR`` when it is set, else in ``kernel_dir``)."""
+def _kept():
+    """Where the kernels are kept: ``NUMBA_CACHE_DIR`` when it is set, else
+    ``kernel_dir``."""
     where = os.environ.get("NUMBA_CACHE_DIR")
-    path = Path(where) if where else kernel_dir()
+    return Path(where) if where else kernel_dir()
+
+
+def cached():
+    """How many kernels are compiled and kept for this source."""
     try:
-        return sum(1 for _ in path.rglob("*.nbi"))
+        return sum(1 for _ in _kept().rglob("*.nbi"))
     except OSError:
         return 0
+
+
+def marked(name):
+    """Whether the mark ``name`` is beside the kernels (``mark``)."""
+    return (_kept() / name).exists()
+
+
+def mark(name):
+    """Leave the mark ``name`` beside the kernels: it goes when they go."""
+    with contextlib.suppress(OSError):
+        (_kept() / name).touch()
+
+
+@contextlib.contextmanager
+def holding(name):
+    """Whether this process now holds the lock ``name`` beside the kernels, held
+    while the block runs; False where another process holds it. Without locks, or
+    where the directory cannot be written, True."""
+    try:
+        _kept().mkdir(parents=True, exist_ok=True)
+        f = open(_kept() / name, "ab")
+    except OSError:
+        f = None
+    if fcntl is None or f is None:
+        yield True
+        return
+    with f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def _ours(py_file):

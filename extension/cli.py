@@ -167,9 +167,6 @@ DEMO = [
 ]
 
 
-COLD = 20  # kernels in the cache below which the demo compiles in two processes
-
-
 def run_quietly(queries):
     """``queries`` in turn on an in-memory copy of the sample tables, results
     discarded, to compile their kernels: the (query, error) of those that failed
@@ -187,35 +184,58 @@ def run_quietly(queries):
     return failed
 
 
+COMPILING, COMPILED = "demo-compiling", "demo-compiled"  # a lock and a mark (kernel_cache)
+
+
 def compile_ahead():
-    """The demo's queries from the last back (``run_quietly``): run beside a first
-    demo, so that the two processes compile the kernels at once (numba compiles on
-    one core) and share them through the kernel cache. A query that fails here is
-    left to the demo."""
-    run_quietly([query for _, query in reversed(DEMO)])
+    """Compile the demo's kernels: its queries from the last back
+    (``run_quietly``), then those that needed an earlier one's table, in order.
+    Only one process at a time does it (the lock ``COMPILING``), and the last
+    leaves the mark ``COMPILED``."""
+    from ..algorithms import kernel_cache
+
+    with kernel_cache.holding(COMPILING) as held:
+        if not held:
+            return
+        failed = {query for query, _ in run_quietly([query for _, query in reversed(DEMO)])}
+        run_quietly([q for _, q in DEMO if q in failed or q.startswith("CREATE")])
+        kernel_cache.mark(COMPILED)
 
 
 def start_compile_ahead():
-    """On a first run (fewer than ``COLD`` kernels cached), the process that runs
-    ``compile_ahead``; else None. ``DUCKMINE_COMPILE_AHEAD=0`` turns it off (the
-    tests, which keep every core busy already)."""
+    """While the demo's kernels are not all compiled (no ``COMPILED`` mark) and no
+    process is compiling them, a process that runs ``compile_ahead`` in the
+    background; else None. It goes on after the demo, so that later runs find the
+    kernels compiled. ``DUCKMINE_COMPILE_AHEAD=0`` turns it off (the tests, which
+    keep every core busy already)."""
     import subprocess
 
     from ..algorithms import kernel_cache
 
-    if os.environ.get("DUCKMINE_COMPILE_AHEAD", "1") == "0" or kernel_cache.cached() >= COLD:
+    if os.environ.get("DUCKMINE_COMPILE_AHEAD", "1") == "0" \
+            or kernel_cache.marked(COMPILED):
         return None
+    with kernel_cache.holding(COMPILING) as free:
+        if not free:
+            return None
     return subprocess.Popen([sys.executable, "-c", "from duckmine.extension.cli import "
                              "compile_ahead; compile_ahead()"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
 
 
 def demo(db):
+    """Build the sample database ``db`` and run every query of ``DEMO`` on it. A
+    kernel not yet compiled runs as Python (``jit.interpreting``): on the sample
+    tables that takes moments, where compiling takes minutes, and gives the same
+    results. Meanwhile a process compiles the demo's kernels in the background
+    (``start_compile_ahead``), which is returned."""
+    from ..algorithms import jit
     from .samples import create_sample_tables
 
     if os.path.exists(db):
         os.remove(db)
-    helper = start_compile_ahead()  # a first run: compile from both ends at once
+    helper = start_compile_ahead()
     con = connect(db)
     try:
         create_sample_tables(con)
@@ -223,19 +243,26 @@ def demo(db):
               "labor, cpu, baskets "
               f"({con.execute('SELECT count(DISTINCT tid) FROM baskets').fetchall()[0][0]}"
               " baskets)\n")
-        for title, query in DEMO:
-            start = time.perf_counter()
-            print(f"-- {title}\n{query};" if title else f"{query};")
-            if query.startswith("CREATE"):
-                con.execute(query)
-            else:
-                con.sql(query).show(max_width=200, max_rows=40)
-            print(f"({time.perf_counter() - start:.2f} s)\n")
-    finally:
-        con.close()
+        with jit.interpreting():
+            for title, query in DEMO:
+                start = time.perf_counter()
+                print(f"-- {title}\n{query};" if title else f"{query};")
+                if query.startswith("CREATE"):
+                    con.execute(query)
+                else:
+                    con.sql(query).show(max_width=200, max_rows=40)
+                print(f"({time.perf_counter() - start:.2f} s)\n")
+    except BaseException:
         if helper is not None:
             helper.kill()
             helper.wait()
+        raise
+    finally:
+        con.close()
+    if helper is not None:
+        print(f"The demo's kernels are compiling in the background (process {helper.pid}), "
+              "for later queries; `duckmine compile` compiles every learner's.")
+    return helper
 
 
 def run_sql(query, db, create=False, output="table", max_rows=100):

@@ -71,36 +71,46 @@ def test_demo_and_sql_commands(tmp_path, capsys):
     assert "300 rows" in capsys.readouterr().out
 
 
-def test_a_first_demo_compiles_from_both_ends(monkeypatch, tmp_path):
-    """On an empty kernel cache the demo starts a second process that runs its
-    queries from the last back; on a warm one, or when turned off, it does not."""
+def test_a_first_demo_compiles_in_the_background(monkeypatch, tmp_path):
+    """Until the demo's kernels are all compiled, the demo starts a process that
+    compiles them in the background, one such process at a time; it runs the
+    queries from the last back, then those that failed for want of an earlier
+    one's table in order, and leaves a mark when done."""
     from duckmine.algorithms import kernel_cache
 
     started = []
-    monkeypatch.setattr("subprocess.Popen", lambda args, **kw: started.append(args) or "p")
+    monkeypatch.setattr("subprocess.Popen",
+                        lambda args, **kw: started.append((args, kw)) or "p")
+    monkeypatch.setattr(kernel_cache, "_kept", lambda: tmp_path)
     monkeypatch.setenv("DUCKMINE_COMPILE_AHEAD", "1")
-    monkeypatch.setattr(kernel_cache, "cached", lambda: 0)
     assert cli.start_compile_ahead() == "p"
-    assert "compile_ahead()" in started[0][-1]
-    monkeypatch.setattr(kernel_cache, "cached", lambda: cli.COLD)
-    assert cli.start_compile_ahead() is None
-    monkeypatch.setattr(kernel_cache, "cached", lambda: 0)
+    assert "compile_ahead()" in started[0][0][-1]
+    assert started[0][1]["start_new_session"]  # it goes on after the demo
+    with kernel_cache.holding(cli.COMPILING) as held:
+        assert held
+        assert cli.start_compile_ahead() is None  # another is compiling
     monkeypatch.setenv("DUCKMINE_COMPILE_AHEAD", "0")
     assert cli.start_compile_ahead() is None
     assert len(started) == 1
-    # the helper's own work: each query in turn from the last, a failing one passed by
+    # the helper's own work
     ran = []
-    monkeypatch.setattr(cli, "DEMO", [("", "SELECT 1 AS first"), ("", "SELECT * FROM nope"),
-                                      ("", "SELECT 3 AS last")])
-    real = cli.connect
-
-    def spy(*a):
-        con = real(*a)
-        ran.append(con)
-        return con
-    monkeypatch.setattr(cli, "connect", spy)
+    monkeypatch.setattr(cli, "run_quietly",
+                        lambda queries: ran.append(queries) or [(q, "no table") for q in
+                                                                queries if "t2" in q])
+    monkeypatch.setattr(cli, "DEMO", [("", "SELECT 1 AS first"),
+                                      ("", "CREATE TABLE t2 AS SELECT 2 AS x"),
+                                      ("", "SELECT * FROM t2"), ("", "SELECT 3 AS last")])
+    with kernel_cache.holding(cli.COMPILING):
+        cli.compile_ahead()  # another is compiling: nothing to do
+    assert ran == [] and not kernel_cache.marked(cli.COMPILED)
     cli.compile_ahead()
-    assert len(ran) == 1
+    assert ran == [["SELECT 3 AS last", "SELECT * FROM t2", "CREATE TABLE t2 AS SELECT 2 AS x",
+                    "SELECT 1 AS first"],
+                   ["CREATE TABLE t2 AS SELECT 2 AS x", "SELECT * FROM t2"]]
+    assert kernel_cache.marked(cli.COMPILED)
+    monkeypatch.setenv("DUCKMINE_COMPILE_AHEAD", "1")
+    assert cli.start_compile_ahead() is None  # all compiled
+    assert len(started) == 1
 
 
 def test_compile_fits_and_scores_every_learner(monkeypatch, capsys):

@@ -371,7 +371,7 @@ def estimate(pri, cnt, tot, S, SS, nominal, nvals, offs, nomidx, priors, mean, s
     return OK
 
 
-@njit(cache=True)
+@njit(cache=True, python=False)  # its iterations are slow in Python (jit.interpreting)
 def iterate_kernel(cols, w, nominal, nvals, offs, nomidx, priors, mean, sd, counts, total,
                    llk, max_iter, min_sd, fsd, fsd_done, chunk, par, trace, count):
     """The EM loop from the current model (updated in place); ``count[0]`` counts

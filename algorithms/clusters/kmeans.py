@@ -664,7 +664,7 @@ def centres(sw, s, cnt, mode, nominal, nvals, offs):
     return keep, out
 
 
-@njit(cache=True)
+@njit(cache=True, python=False)  # its iterations are slow in Python (jit.interpreting)
 def lloyd(cols, w, nominal, nvals, offs, V, lo, width, C, max_iter, chunk, par, halt,
           count):
     """Lloyd iterations from centres ``C`` over the rows of ``cols`` in their order,
