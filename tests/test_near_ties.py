@@ -218,20 +218,31 @@ def test_random_crossings_against_the_reference(db, reference, tmp_path, case):
     against_the_reference(db, reference, tmp_path, case)
 
 
-@pytest.mark.xfail(strict=True, reason="J48 splits again where its walk sends every "
-                   "row with a value one way and rows missing it still carry weight")
-def test_a_chain_of_splits_that_send_every_known_row_one_way(db, reference, tmp_path):
-    """Where the walk would send every row of a node with a value down one branch,
-    C4.5 keeps the largest value below the midpoint, because J48 then splits the
-    same rows again without end. But with rows missing the value, J48's other
-    branch gets their shares, the rows go on with smaller shares, and the chain
-    ends where another split wins (here after 27 levels, all collapsed into one
-    leaf): ours grows another tree."""
+@pytest.mark.parametrize("config", CONFIGS)
+def test_a_chain_of_splits_that_send_every_known_row_one_way(db, reference, tmp_path,
+                                                             config):
+    """Where J48's walk sends every row of a node with a value down one branch and
+    rows miss the value, the other branch gets their shares, and the same rows are
+    split again below with those shares smaller, until another split wins: here
+    after 27 levels (J48 -U -M 1 then collapses them into one leaf)."""
     train = (GOLDEN.parent / "chain.arff").read_text()
     (tmp_path / "train.arff").write_text(train)
-    cls, opts, _, _ = CONFIGS["j48_u_m1"]
+    cls, opts, _, _ = CONFIGS[config]
     want = reference.ask(cls, opts, tmp_path / "train.arff", tmp_path / "train.arff")
-    check(db, tmp_path, train, train, "j48_u_m1", want)
+    check(db, tmp_path, train, train, config, want)
+
+
+def test_a_chain_is_as_deep_as_the_references(db, tmp_path):
+    """Uncollapsed, the chain above is J48's 32 leaves: 27 splits on x0 that each
+    send every row with a value right."""
+    train = (GOLDEN.parent / "chain.arff").read_text()
+    (tmp_path / "t.arff").write_text(train)
+    db.execute("DROP TABLE IF EXISTS chain")
+    duckmine.read_arff(db, tmp_path / "t.arff", "chain")
+    text = db.sql("SELECT model_text(c45_fit(t, 'y', pruned := false, min_leaf := 1, "
+                  "collapse := false)) FROM chain t").fetchall()[0][0]
+    assert "Number of Leaves  : \t32" in text
+    assert text.count("x0 <= 0: c0") == 27
 
 
 CASES = json.loads(GOLDEN.read_text()) if GOLDEN.exists() else []

@@ -583,8 +583,11 @@ def _evaluate_one(a, X, y, idx, w, srt, n_values, k, min_obj, total, mdl, binary
     return g, r, 0.0, -1
 
 
+CHAIN = 100  # splits that send every row with a value one way, one below another
+
+
 @njit(cache=True)
-def split_point(col, scope, sorted_rows, mid, idx):
+def split_point(col, scope, sorted_rows, mid, idx, chain):
     """The midpoint moved down onto a training value as J48 moves it: a walk over
     the rows in order keeps a value when it exceeds the last one kept by more than
     1e-6 and the midpoint by less than 1e-6. The walk ends on the largest such
@@ -592,9 +595,13 @@ def split_point(col, scope, sorted_rows, mid, idx):
     then the rows' order decides, as it does for J48).
 
     The walk can end low enough that the test ``below`` sends every one of the
-    node's rows (``idx``) down one branch; J48 then splits the same rows again
-    without end, until its stack overflows. There the largest value is kept: the
-    split whose gain was measured.
+    node's rows (``idx``) with a value down one branch. J48 keeps that split: the
+    other branch gets shares of the rows missing the value, and below it the same
+    rows are split again with those shares smaller, until another split wins; with
+    no such rows, or where none wins, J48 splits without end until its stack
+    overflows. So the split is kept where rows miss the value and ``chain`` allows
+    another such split below those above the node; else the largest value is kept:
+    the split whose gain was measured.
 
     ``sorted_rows``: the training rows with a value, in the order of their values
     (the values themselves would take twice the memory); none (the midpoint is
@@ -617,15 +624,16 @@ def split_point(col, scope, sorted_rows, mid, idx):
     if j < 0 or top - col[sorted_rows[j]] > SMALL:
         return top
     kept = _walk(col, scope, mid)
-    left = right = 0
+    left = right = gone = 0
     for i in range(idx.shape[0]):
         v = col[idx[i]]
-        if not np.isnan(v):
-            if below(v, kept):
-                left += 1
-            else:
-                right += 1
-    return kept if left > 0 and right > 0 else top
+        if np.isnan(v):
+            gone += 1
+        elif below(v, kept):
+            left += 1
+        else:
+            right += 1
+    return kept if (left > 0 and right > 0) or (gone > 0 and chain) else top
 
 
 @njit(cache=True)
@@ -673,12 +681,13 @@ def chosen(gains, ratios, n_values, multi_valued, n_all):
 
 
 def _select_split(X, y, idx, w, srt, n_values, k, min_obj, mdl, binary, multi_valued,
-                 n_all, table, values, value_off, scope):
+                 n_all, table, values, value_off, scope, chain):
     """J48's choice of split for one node's data (C45ModelSelection): among the
     attributes whose gain is at least the average, the one of highest gain ratio;
     a numeric threshold moved down onto a training value (``split_point``; ``values``
     the rows in the order of each attribute's values, ``scope`` the training rows in
-    order, empty for all of ``X``'s). Returns
+    order, empty for all of ``X``'s; ``chain``: whether the split may send every row
+    with a value one way, as ``split_point`` says). Returns
     (attribute or -1 for a leaf, kind, threshold, value, the node's class weights,
     the threshold's midpoint: where the split's distribution is measured)."""
     n = idx.shape[0]
@@ -705,7 +714,7 @@ def _select_split(X, y, idx, w, srt, n_values, k, min_obj, mdl, binary, multi_va
     a = best_a
     if n_values[a] == 0:
         return a, NUMERIC_SPLIT, split_point(
-            X[a], scope, values[value_off[a]:value_off[a + 1]], mids[a], idx), -1, \
+            X[a], scope, values[value_off[a]:value_off[a + 1]], mids[a], idx, chain), -1, \
             per_class, mids[a]
     if binary:
         return a, VALUE_SPLIT, 0.0, vals[a], per_class, 0.0
@@ -746,7 +755,7 @@ def spread_at(X, y, a, kind, threshold, mid, value, nb, idx, w, k):
 
 @njit(cache=True)
 def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
-         min_obj, mdl, binary, multi_valued, n_all, table, halt, count):
+         min_obj, mdl, binary, multi_valued, n_all, table, chains, halt, count):
     """Grow the tree depth-first as J48 does (see the module docstring), until
     ``halt[0]`` is set; ``count[0]`` counts the nodes grown (progress).
 
@@ -763,8 +772,9 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
     array for the tree) before its split is chosen. A numeric attribute with no
     rows in ``values`` keeps its cuts' midpoints, to be moved after the growth
     (``_moved``), and its splits' node values: the least, the last below the
-    midpoint and the first above (``bounds``). Returns (n_nodes, nodes, thresholds,
-    dists, bounds)."""
+    midpoint and the first above (``bounds``). At most ``chains`` splits that send
+    every row with a value one way follow one another (``split_point``). Returns
+    (n_nodes, nodes, thresholds, dists, bounds, the longest such run)."""
     m = X.shape[0]
     nodes = np.full((64, 7), -1, np.int64)
     thresholds = np.zeros(64)
@@ -778,6 +788,8 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
     stack_ent = List([entries])
     stack_start = List([start0])
     stack_end = List([end0])
+    stack_chain = List([np.int64(0)])  # see split_point
+    deepest = np.int64(0)
     branch_of = np.full(X.shape[1], -1, np.int32)  # a row's branch at the node split
     all_rows = idx0[:0]  # none: thresholds move onto values of every row
     none = np.empty(0)
@@ -790,6 +802,7 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
         ent = stack_ent.pop()
         start = stack_start.pop()
         end = stack_end.pop()
+        chain = stack_chain.pop()
         n = idx.shape[0]
         weights = none
         if not unit_weights(w):  # else the entries need no weights
@@ -801,7 +814,7 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
         best_a, kind, threshold, value, per_class, mid = select_split(
             X, y, idx, w, (ent[1], ent[2], start, end, ent[0], weights), n_values,
             k, min_obj, mdl, binary, multi_valued, n_all, table, values, value_off,
-            all_rows)
+            all_rows, chain < chains)
         if best_a < 0:
             nodes[i, ATTR] = -1
             nodes[i, BAGS] = 1
@@ -837,9 +850,14 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
         frac = fractions(dist)
         pos, wb = _branch_data(sub, nb, w, frac)
         missing = False
+        one_way = np.int64(-1)  # the one branch every row with a value goes down, or -2
         for j in range(n):
             branch_of[idx[j]] = sub[j]
             missing = missing or sub[j] < 0
+            if sub[j] >= 0 and one_way != sub[j]:
+                one_way = sub[j] if one_way == -1 else -2
+        chain = chain + 1 if one_way >= 0 else np.int64(0)
+        deepest = max(deepest, chain)
         first = np.int64(0)  # the largest branch, which keeps the node's ranges
         for b in range(nb):
             if pos[b].shape[0] > pos[first].shape[0]:
@@ -854,6 +872,7 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
             stack_node.append(nodes[i, CHILD] + b)
             stack_idx.append(idx[pos[b]])
             stack_w.append(wb[b])
+            stack_chain.append(chain)
             if missing and b == first:
                 stack_ent.append(ent)
                 stack_start.append(first_start)
@@ -867,7 +886,7 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
                 stack_ent.append(ent)
                 stack_start.append(starts[b].copy())
                 stack_end.append(ends[b].copy())
-    return n_nodes, nodes, thresholds, dists, bounds
+    return n_nodes, nodes, thresholds, dists, bounds, deepest
 
 
 @njit(cache=True)
@@ -1327,9 +1346,10 @@ def moved_cuts(column, attributes, mids, bounds, rows):
     return out
 
 
-def _grown(X, n_values, y, n_classes, weights, opt, by_value):
-    """``grow``'s tree, thresholds moving at their nodes where ``by_value``; and
-    the rows with a class and their weights."""
+def _grown(X, n_values, y, n_classes, weights, opt, chains, by_value):
+    """``grow``'s tree, thresholds moving at their nodes where ``by_value``, with
+    at most ``chains`` one-way splits in a run; and the rows with a class and their
+    weights."""
     n_all = len(y)
     entries, start, end, values, value_off = _presort(X, n_values, y, by_value)
     memory.give_back(n_all)  # the sort's scratch, before the growth's arrays
@@ -1342,7 +1362,8 @@ def _grown(X, n_values, y, n_classes, weights, opt, by_value):
     tree = grow(
         X, n_values, y, n_classes, idx, w, entries, start, end, values, value_off,
         float(opt.min_leaf), opt.mdl_correction, opt.binary_splits, multi_valued,
-        float(n_all), _table(w), halt, progress.counter("C4.5: nodes grown"))
+        float(n_all), _table(w), np.int64(chains), halt,
+        progress.counter("C4.5: nodes grown"))
     del entries, values
     stop.check(halt)
     return (*tree, idx, w)
@@ -1363,11 +1384,14 @@ def fit(columns, n_values, y, n_classes, weights, options):
     weights = np.asarray(weights, np.float64)
     # the thresholds move after the growth, unless one would send a row of its node
     # down the other branch: then the tree is grown again, each moving at its node
-    grown = _grown(X, n_values, y, n_classes, weights, options, False)
-    n_nodes, nodes, thresholds, dists, bounds, idx, w = grown
+    grown = _grown(X, n_values, y, n_classes, weights, options, 0, False)
+    n_nodes, nodes, thresholds, dists, bounds, _, idx, w = grown
     if not _moved(X, n_nodes, nodes, thresholds, bounds):
-        grown = _grown(X, n_values, y, n_classes, weights, options, True)
-        n_nodes, nodes, thresholds, dists, bounds, idx, w = grown
+        grown = _grown(X, n_values, y, n_classes, weights, options, CHAIN, True)
+        if grown[5] >= CHAIN:  # a run J48 makes without end, until its stack overflows:
+            # none, as where no row misses the value (the splits whose gain was measured)
+            grown = _grown(X, n_values, y, n_classes, weights, options, 0, True)
+        n_nodes, nodes, thresholds, dists, bounds, _, idx, w = grown
     opt = options
     raising = opt.pruned and opt.subtree_raising
     if opt.collapse:

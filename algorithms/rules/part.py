@@ -42,9 +42,10 @@ class Data:
     gets its own from its parent's split (``source``: the ``Dealing`` and the
     branch's number) when it is first expanded, since most branches never are."""
 
-    def __init__(self, learner, pos, w, srt=None, source=None, unit=None):
+    def __init__(self, learner, pos, w, srt=None, source=None, unit=None, chain=0):
         self.learner, self.pos, self.w, self.srt = learner, pos, w, srt
         self.source = source
+        self.chain = chain  # see c45.grow.split_point
         self._rows = None
         self._unit = unit  # whether every row weighs 1, where the parent tells
 
@@ -247,7 +248,7 @@ class Learner:
             self.X, self.y, data.rows, data.w,
             (vals, clss, start, end, pos, weights), self.n_values, self.k,
             self.min_obj, True, self.binary, self.multi_valued, self.n_all, self.table,
-            self.values, self.value_off, self.idx)
+            self.values, self.value_off, self.idx, np.bool_(data.chain < c45.CHAIN))
         cut = -1
         if kind == c45.NUMERIC_SPLIT and not self.by_value:  # moved after the rules
             cut = len(self.cuts)
@@ -264,8 +265,11 @@ class Learner:
         if unit and self.ones is not None:  # one array serves them all
             weights = self.ones[:len(weights)]
         dealing = Dealing(self, data, sub, frac, split, np.diff(cut), missing)
+        one_way = len(np.unique(sub[sub >= 0])) == 1  # every row with a value
+        chain = data.chain + 1 if one_way else 0
         return dist, [Data(self, data.pos[at[cut[b]:cut[b + 1]]], weights[cut[b]:cut[b + 1]],
-                           source=(dealing, b), unit=unit) for b in range(len(cut) - 1)]
+                           source=(dealing, b), unit=unit, chain=chain)
+                      for b in range(len(cut) - 1)]
 
     # ------------------------------------------------------------ a partial tree
 
