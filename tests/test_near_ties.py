@@ -224,7 +224,7 @@ def test_a_chain_of_splits_that_send_every_known_row_one_way(db, reference, tmp_
     """Where J48's walk sends every row of a node with a value down one branch and
     rows miss the value, the other branch gets their shares, and the same rows are
     split again below with those shares smaller, until another split wins: here
-    after 27 levels (J48 -U -M 1 then collapses them into one leaf)."""
+    after 26 such splits (J48 -U -M 1 then collapses them into one leaf)."""
     train = (GOLDEN.parent / "chain.arff").read_text()
     (tmp_path / "train.arff").write_text(train)
     cls, opts, _, _ = CONFIGS[config]
@@ -233,8 +233,8 @@ def test_a_chain_of_splits_that_send_every_known_row_one_way(db, reference, tmp_
 
 
 def test_a_chain_is_as_deep_as_the_references(db, tmp_path):
-    """Uncollapsed, the chain above is J48's 32 leaves: 27 splits on x0 that each
-    send every row with a value right."""
+    """Uncollapsed, the chain above is J48's 32 leaves: under the root's split on x0,
+    26 more that each send every row with a value right."""
     train = (GOLDEN.parent / "chain.arff").read_text()
     (tmp_path / "t.arff").write_text(train)
     db.execute("DROP TABLE IF EXISTS chain")
@@ -242,7 +242,7 @@ def test_a_chain_is_as_deep_as_the_references(db, tmp_path):
     text = db.sql("SELECT model_text(c45_fit(t, 'y', pruned := false, min_leaf := 1, "
                   "collapse := false)) FROM chain t").fetchall()[0][0]
     assert "Number of Leaves  : \t32" in text
-    assert text.count("x0 <= 0: c0") == 27
+    assert text.count("x0 <= 0: c0") == 27  # the root's and the 26 below it
 
 
 CASES = json.loads(GOLDEN.read_text()) if GOLDEN.exists() else []
