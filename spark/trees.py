@@ -44,7 +44,7 @@ ADVICE = ("at the first level one worker scores an attribute over every row: fit
           "raise the limit")
 SPLITS = ("node long, attr int, gain double, ratio double, mid double, val int, "
           "rows long, per_class array<double>, dist array<double>, low double, "
-          "high double, left double")
+          "high double, left double, missing long")
 LAST = {}  # the last fit's work: levels, thresholds walked, pruning passes, raisings
 ROWS = "attr int, bucket int, node binary, value binary, cls binary, weight binary, " \
     "key binary"
@@ -71,9 +71,9 @@ def fitted(df, target, confidence=0.25, min_leaf=2, pruned=True, subtree_raising
         buckets = buckets or 2 * df.sparkSession.sparkContext.defaultParallelism
         exact = _exact(frame, total, t)
 
-        def grown(at_nodes):
-            LAST.update(walked=0, below_top=0, crossed=at_nodes)
-            grower = _Grower(frame, t, opt, total["n"], buckets, exact)
+        def grown(at_nodes, runs=True):
+            LAST.update(walked=0, below_top=0, crossed=at_nodes, run=0)
+            grower = _Grower(frame, t, opt, total["n"], buckets, exact, runs)
             grower.grow(at_nodes)
             return grower
 
@@ -83,6 +83,8 @@ def fitted(df, target, confidence=0.25, min_leaf=2, pruned=True, subtree_raising
             grower = grown(False)
         except levels.Crossing:  # a walk crossed a value of its node: grown again,
             grower = grown(True)  # each threshold walked at its level
+            if LAST["run"] >= c45.CHAIN:  # a run J48 makes without end: none
+                grower = grown(True, False)
         nodes, thresholds, dists = grower.flat()
         k = grower.k
         if opt.collapse:
@@ -124,7 +126,7 @@ class _Grower:
     children consecutive, each node's class weights per branch), grown a level of
     open nodes at a time."""
 
-    def __init__(self, frame, t, opt, n_all, buckets, exact):
+    def __init__(self, frame, t, opt, n_all, buckets, exact, runs=True):
         self.frame, self.t, self.opt, self.buckets = frame, t, opt, buckets
         self.exact = exact  # no fractions: a node's rows need no order (``_exact``)
         attributes = frame.attributes
@@ -140,7 +142,9 @@ class _Grower:
         self.thresholds = np.zeros(1)
         self.dists = [None]
         self.fracs = {}
-        self.walks = {}  # node: (column, midpoint, top, low, high, left) to walk
+        self.walks = {}  # node: (column, midpoint, top, low, high, left, missing) to walk
+        self.chain = [0]  # one-way splits in a run above each node (grow.split_point)
+        self.runs = runs  # whether a run may be made, up to grow.CHAIN splits
         self.instances = 0
 
     def grow(self, at_nodes=False):
@@ -199,7 +203,7 @@ class _Grower:
         kind = c45.NUMERIC_SPLIT if self.n_values[a] == 0 else \
             c45.VALUE_SPLIT if self.opt.binary_splits else c45.NOMINAL_SPLIT
         return a, kind, f["mid"], f["val"], np.array(f["dist"]).reshape(-1, k), \
-            (f["low"], f["high"], f["left"])
+            (f["low"], f["high"], f["left"], f["missing"])
 
     def _leaf(self, i, per_class):
         self.nodes[i, c45.ATTR] = -1
@@ -214,6 +218,7 @@ class _Grower:
         self.nodes = np.vstack([self.nodes, more])
         self.thresholds = np.concatenate([self.thresholds, np.zeros(n)])
         self.dists += [None] * n
+        self.chain += [0] * n
 
     def _split(self, i, a, kind, threshold, val, dist, first):
         """Node ``i`` split, its children the open nodes from ``first`` on."""
@@ -293,7 +298,8 @@ class _Grower:
             starts = np.flatnonzero(np.r_[True, node[1:] != node[:-1]])
             node = node.astype(np.int64)
             out = {name: [] for name in ("node", "gain", "ratio", "mid", "val", "rows",
-                                         "per_class", "dist", "low", "high", "left")}
+                                         "per_class", "dist", "low", "high", "left",
+                                         "missing")}
             for s, e in zip(starts, np.r_[starts[1:], len(node)]):
                 here = slice(s, e)
                 whole = bool((weight[here] == np.floor(weight[here])).all())
@@ -317,7 +323,8 @@ class _Grower:
                              **{name: pa.array(out[name], pa.list_(pa.float64()))
                                 for name in ("per_class", "dist")},
                              **{name: pa.array(out[name], pa.float64())
-                                for name in ("low", "high", "left")}})
+                                for name in ("low", "high", "left")},
+                             "missing": pa.array(out["missing"], pa.int64())})
 
         got = self.frame.blocks.mapInArrow(rows, ROWS).groupBy("attr", "bucket") \
             .applyInArrow(scored, SPLITS).collect()
@@ -395,10 +402,16 @@ class _Grower:
         ordered = frame.blocks.mapInArrow(bits, schema).orderBy(*names)
         parts = frames.run_pass(ordered, steps)
         LAST["walked"] += len(self.walks)
-        for q, (i, (_, _, top, low, high, left)) in enumerate(self.walks.items()):
-            self.thresholds[i] = levels.walked(
-                [part["steps"][q] for part in parts], left, low, high, top, across)
+        for q, (i, (_, _, top, low, high, left, missing)) in enumerate(self.walks.items()):
+            run = self.runs and missing > 0 and self.chain[i] < c45.CHAIN
+            self.thresholds[i], one_way = levels.walked(
+                [part["steps"][q] for part in parts], left, low, high, top, across, run)
             LAST["below_top"] += bool(self.thresholds[i] != top)
+            if one_way:
+                child = self.nodes[i, c45.CHILD]
+                for c in range(child, child + self.nodes[i, c45.BAGS]):
+                    self.chain[c] = self.chain[i] + 1
+                LAST["run"] = max(LAST.get("run", 0), self.chain[i] + 1)
         self.walks.clear()
 
 

@@ -655,6 +655,29 @@ def test_a_threshold_walked_across_a_value_of_its_node_over_the_cluster(engines)
         assert got["id"] == want["id"]
 
 
+def test_a_run_of_one_way_splits_over_the_cluster(engines):
+    """Where J48's walk sends every row of a node with a value one way and rows miss
+    the value, the cluster makes the single machine's run of such splits (26 on
+    this table, unpruned). Its model prints as the single machine's; the class
+    weights may differ in their last bits, the missing values' shares added in
+    another order."""
+    from pathlib import Path
+
+    from duckmine import spark as dmspark
+    from duckmine.spark import trees
+    from duckmine.udfs.models import model_of
+
+    con, session = engines
+    chain = Path(__file__).parent / "golden" / "near_ties" / "chain.arff"
+    duckmine.read_arff(con, chain, "chain")
+    got = dmspark.c45(session.createDataFrame(con.sql("FROM chain").to_arrow_table())
+                      .repartition(2), "y", pruned=False, min_leaf=1)
+    assert trees.LAST["run"] == 26
+    want = con.sql("SELECT c45_fit(t, 'y', pruned := false, min_leaf := 1) FROM chain t") \
+        .fetchall()[0][0]
+    assert model_of("c45", got).text() == model_of("c45", want).text()
+
+
 def test_em_over_the_cluster_fills_in_missing_values_as_one_machine_does(engines):
     """A standard deviation that collapses takes the attribute's over the whole
     table with its missing values filled in (the rows a single-machine fit holds),

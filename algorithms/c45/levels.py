@@ -172,15 +172,17 @@ def best_split(value, cls, weight, n_values, k, min_obj, mdl, binary, whole):
     whole numbers): a dict of its gain
     (-1: none), gain ratio, threshold midpoint, value of a binary split, the node's
     class weights, the split's class weights per branch (None without a split),
-    and for a threshold the node's least and greatest values and its largest value
-    left of the cut (``snapped`` and ``walked`` check the threshold against them)."""
+    and for a threshold the node's least and greatest values, its largest value
+    left of the cut (``snapped`` and ``walked`` check the threshold against them)
+    and how many of its rows miss the value."""
     idx = row_numbers(len(value))
     cls = class_codes(cls, k)
     per_class = class_weights(cls, idx, weight, k)
     total = per_class.sum()
     mid, val = 0.0, -1
-    out = {"per_class": per_class, "dist": None, "low": 0.0, "high": 0.0, "left": 0.0}
     known = ~np.isnan(value)
+    out = {"per_class": per_class, "dist": None, "low": 0.0, "high": 0.0, "left": 0.0,
+           "missing": int(len(value) - known.sum())}
     if n_values == 0:  # ties in the given order where sums of fractions need one
         order = np.argsort(value, kind="quicksort" if whole else "stable")[
             :int(known.sum())]
@@ -260,21 +262,25 @@ def walk_steps(s):
     return bounds[:n], results[:n]
 
 
-def walked(steps, left, low, high, top, across=False):
-    """The threshold ``grow.split_point`` keeps: the walk over the table's parts in
-    order (``walk_steps`` of each), if it leaves the node's rows on both sides
-    (``low``, ``high``: the node's least and greatest values); ``top`` otherwise.
+def walked(steps, left, low, high, top, across=False, run=False):
+    """The threshold ``grow.split_point`` keeps, and whether it sends every row of
+    the node with a value one way: the walk over the table's parts in order
+    (``walk_steps`` of each), if it leaves the node's rows on both sides (``low``,
+    ``high``: the node's least and greatest values) or ``run`` (rows of the node
+    miss the value, and the split may be one more of a run); ``top`` otherwise.
     Unless ``across`` (the node's rows are not routed yet), ``Crossing`` where the
-    walk sends the node's largest value left of the cut (``left``) to the right."""
+    walk sends the node's largest value left of the cut (``left``) to the right,
+    or makes such a split."""
     kept = -1.7976931348623157e308
     for bounds, results in steps:
         for b, r in zip(bounds, results):
             if b - kept > SMALL:
                 kept = r
                 break
-    if not (low - kept < SMALL and not high - kept < SMALL):
-        return top
-    if not (across or left - kept < SMALL):
+    one_way = not (low - kept < SMALL and not high - kept < SMALL)
+    if one_way and not run:
+        return top, False
+    if not (across or (left - kept < SMALL and not one_way)):
         raise Crossing("a threshold J48 places by the order of the rows sends some of "
                        "its node's rows to the other branch than they were grown down")
-    return kept
+    return kept, one_way
