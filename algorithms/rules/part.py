@@ -144,7 +144,8 @@ class DecList:
 class Learner:
     """What a PART fit keeps for all its partial trees."""
 
-    def __init__(self, columns, n_values, y, k, weights, options, rows, by_value):
+    def __init__(self, columns, n_values, y, k, weights, options, rows, by_value,
+                 runs=True):
         self.options = options
         self.k = k
         self.n_values = np.asarray(n_values, np.int64)
@@ -163,6 +164,8 @@ class Learner:
         # thresholds move at their nodes (``by_value``) or after the rules (``moved``),
         # from the cuts recorded as they are made: (attribute, midpoint, bounds)
         self.by_value = by_value
+        self.runs = runs  # splits that send every row with a value one way, in a run
+        self.deepest = 0  # the longest run made (c45.grow.split_point)
         self.cuts = []
         self.entries, self.values, self.value_off = self.presorted(rows)
         self.n_numeric = int(np.count_nonzero(self.n_values == 0))
@@ -248,7 +251,8 @@ class Learner:
             self.X, self.y, data.rows, data.w,
             (vals, clss, start, end, pos, weights), self.n_values, self.k,
             self.min_obj, True, self.binary, self.multi_valued, self.n_all, self.table,
-            self.values, self.value_off, self.idx, np.bool_(data.chain < c45.CHAIN))
+            self.values, self.value_off, self.idx,
+            np.bool_(self.runs and data.chain < c45.CHAIN))
         cut = -1
         if kind == c45.NUMERIC_SPLIT and not self.by_value:  # moved after the rules
             cut = len(self.cuts)
@@ -267,6 +271,7 @@ class Learner:
         dealing = Dealing(self, data, sub, frac, split, np.diff(cut), missing)
         one_way = len(np.unique(sub[sub >= 0])) == 1  # every row with a value
         chain = data.chain + 1 if one_way else 0
+        self.deepest = max(self.deepest, chain)
         return dist, [Data(self, data.pos[at[cut[b]:cut[b + 1]]], weights[cut[b]:cut[b + 1]],
                            source=(dealing, b), unit=unit, chain=chain)
                       for b in range(len(cut) - 1)]
@@ -804,11 +809,14 @@ def fit(data, target, options, settings):
     # thresholds move after the rules, unless one would send a row of its node the
     # other way than its midpoint, or held-out rows go by them (reduced-error
     # pruning): then they move at their nodes, from the rows in the order of values
-    by_value = options["reduced_error_pruning"]
+    by_value, runs = options["reduced_error_pruning"], True
     while True:
         learner = Learner(columns, n_values, codes, k, data.weights, options, rows,
-                          by_value)
+                          by_value, runs=runs)
         found = learner.rules()
+        if learner.deepest >= c45.CHAIN:  # a run J48 makes without end, until its
+            runs = False  # stack overflows: none, as C4.5 grows its tree again
+            continue
         if by_value or learner.moved(found):
             break
         by_value = True
