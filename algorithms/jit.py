@@ -89,6 +89,7 @@ class _Interpreting:
 
 _interpreting = _Interpreting()
 _plain = {}     # kernel: its function as Python
+_runs = {}      # kernel: that function as a call from Python (``_as_python``)
 _missing = set()  # (kernel, argument types) not in the cache
 _lock = threading.Lock()
 
@@ -134,13 +135,17 @@ def _loaded(dispatcher, args):
 
 def _as_python(dispatcher):
     """The kernel run as Python, with numpy's warnings off (a kernel's integers
-    wrap, and its floats reach inf and nan, without a word when compiled)."""
+    wrap, and its floats reach inf and nan, without a word when compiled); made
+    once per kernel."""
     with _lock:
-        plain = _python(dispatcher)
+        run = _runs.get(dispatcher)
+        if run is None:
+            plain = _python(dispatcher)
 
-    def run(*args, **kws):
-        with np.errstate(all="ignore"):
-            return plain(*args, **kws)
+            def run(*args, **kws):
+                with np.errstate(all="ignore"):
+                    return plain(*args, **kws)
+            _runs[dispatcher] = run
     return run
 
 

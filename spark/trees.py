@@ -75,6 +75,7 @@ def fitted(df, target, confidence=0.25, min_leaf=2, pruned=True, subtree_raising
             LAST.update(walked=0, below_top=0, crossed=at_nodes, run=0)
             grower = _Grower(frame, t, opt, total["n"], buckets, exact, runs)
             grower.grow(at_nodes)
+            LAST["run"] = grower.deepest
             return grower
 
         LAST.clear()
@@ -83,7 +84,7 @@ def fitted(df, target, confidence=0.25, min_leaf=2, pruned=True, subtree_raising
             grower = grown(False)
         except levels.Crossing:  # a walk crossed a value of its node: grown again,
             grower = grown(True)  # each threshold walked at its level
-            if LAST["run"] >= c45.CHAIN:  # a run J48 makes without end: none
+            if grower.deepest >= c45.CHAIN:  # a run J48 makes without end: none
                 grower = grown(True, False)
         nodes, thresholds, dists = grower.flat()
         k = grower.k
@@ -145,6 +146,7 @@ class _Grower:
         self.walks = {}  # node: (column, midpoint, top, low, high, left, missing) to walk
         self.chain = [0]  # one-way splits in a run above each node (grow.split_point)
         self.runs = runs  # whether a run may be made, up to grow.CHAIN splits
+        self.deepest = 0  # the longest run made
         self.instances = 0
 
     def grow(self, at_nodes=False):
@@ -411,7 +413,7 @@ class _Grower:
                 child = self.nodes[i, c45.CHILD]
                 for c in range(child, child + self.nodes[i, c45.BAGS]):
                     self.chain[c] = self.chain[i] + 1
-                LAST["run"] = max(LAST.get("run", 0), self.chain[i] + 1)
+                self.deepest = max(self.deepest, self.chain[i] + 1)
         self.walks.clear()
 
 

@@ -269,7 +269,8 @@ class Learner:
         if unit and self.ones is not None:  # one array serves them all
             weights = self.ones[:len(weights)]
         dealing = Dealing(self, data, sub, frac, split, np.diff(cut), missing)
-        one_way = len(np.unique(sub[sub >= 0])) == 1  # every row with a value
+        known = sub[sub >= 0]
+        one_way = len(known) > 0 and known.min() == known.max()  # every row with a value
         chain = data.chain + 1 if one_way else 0
         self.deepest = max(self.deepest, chain)
         return dist, [Data(self, data.pos[at[cut[b]:cut[b + 1]]], weights[cut[b]:cut[b + 1]],
