@@ -561,3 +561,31 @@ def test_bounded_passes_are_the_references_to_the_bit(seed, k, spread):
     assert got[1].tolist() == want[1]
     assert got[0].tobytes() == np.array(want[0], np.float64).reshape(got[0].shape).tobytes()
     assert got[3] == want[3]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_passes_that_measure_whole_windows_are_the_references_to_the_bit(seed):
+    """A pass measures every row of a window, without testing bounds, where the
+    window before it measured most of its own (``_pass_chunk``): here centres
+    start together in one of three blobs and travel, so that windows of 1,024 rows
+    switch between the two ways over several chunks, on numba's threads. The
+    centres, assignments and iterations are those of every row measured, and the
+    error too but for its last bits: a pass adds it up a chunk of 2,048 rows at a
+    time."""
+    rng = np.random.default_rng(seed)
+    n = 5000
+    blob = rng.integers(0, 3, n)
+    X = np.round((rng.normal(0, 1, (n, 2)) + np.stack([4.0 * blob, blob % 2], 1)) * 4) / 4
+    w = rng.integers(1, 3, n).astype(np.float64)
+    nominal, nvals, offs = np.zeros(2, np.bool_), np.zeros(2, np.int64), np.zeros(2, np.int64)
+    cols = np.ascontiguousarray(X.T)
+    lo, width = kmeans.ranges(cols)
+    distinct = np.unique(X, axis=0)
+    C = distinct[np.argsort(np.abs(distinct).sum(1), kind="stable")[:4]]  # near (0, 0)
+    got = kmeans.lloyd(cols, w, nominal, nvals, offs, 0, lo, width, C.copy(), 500, 2048,
+                       True, stop.flag(), np.zeros(1, np.int64))
+    want = brute_lloyd(X, w, nominal, nvals, lo, width, C.tolist(), 500)
+    assert got[2] == want[2] > 3
+    assert got[1].tolist() == want[1]
+    assert got[0].tobytes() == np.array(want[0], np.float64).reshape(got[0].shape).tobytes()
+    assert got[3] == pytest.approx(want[3], rel=1e-13)

@@ -571,11 +571,15 @@ def _pass_chunk(cols, w, nominal, offs, lo, width, Z, assign, ch, chunk,
     moved = False
     end = min(n, ch * chunk + chunk)
     # a window's rows are first kept or put aside, then those put aside measured 32
-    # at a time, then all added in order: measured rows fill whole blocks
+    # at a time, then all added in order: measured rows fill whole blocks. Where
+    # the window before measured most of its rows (a centre moved far), every row
+    # is measured without testing its bound: the same assignments, for less work
+    bounded = second != np.inf  # else no bound can hold
+    dense = not bounded
     for w0 in range(ch * chunk, end, WINDOW):
         wm = min(WINDOW, end - w0)
         k = 0
-        if second == np.inf:  # no bound can hold: every row is measured
+        if dense:
             for r in range(wm):
                 measure[r] = r
             k = wm
@@ -596,17 +600,29 @@ def _pass_chunk(cols, w, nominal, offs, lo, width, Z, assign, ch, chunk,
                     else:
                         measure[k] = b0 + r
                         k += 1
+        held = 0  # rows of a dense window whose bounds would have held
         for q0 in range(0, k, BLOCK):
             m = min(BLOCK, k - q0)
             rows = measure[q0:q0 + m]
-            _scale_rows(cols[:, w0:w0 + wm], rows, nominal, lo, width, zb)
+            if k == wm:  # every row measured: the block's rows run on
+                _scale_block(cols, w0 + q0, m, nominal, lo, width, zb)
+            else:
+                _scale_rows(cols[:, w0:w0 + wm], rows, nominal, lo, width, zb)
             _scaled_distances(zb, m, nominal, Z, db)
             _root(db, m)
             for q in range(m):
+                i = w0 + rows[q]
+                if dense and bounded:
+                    a = assign[i]
+                    bound = (lower[i] * (1.0 - SLACK)
+                             - (second if a == far else top) * (1.0 + SLACK))
+                    held += bound > 0.0 and db[a, q] * (1.0 + SLACK) < bound
                 best, mind, other = _two_nearest(db, q)
-                lower[w0 + rows[q]] = other
+                lower[i] = other
                 best_of[rows[q]] = best
                 dist_of[rows[q]] = mind
+        if bounded:
+            dense = (wm - held if dense else k) * 2 > wm
         for r in range(wm):
             i = w0 + r
             best = best_of[r]
