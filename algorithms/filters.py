@@ -24,7 +24,7 @@ from sqlglot import exp
 from . import discretize, stop
 from .dataset import NUMERIC, Attribute, whole_weights
 from .javautil import weka_order
-from .jit import frozen, njit
+from .jit import PRANGE_ONLY, frozen, njit, prange
 from .models import check_array
 from .sqlgen import _as, _case, _from, _number, _select, _var
 
@@ -555,42 +555,44 @@ def _value_means(codes, y, w, k):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=PRANGE_ONLY)  # called from Python only
 def fill_values(cols, w, nominal, nvals):
     """ReplaceMissingValues fitted on the rows of ``cols`` (an attribute a row, read
     only: ``jit.frozen``): per attribute the weighted mean (0 when the non-missing
     weight is at most 1e-6) or the weighted mode (first of equal counts; NaN for a
-    nominal attribute without values)."""
+    nominal attribute without values). The attributes side by side on numba's
+    threads, each summed in row order."""
     p, n = cols.shape
     sumw = 0.0
     for i in range(n):
         sumw += w[i]
     fill = np.empty(p)
-    for j in range(p):
-        if nominal[j]:
-            nv = nvals[j]
-            if nv == 0:
-                fill[j] = np.nan
-                continue
-            counts = np.zeros(nv)
-            counts[0] = sumw
-            for i in range(n):
-                x = cols[j, i]
-                if not np.isnan(x):
-                    counts[int(x)] += w[i]
-                counts[0] -= w[i]
-            fill[j] = _first_max(counts)
-        else:
-            count = sumw
-            total = 0.0
-            for i in range(n):
-                x = cols[j, i]
-                if np.isnan(x):
-                    count -= w[i]
-                else:
-                    total += w[i] * x
-            fill[j] = total / count if count > 1e-6 else 0.0
+    for j in prange(p):
+        fill[j] = _fill_value(cols[j], w, sumw, nominal[j], nvals[j])
     return fill
+
+
+@njit(cache=True)
+def _fill_value(x, w, sumw, nominal, nv):
+    """``fill_values`` of one attribute's values ``x``."""
+    if nominal:
+        if nv == 0:
+            return np.nan
+        counts = np.zeros(nv)
+        counts[0] = sumw
+        for i in range(len(x)):
+            if not np.isnan(x[i]):
+                counts[int(x[i])] += w[i]
+            counts[0] -= w[i]
+        return float(_first_max(counts))
+    count = sumw
+    total = 0.0
+    for i in range(len(x)):
+        if np.isnan(x[i]):
+            count -= w[i]
+        else:
+            total += w[i] * x[i]
+    return total / count if count > 1e-6 else 0.0
 
 
 @njit(cache=True)

@@ -54,7 +54,7 @@ import numpy as np
 from .. import progress, stop
 from ..halt import halted
 from ..javautil import JavaRandom, next_int
-from ..jit import njit, prange, threads
+from ..jit import PRANGE_ONLY, njit, prange, threads
 
 CHUNK = 4096
 BLOCK = 32  # rows whose distances are computed side by side (_block_distances)
@@ -115,13 +115,14 @@ def centre_rows(X, idx):
     return np.ascontiguousarray(X[idx])
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=PRANGE_ONLY)  # called from Python only
 def described(M, w, fill, nominal, nvals):
     """In one pass over the columns ``M`` (p, n), missing cells read as ``fill``:
     every filled column's (min, width) (as ``ranges``) and its
     Instances.meanOrMode: the weighted mean (0 without weight), or the mode of the
     weight counts truncated to integers at each step. Returns (min, width, mean
-    or mode, missing cells), each per column."""
+    or mode, missing cells), each per column. The columns side by side on numba's
+    threads, each read in row order."""
     p, n = M.shape
     a = np.full(p, np.inf)
     b = np.full(p, -np.inf)
@@ -129,25 +130,9 @@ def described(M, w, fill, nominal, nvals):
     sw = np.zeros(p)
     missing = np.zeros(p, np.int64)
     counts = np.zeros((p, max(1, nvals.max() if p else 1)), np.int64)
-    for t in range(p):
-        # the column's sums in scalars: stored to an array and read back at every
-        # row, they ran at a third of the speed
-        low, high, total, weight, gone, f = np.inf, -np.inf, 0.0, 0.0, 0, fill[t]
-        for i in range(n):
-            x = M[t, i]
-            if np.isnan(x):
-                gone += 1
-                x = f
-            if x < low:
-                low = x
-            if x > high:
-                high = x
-            if nominal[t]:
-                counts[t, int(x)] += int(w[i])
-            else:
-                weight += w[i]
-                total += w[i] * x
-        a[t], b[t], s[t], sw[t], missing[t] = low, high, total, weight, gone
+    for t in prange(p):
+        a[t], b[t], s[t], sw[t], missing[t] = _described_column(
+            M[t], w, fill[t], nominal[t], counts[t])
     lo = np.full(p, np.nan)
     width = np.full(p, np.nan)
     centre = np.empty(p)
@@ -160,6 +145,30 @@ def described(M, w, fill, nominal, nvals):
             lo[t] = a[t]
             width[t] = b[t] - a[t]
     return lo, width, centre, missing
+
+
+@njit(cache=True)
+def _described_column(x, w, f, nominal, counts):
+    """``described``'s sums of one column ``x`` (``counts``: its row of counts):
+    (min, max, weighted sum, weight, missing cells)."""
+    # the sums in scalars: stored to an array and read back at every row, they
+    # ran at a third of the speed
+    low, high, total, weight, gone = np.inf, -np.inf, 0.0, 0.0, 0
+    for i in range(len(x)):
+        v = x[i]
+        if np.isnan(v):
+            gone += 1
+            v = f
+        if v < low:
+            low = v
+        if v > high:
+            high = v
+        if nominal:
+            counts[int(v)] += int(w[i])
+        else:
+            weight += w[i]
+            total += w[i] * v
+    return low, high, total, weight, gone
 
 
 @njit(cache=True)
