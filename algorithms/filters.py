@@ -555,13 +555,11 @@ def _value_means(codes, y, w, k):
     return out
 
 
-@njit(cache=True, parallel=PRANGE_ONLY)  # called from Python only
-def fill_values(cols, w, nominal, nvals):
+def _fill_values(cols, w, nominal, nvals):
     """ReplaceMissingValues fitted on the rows of ``cols`` (an attribute a row, read
     only: ``jit.frozen``): per attribute the weighted mean (0 when the non-missing
     weight is at most 1e-6) or the weighted mode (first of equal counts; NaN for a
-    nominal attribute without values). The attributes side by side on numba's
-    threads, each summed in row order."""
+    nominal attribute without values). Each attribute summed in row order."""
     p, n = cols.shape
     sumw = 0.0
     for i in range(n):
@@ -570,6 +568,18 @@ def fill_values(cols, w, nominal, nvals):
     for j in prange(p):
         fill[j] = _fill_value(cols[j], w, sumw, nominal[j], nvals[j])
     return fill
+
+
+_fill_values_serial = njit(cache=True)(_fill_values)
+# the attributes side by side on numba's threads; called from Python only
+_fill_values_wide = njit(cache=True, parallel=PRANGE_ONLY)(_fill_values)
+WIDE_CELLS = 1 << 18  # cells from which the attributes' passes pay for threads
+
+
+def fill_values(cols, w, nominal, nvals):
+    """``_fill_values``, on numba's threads for a table of ``WIDE_CELLS`` or more."""
+    wide = cols.size >= WIDE_CELLS and cols.shape[0] > 1
+    return (_fill_values_wide if wide else _fill_values_serial)(cols, w, nominal, nvals)
 
 
 @njit(cache=True)

@@ -52,6 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import progress, stop
+from ..filters import WIDE_CELLS
 from ..halt import halted
 from ..javautil import JavaRandom, next_int
 from ..jit import PRANGE_ONLY, njit, prange, threads
@@ -115,14 +116,12 @@ def centre_rows(X, idx):
     return np.ascontiguousarray(X[idx])
 
 
-@njit(cache=True, parallel=PRANGE_ONLY)  # called from Python only
-def described(M, w, fill, nominal, nvals):
+def _described(M, w, fill, nominal, nvals):
     """In one pass over the columns ``M`` (p, n), missing cells read as ``fill``:
     every filled column's (min, width) (as ``ranges``) and its
     Instances.meanOrMode: the weighted mean (0 without weight), or the mode of the
     weight counts truncated to integers at each step. Returns (min, width, mean
-    or mode, missing cells), each per column. The columns side by side on numba's
-    threads, each read in row order."""
+    or mode, missing cells), each per column, each column read in row order."""
     p, n = M.shape
     a = np.full(p, np.inf)
     b = np.full(p, -np.inf)
@@ -145,6 +144,17 @@ def described(M, w, fill, nominal, nvals):
             lo[t] = a[t]
             width[t] = b[t] - a[t]
     return lo, width, centre, missing
+
+
+_described_serial = njit(cache=True)(_described)
+# the columns side by side on numba's threads; called from Python only
+_described_wide = njit(cache=True, parallel=PRANGE_ONLY)(_described)
+
+
+def described(M, w, fill, nominal, nvals):
+    """``_described``, on numba's threads for a table of ``WIDE_CELLS`` or more."""
+    wide = M.size >= WIDE_CELLS and M.shape[0] > 1
+    return (_described_wide if wide else _described_serial)(M, w, fill, nominal, nvals)
 
 
 @njit(cache=True)
