@@ -24,7 +24,7 @@ from sqlglot import exp
 from . import discretize, stop
 from .dataset import NUMERIC, Attribute, whole_weights
 from .javautil import weka_order
-from .jit import PRANGE_ONLY, frozen, njit, prange
+from .jit import by_columns, frozen, njit, prange
 from .models import check_array
 from .sqlgen import _as, _case, _from, _number, _select, _var
 
@@ -570,16 +570,7 @@ def _fill_values(cols, w, nominal, nvals):
     return fill
 
 
-_fill_values_serial = njit(cache=True)(_fill_values)
-# the attributes side by side on numba's threads; called from Python only
-_fill_values_wide = njit(cache=True, parallel=PRANGE_ONLY)(_fill_values)
-WIDE_CELLS = 1 << 18  # cells from which the attributes' passes pay for threads
-
-
-def fill_values(cols, w, nominal, nvals):
-    """``_fill_values``, on numba's threads for a table of ``WIDE_CELLS`` or more."""
-    wide = cols.size >= WIDE_CELLS and cols.shape[0] > 1
-    return (_fill_values_wide if wide else _fill_values_serial)(cols, w, nominal, nvals)
+fill_values = by_columns(_fill_values)  # the attributes side by side on large tables
 
 
 @njit(cache=True)

@@ -52,10 +52,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import progress, stop
-from ..filters import WIDE_CELLS
 from ..halt import halted
 from ..javautil import JavaRandom, next_int
-from ..jit import PRANGE_ONLY, njit, prange, threads
+from ..jit import by_columns, njit, prange, threads
 
 CHUNK = 4096
 BLOCK = 32  # rows whose distances are computed side by side (_block_distances)
@@ -146,15 +145,7 @@ def _described(M, w, fill, nominal, nvals):
     return lo, width, centre, missing
 
 
-_described_serial = njit(cache=True)(_described)
-# the columns side by side on numba's threads; called from Python only
-_described_wide = njit(cache=True, parallel=PRANGE_ONLY)(_described)
-
-
-def described(M, w, fill, nominal, nvals):
-    """``_described``, on numba's threads for a table of ``WIDE_CELLS`` or more."""
-    wide = M.size >= WIDE_CELLS and M.shape[0] > 1
-    return (_described_wide if wide else _described_serial)(M, w, fill, nominal, nvals)
+described = by_columns(_described)  # the columns side by side on large tables
 
 
 @njit(cache=True)
