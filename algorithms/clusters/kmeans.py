@@ -601,9 +601,8 @@ def _pass_chunk(cols, w, nominal, offs, lo, width, Z, assign, ch, chunk,
                 for r in range(m):
                     i = w0 + b0 + r
                     a = assign[i]
-                    bound = (lower[i] * (1.0 - SLACK)
-                             - (second if a == far else top) * (1.0 + SLACK))
-                    if bound > 0.0 and own[r] * (1.0 + SLACK) < bound:
+                    bound = _moved_bound(lower[i], a, far, top, second)
+                    if _holds(bound, own[r]):
                         lower[i] = bound
                         best_of[b0 + r] = a
                         dist_of[b0 + r] = own[r]
@@ -624,9 +623,7 @@ def _pass_chunk(cols, w, nominal, offs, lo, width, Z, assign, ch, chunk,
                 i = w0 + rows[q]
                 if dense and bounded:
                     a = assign[i]
-                    bound = (lower[i] * (1.0 - SLACK)
-                             - (second if a == far else top) * (1.0 + SLACK))
-                    held += bound > 0.0 and db[a, q] * (1.0 + SLACK) < bound
+                    held += _holds(_moved_bound(lower[i], a, far, top, second), db[a, q])
                 best, mind, other = _two_nearest(db, q)
                 lower[i] = other
                 best_of[rows[q]] = best
@@ -641,6 +638,21 @@ def _pass_chunk(cols, w, nominal, offs, lo, width, Z, assign, ch, chunk,
             moved = moved or assign[i] != best
             assign[i] = best
     changed[ch] = moved
+
+
+@njit(cache=True, inline="always")
+def _moved_bound(lower, a, far, top, second):
+    """A row's bound on every centre but its own ``a``, lowered by the largest move
+    of another centre (``top``, made by ``far``, else ``second``); both widened by
+    ``SLACK``."""
+    return lower * (1.0 - SLACK) - (second if a == far else top) * (1.0 + SLACK)
+
+
+@njit(cache=True, inline="always")
+def _holds(bound, own):
+    """Whether a row at distance ``own`` from its centre keeps it without the other
+    centres measured: no other can be as near (``_moved_bound``)."""
+    return bound > 0.0 and own * (1.0 + SLACK) < bound
 
 
 @njit(cache=True, inline="always")
