@@ -20,6 +20,8 @@ SHOWN_DIALECTS = ("duckdb", "postgres", "sqlite", "mysql", "bigquery", "snowflak
 RECURSION_LIMIT = 20_000
 MAX_STEPS = 6  # classes compared per SELECT (each nests three calls deeper)
 
+SHALLOW_PARSERS = ("sqlite",)  # dialects whose parsers nest about 20 SELECTs at most
+
 _deep = threading.Lock()
 
 
@@ -129,26 +131,46 @@ def _case(pairs, default=None):
     return exp.Case(ifs=[exp.If(this=c, true=v) for c, v in pairs], default=default)
 
 
+def _floor(p):
+    """The largest double ``t`` with ``p - t > 1e-6`` in doubles, for ``p`` at least
+    2e-6: ``t0 = p - 1e-6`` if it passes, else the double just below it (``t0``
+    times 1 - 2**-53). Near the bound both subtractions are exact (Sterbenz), so
+    the test of ``t0`` is exact and the true floor is ``t0`` or the one below; a
+    brute-force search over a million doubles agrees. Below 2e-6 it may be an ulp
+    off, which moves no choice of a class from a distribution that sums to one,
+    since any class of 2e-6 or more beats a best below 1e-6."""
+    t0 = exp.Paren(this=exp.Sub(this=p.copy(), expression=_number(MARGIN)))
+    passes = _wins(exp.Sub(this=p.copy(), expression=t0.copy()))
+    return _case([(passes, t0.copy())],
+                 exp.Mul(this=t0, expression=_number(1.0 - 2.0 ** -53, double=True)))
+
+
 def first_best(query, k, label, ignore_nulls):
     """Scalar subquery over ``query``'s probability columns (``_dm_p0``, ...): the
     label of the first class whose probability exceeds the best so far by more
-    than 1e-6.
+    than 1e-6, exactly as ``classes.labels`` decides it (``p - top > 1e-6`` in
+    doubles).
 
-    The best probability so far is updated without naming it twice (so that
-    engines that substitute a derived table's columns into the query around it
-    do not evaluate it over and over): ``COALESCE(NULLIF(GREATEST(top, p - 1e-6),
-    p - 1e-6), p)`` is ``top`` unless ``top <= p - 1e-6``, and then ``p``. It is
-    always one of the probabilities, and the class that set it last is the first
-    whose probability equals it. Each SELECT takes MAX_STEPS classes."""
+    A level below works out each class's floor (``_floor``): the class beats the
+    best so far exactly when that is at most its floor. The best is updated without
+    naming it twice (so that engines that substitute a derived table's columns into
+    the query around it do not evaluate it over and over):
+    ``COALESCE(NULLIF(GREATEST(top, floor), floor), p)`` is ``top`` unless
+    ``top <= floor``, and then ``p``. It is always one of the probabilities, and the
+    class that set it last is the first whose probability equals it. Each SELECT
+    takes MAX_STEPS classes."""
     p = [_var(f"_dm_p{c}") for c in range(k)]
+    query = _widened(query, [_as(_floor(p[c]), f"_dm_f{c}") for c in range(1, k)],
+                     "_dm_floors")
     top = p[0].copy()
     for c in range(1, k):
-        floor = exp.Sub(this=p[c].copy(), expression=_number(MARGIN))
+        floor = _var(f"_dm_f{c}")
         top = exp.Coalesce(this=exp.Nullif(this=exp.Greatest(
             this=top, expressions=[floor], ignore_nulls=ignore_nulls),
             expression=floor.copy()), expressions=[p[c].copy()])
         if c % MAX_STEPS == 0 or c == k - 1:
-            query = _select([_as(top, "_dm_top"), *[x.copy() for x in p]],
+            query = _select([_as(top, "_dm_top"), *[x.copy() for x in p],
+                             *[_var(f"_dm_f{f}") for f in range(c + 1, k)]],
                             _from(query, f"_dm_s{c}"))
             top = _var("_dm_top")
     chosen = _case([(exp.EQ(this=p[c], expression=top.copy()), label(c))
@@ -165,6 +187,8 @@ def model_sql(expression, model, dialect):
         sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
         try:
             tree = expression(model, dialect)
+            if d.__class__.__name__.lower() in SHALLOW_PARSERS:
+                tree = with_lists(tree)
             try:
                 return tree.sql(dialect=d, copy=False)  # built for this call alone
             except RecursionError:
@@ -176,3 +200,31 @@ def model_sql(expression, model, dialect):
             raise ValueError(f"{FN}: the tree is too deep to write as SQL") from None
         finally:
             sys.setrecursionlimit(limit)
+
+
+def _derived(select):
+    """The derived table ``select`` reads (a Subquery in its FROM), or None."""
+    source = select.args.get("from_")
+    return source.this if source is not None and isinstance(source.this, exp.Subquery) \
+        else None
+
+
+def with_lists(tree):
+    """``tree`` with every chain of SELECTs that each read the one below as a derived
+    table written as one WITH list, innermost first: SQLite's parser before 3.46
+    holds 100 symbols, which a chain about twenty SELECTs deep overflows, where a
+    WITH list of any length reads flat. Each chain's WITH sits in the subquery at its
+    head, so a level may still name the columns of the row being scored."""
+    heads = [s for s in tree.find_all(exp.Select) if _derived(s) is not None and not (
+        isinstance(s.parent, exp.Subquery) and isinstance(s.parent.parent, exp.From))]
+    for head in heads:
+        ctes = []
+        query = head
+        while (derived := _derived(query)) is not None:
+            name = derived.alias_or_name
+            query.set("from_", exp.From(this=exp.to_table(exp.to_identifier(name, quoted=True))))
+            query = derived.this
+            ctes.append(exp.CTE(this=query, alias=exp.TableAlias(
+                this=exp.to_identifier(name, quoted=True))))
+        head.set("with_", exp.With(expressions=ctes[::-1]))
+    return tree

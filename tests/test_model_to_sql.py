@@ -5,16 +5,28 @@ and on rows that reach every leaf (empty ones too)."""
 import math
 import sqlite3
 
+import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 import sqlglot
+from sqlglot import exp
 
 from duckmine.algorithms import contract
 from duckmine.algorithms.c45.model import NOMINAL_SPLIT, C45Model, Tree
 from duckmine.algorithms.c45.sql import TreeSql, expression
+from duckmine.algorithms.classes import labels
 from duckmine.algorithms.dataset import NUMERIC, Attribute
+from duckmine.algorithms.sqlgen import (
+    SHALLOW_PARSERS,
+    _as,
+    _greatest_convention,
+    _select,
+    dialect_of,
+    first_best,
+    with_lists,
+)
 from duckmine.algorithms.sqlgen import model_sql as _model_sql
 from duckmine.udfs.models import MODEL_SQL, model_of, value
 
@@ -322,6 +334,45 @@ def test_near_ties_follow_the_running_best(fresh, dist, want):
     assert_same(pairs)
     assert [want] * 3 == [label for _, label in pairs]
     assert_same(sqlite_labels(fresh, "m", "xs", model_sql(model, "sqlite")))
+
+
+def near_ties(n, k, seed):
+    """``n`` rows of ``k`` class probabilities that lie about 1e-6 apart: a shared
+    base plus steps of 1e-6, half of it and a quarter of it, some an ulp or two off,
+    and Laplace estimates over a million rows, whose differences are 1e-6 but for
+    rounding."""
+    rng = np.random.default_rng(seed)
+    base = rng.choice([0.1, 0.25, 1 / 3, 0.5, 0.9], (n, 1))
+    step = rng.choice([1e-6, 5e-7, 2.5e-7, 1e-6 + 1e-17, 1e-6 - 1e-17], (n, k))
+    p = base + rng.integers(-3, 4, (n, k)) * step
+    ulps = rng.integers(-2, 3, (n, k)).astype(float)
+    p = np.where(rng.random((n, k)) < 0.2, p + ulps * np.spacing(p), p)
+    counts = rng.integers(249_990, 250_010, (n // 4, k))
+    p[: n // 4] = (counts + 1) / (1_000_000 + k)
+    return p
+
+
+@pytest.mark.parametrize("k", [3, 13, 130])
+def test_the_first_best_class_is_the_one_scoring_picks(k):
+    """``first_best``'s SQL names, in DuckDB and in SQLite, the class ``labels`` picks
+    (later classes must beat the best so far by more than 1e-6, in doubles) on rows
+    built to fall on that margin; 130 classes nest past SQLite's parser stack unless
+    its SELECTs are a WITH list."""
+    p = near_ties(2000, k, seed=k)
+    want = labels(p).tolist()
+    rows = [(i, *map(float, r)) for i, r in enumerate(p)]
+    columns = ", ".join(f"x{c} DOUBLE" for c in range(k))
+    lite, duck = sqlite3.connect(":memory:"), duckdb.connect()
+    for name, con in (("sqlite", lite), ("duckdb", duck)):
+        d = dialect_of(name)
+        query = _select([_as(exp.column(f"x{c}"), f"_dm_p{c}") for c in range(k)])
+        tree = first_best(query, k, exp.Literal.number, _greatest_convention(d))
+        sql = (with_lists(tree) if name in SHALLOW_PARSERS else tree).sql(dialect=d)
+        con.execute(f"CREATE TABLE t (i INTEGER, {columns})")
+        con.executemany(f"INSERT INTO t VALUES ({', '.join('?' * (k + 1))})", rows)
+        got = [r[0] for r in con.execute(f"SELECT {sql} FROM t ORDER BY i").fetchall()]
+        assert_same(list(zip(got, want)))
+        con.close()
 
 
 def test_errors_and_nulls(db):

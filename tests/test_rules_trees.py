@@ -46,17 +46,12 @@ CONFIGS = {  # golden config: (learner, options)
 CASES = sorted(p.stem.split("__") for p in GOLDEN.glob("*.json"))
 RUNS = sorted(p.name for p in GOLDEN.glob("cli__*.txt"))
 # Known defects, kept visible (strict: each fails until it is mended):
-# - the SQL that picks the first best class (``sqlgen.first_best``) nests a SELECT
-#   for every six classes: 130 classes, and PART's SELECTs of rules, overflow
-#   SQLite's parser (about 19 nested SELECTs);
 # - PART's probabilities differ from the reference's in the last bits on data with
 #   spread rows, also for rows with no missing value (measured on a fold of this data
 #   set: a leaf's weights or their total are added in another order than the
 #   reference's; scoring's multiplications in the reference's order changed nothing):
 #   an exact tie of two classes in one cross-validation fold then goes the other way.
 KNOWN = {
-    ("many-classes", "part"): "the first best class's SQL nests too deep for SQLite",
-    ("many-classes", "part_b_m5"): "the first best class's SQL nests too deep for SQLite",
     "cli__many-classes__part_r.txt": "PART's probabilities differ in the last bits",
 }
 
