@@ -129,7 +129,10 @@ def _loaded(dispatcher, args):
         found = dispatcher._cache.load_overload(key[1], dispatcher.targetctx)
         if found is None:
             _missing.add(key)
-        else:
+        else:  # as numba's own compile keeps a kernel it loaded: a kernel compiled
+            # later that calls this one needs its code in the target context too
+            dispatcher.targetctx.insert_user_function(found.entry_point, found.fndesc,
+                                                      [found.library])
             dispatcher.add_overload(found)
     return found is not None
 

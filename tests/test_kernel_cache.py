@@ -39,6 +39,22 @@ print(json.dumps({"hits": sum(narrowed.stats.cache_hits.values()),
                   "misses": sum(narrowed.stats.cache_misses.values())}))
 """
 
+# a kernel loaded from the cache while interpreting (the demo), then a kernel that
+# calls it compiled in the same process
+CALLED_THEN_CALLER = """
+import sys
+import numpy as np
+from duckmine.algorithms import jit
+from duckmine.algorithms.c45 import grow
+if sys.argv[1] == "callee":
+    grow.branch(0.25, 0, 0.5, 0)
+else:
+    with jit.interpreting():
+        assert grow.branch(0.25, 0, 0.5, 0) == 0
+    assert grow.branch.signatures  # loaded from the cache, not run as Python
+    col = np.array([0.25, 0.75, np.nan])
+    print(grow.subsets(col, np.arange(3), 0, 0.5, 0).tolist())
+"""
 
 def _copy(to):
     """The package's source at ``to``/duckmine, as a second clone would hold it."""
@@ -224,3 +240,16 @@ def test_no_cached_kernel_links_parallel_code_from_the_cache():
                    for callee in called & holds if kernels[callee][0])
     assert not wrong, "cached kernels holding parallel code called from kernels: " + \
         "; ".join(wrong)
+
+
+def test_a_kernel_loaded_while_interpreting_can_be_called_by_one_compiled_after(tmp_path):
+    """The demo runs kernels that are not in the cache as Python and loads those
+    that are; a kernel compiled later in the same process may call one it loaded
+    (C4.5's ``subsets`` calls ``branch``), and numba must then find its code."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env.update(DUCKMINE_CACHE_DIR=str(tmp_path / "cache"))
+    for step in ("callee", "caller"):
+        out = subprocess.run([sys.executable, "-c", CALLED_THEN_CALLER, step], env=env,
+                             capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[0, 1, -1]"
