@@ -5,22 +5,24 @@ or the first class when training had no missing value, as scoring does).
 PART: the decision list in rule order, as scoring reads it::
 
     (SELECT <label of the first best> FROM
-      (SELECT g.*, "_dm_p0_<g>" + "_dm_t<i>" * p ...,      -- the group before's sums
-              <the part rule i takes> AS "_dm_t<i>", ... FROM  -- this group's takes
-          ... (SELECT <the share rule i covers> AS "_dm_c<i>", ...) AS g))
+      (SELECT "_dm_p0_<g>" + "_dm_t<i>" * p ...,        -- the group before's sums
+              <the part rule i takes> AS "_dm_t<i>", ...,  -- this group's takes
+              <the share rule j covers> AS "_dm_c<j>", ... -- the next group's covers
+          FROM ... (SELECT <group 0's covers>, 1.0 AS "_dm_l0") AS "_dm_g0"))
 
 A rule covers 1 or 0 of a row whose tested values are known, and where a tested
 value is missing the share of the training weight its branch holds; each rule in
 turn takes that part of what the rules before it left (when both are above 1e-6)
 and adds it, times its leaf's class probabilities, to the row's (once less than
 1e-6 is left, nothing more is added). Rules go ``GROUP`` at a time, one SELECT a
-group: it works out what each rule of the group takes, and adds the group before's
-parts to the class sums, so no expression is repeated per class. Each SELECT hands
-on every column before it as ``alias.*`` and adds its own under new names; a rule's
-take repeats the shares left by the rules before it in its group, so the text grows
-with the rules times ``GROUP``. (Larger groups would nest fewer SELECTs, which
-SQLite's parser bounds, at the cost of text that grows with the square of the
-rules.) Without missing values this is the first rule whose conditions all hold.
+group: it works out what each rule of the group takes, adds the group before's
+parts to the class sums and the share each rule of the next group covers, so no
+expression is repeated per class. Each SELECT hands on only what the next one reads
+(at most 2 ``GROUP`` + k + 1 columns, where SQLite allows 2,000); a rule's take
+repeats the shares left by the rules before it in its group, so the text grows with
+the rules times ``GROUP``. For SQLite the SELECTs are one WITH list
+(``sqlgen.with_lists``), which its parser reads flat however many there are.
+Without missing values this is the first rule whose conditions all hold.
 """
 
 import sys
@@ -38,7 +40,6 @@ from ..sqlgen import (
     _number,
     _select,
     _var,
-    _widened,
     dialect_of,
     first_best,
 )
@@ -93,21 +94,26 @@ GROUP = 16  # rules per SELECT: few nested SELECTs, short expressions
 def part(model, dialect):
     k = len(model.classes)
     rules = model.rules
-    covers = []
-    for rule in rules:
-        share = exp.Literal.number(1)
-        for c in rule["conditions"]:
-            share = exp.Mul(this=share, expression=_condition_share(model, c))
-        covers.append(share)
     probs = model.leaf_probs()
-    query = _select([_as(c, f"_dm_c{i}") for i, c in enumerate(covers)]
-                    + [_as(_number(1.0, double=True), "_dm_l0")]
-                    + [_as(_number(0.0, double=True), f"_dm_p{c}_0") for c in range(k)])
+
+    def covers(group):  # the share of the row each rule of ``group`` covers
+        out = []
+        for i in group:
+            share = exp.Literal.number(1)
+            for c in rules[i]["conditions"]:
+                share = exp.Mul(this=share, expression=_condition_share(model, c))
+            out.append(_as(share, f"_dm_c{i}"))
+        return out
+
+    starts = list(range(0, len(rules), GROUP))
+    query = _select(covers(range(min(GROUP, len(rules))))
+                    + [_as(_number(1.0, double=True), "_dm_l0")])
     previous = None  # the group whose takes the next SELECT adds to the class sums
-    for g, start in enumerate(list(range(0, len(rules), GROUP)) + [len(rules)]):
+    for g, start in enumerate(starts + [len(rules)]):
         columns = []
         if previous is not None:  # each rule adds its share times its leaf's probabilities
-            sums = [_var(f"_dm_p{c}_{previous.start}") for c in range(k)]
+            sums = [_var(f"_dm_p{c}_{previous.start}") if previous.start
+                    else _number(0.0, double=True) for c in range(k)]
             for i in previous:
                 for c in range(k):
                     if probs[i, c] != 0.0:  # adding nothing changes no sum
@@ -130,8 +136,9 @@ def part(model, dialect):
                              exp.Literal.number(1))
                 left = exp.Mul(this=left, expression=rest)  # a share past the rule's
             columns.append(_as(left, f"_dm_l{group.stop}"))
+            columns += covers(range(group.stop, min(group.stop + GROUP, len(rules))))
             previous = group
-        query = _widened(query, columns, f"_dm_g{g}")
+        query = _select(columns, _from(query, f"_dm_g{g}"))
     query = _select([_as(_var(f"_dm_p{c}_{len(rules)}"), f"_dm_p{c}") for c in range(k)],
                     _from(query, "_dm_sums"))
     return first_best(query, k, lambda c: exp.Literal.string(model.classes[c]),
