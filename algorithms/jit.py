@@ -173,13 +173,13 @@ def _python(dispatcher):
     return plain
 
 
-WIDE_CELLS = 1 << 18  # a table's cells from which its columns' passes pay for threads
+COLUMN_PASS_CELLS = 1 << 18  # a table's cells from which its columns' passes pay for threads
 
 
 def by_columns(fn):
     """``fn``, a kernel called from Python whose ``prange`` loop runs over the rows of
     its first argument (a table's columns, one a row), compiled twice: a column to
-    a thread on tables of ``WIDE_CELLS`` cells or more, and one column after
+    a thread on tables of ``COLUMN_PASS_CELLS`` cells or more, and one column after
     another below, where starting the threads costs more than it saves (35 us a
     call on a table of 10 x 100). The two kernels are ``.serial`` and ``.wide``;
     being a Python function, it cannot be called from a kernel (see
@@ -188,7 +188,7 @@ def by_columns(fn):
     wide = njit(cache=True, parallel=PRANGE_ONLY)(fn)
 
     def run(table, *args):
-        return (wide if table.size >= WIDE_CELLS and table.shape[0] > 1 else serial)(
+        return (wide if table.size >= COLUMN_PASS_CELLS and table.shape[0] > 1 else serial)(
             table, *args)
 
     functools.update_wrapper(run, fn)
@@ -202,7 +202,7 @@ def threads(wide):
     return True if wide else None
 
 
-__all__ = ["PRANGE_ONLY", "WIDE_CELLS", "by_columns", "frozen", "interpreting", "njit",
+__all__ = ["PRANGE_ONLY", "COLUMN_PASS_CELLS", "by_columns", "frozen", "interpreting", "njit",
            "prange", "threads"]
 
 # ``parallel=PRANGE_ONLY``: threads for the kernel's prange loops only, not for every

@@ -49,8 +49,8 @@ def learner_queries():
 
 # a table large enough for the kernels that run threads only on large data
 # (``jit.threads``: ripper's and ridor's PARALLEL_ROWS, REPTree's SUBTREE_CELLS,
-# CART's PARALLEL_ENTRIES, PART's WIDE_CELLS, k-means' and EM's chunks and the
-# passes that prepare them, jit.WIDE_CELLS; the benchmarks warm up on as many
+# CART's PARALLEL_ENTRIES, PART's c45.WIDE_CELLS, k-means' and EM's chunks and the
+# passes that prepare them, jit.COLUMN_PASS_CELLS; the benchmarks warm up on as many
 # rows), and the fits that compile them
 LARGE_ROWS = 100_000  # REPTree and RIPPER grow on two thirds of them
 LARGE = ("(SELECT hash(i) % 1000 / 10.0 AS a, hash(i + 1) % 1000 / 10.0 AS b, "

@@ -596,16 +596,16 @@ def test_the_preparation_on_threads_is_the_one_on_one_thread():
     ``kmeans.described``) are worked out a column to a thread on large tables, each
     column read in row order: the same bits as one column after another."""
     from duckmine.algorithms import filters
-    from duckmine.algorithms.jit import WIDE_CELLS, frozen
+    from duckmine.algorithms.jit import COLUMN_PASS_CELLS, frozen
 
     rng = np.random.default_rng(5)
-    n = WIDE_CELLS // 4 + 17
+    n = COLUMN_PASS_CELLS // 4 + 17
     nominal = np.array([False, True, False, True])
     nvals = np.where(nominal, 3, 0).astype(np.int64)
     M = np.where(nominal[:, None], rng.integers(0, 3, (4, n)), rng.normal(0, 1e3, (4, n)))
     M[rng.random((4, n)) < 0.05] = np.nan
     w = rng.random(n) * 3
-    assert M.size >= WIDE_CELLS
+    assert M.size >= COLUMN_PASS_CELLS
     fill = filters.fill_values.serial(frozen(M), w, nominal, nvals)
     assert filters.fill_values(frozen(M), w, nominal, nvals).tobytes() == fill.tobytes()
     fill = np.nan_to_num(fill)
