@@ -49,6 +49,7 @@ DBL_MAX = sys.float_info.max
 EPSILON = sys.float_info.epsilon / 2  # the unit roundoff
 PARALLEL_ENTRIES = 40_000  # a node's sorted rows (all attributes) worth two threads
 HAND_ENTRIES = 5_000  # the narrowest node one grower hands the other (its sorted rows)
+NO_WEIGHTS = np.empty(0)  # a node whose rows weigh their own weights
 
 
 # ---------------------------------------------------------------- kernels
@@ -313,13 +314,28 @@ def _outputs(n_values, k):
             np.zeros((n_attr, width), np.int64), np.zeros(n_attr, np.int64))
 
 
+@njit(cache=True, inline="always")
+def _node_weights(w, attrs, idx_all, span, node_w, scratch):
+    """The weights by row of a node's rows: their own ``w`` (``node_w`` empty), or
+    the node's own, ``node_w`` in the first attribute's order, written into
+    ``scratch``."""
+    if len(node_w) == 0:
+        return w
+    first = attrs[0]
+    lo = span[first, 0]
+    for j in range(len(node_w)):
+        scratch[idx_all[lo + j]] = node_w[j]
+    return scratch
+
+
 @njit(cache=True)
-def _node_best(X, y, w, nominal, textual, n_values, attrs, heuristic, idx_all, span, wr,
-               k):
+def _node_best(X, y, w, nominal, textual, n_values, attrs, heuristic, idx_all, span,
+               node_w, scratch, k):
     """Every attribute's best split at a node (its sorted rows ``idx_all[span[a, 0]:
-    span[a, 1]]``, weighing ``wr`` by row): gains (0 for the target, NaN where
-    Python must find the split), cuts, class weights per side, side shares, left
-    value masks and their order in the split's text."""
+    span[a, 1]]``, weighing the rows by ``_node_weights``): gains (0 for the
+    target, NaN where Python must find the split), cuts, class weights per side,
+    side shares, left value masks and their order in the split's text."""
+    wr = _node_weights(w, attrs, idx_all, span, node_w, scratch)
     gains, cuts, dists, props, lefts, orders, sizes = _outputs(n_values, k)
     for j in range(len(attrs)):
         _attribute_best(attrs[j], X, y, w, nominal, textual, n_values, heuristic, idx_all,
@@ -329,9 +345,10 @@ def _node_best(X, y, w, nominal, textual, n_values, attrs, heuristic, idx_all, s
 
 @njit(cache=True, parallel=True)
 def _node_best_parallel(X, y, w, nominal, textual, n_values, attrs, heuristic, idx_all,
-                        span, wr, k):
+                        span, node_w, scratch, k):
     """``_node_best`` with the attributes shared between the cores (for a large
     node: starting the threads costs more than a small one's work)."""
+    wr = _node_weights(w, attrs, idx_all, span, node_w, scratch)
     gains, cuts, dists, props, lefts, orders, sizes = _outputs(n_values, k)
     for j in prange(len(attrs)):
         _attribute_best(attrs[j], X, y, w, nominal, textual, n_values, heuristic, idx_all,
@@ -422,6 +439,31 @@ def _value_class_weights(codes, y, w, n_values):
             break
         out[int(codes[i]), y[i]] += w[i]
     return out
+
+
+@njit(cache=True)
+def _chosen(X, y, nominal, attrs, target, idx_all, span, wr, pred, gains, cuts, lefts,
+            props, total, min_leaf, spread):
+    """A scored node's choice: (whether it splits, the attribute of the largest gain
+    (the first of equal ones), the training errors it makes as a leaf, and where it
+    splits ``_split_all``'s last three results). It stays a leaf where no attribute
+    gains, it holds less than twice ``min_leaf`` weight, a side would have no share,
+    or a side fewer than ``min_leaf`` rows."""
+    att = 0
+    for a in range(1, len(gains)):
+        if gains[a] > gains[att]:
+            att = a
+    err = _incorrect(y, idx_all[span[att, 0]:span[att, 1]], wr, pred)
+    none = np.empty(0, np.int32), np.empty((0, 2), np.int64), np.empty(0)
+    if att == target or gains[att] == 0 or total < 2 * min_leaf \
+            or props[att, 0] == 0 or props[att, 1] == 0:
+        return False, att, err, False, none, none
+    count, weighted, left, right = _split_all(
+        idx_all, span, attrs, X[att], not nominal[att], cuts[att], lefts[att], props[att],
+        wr, spread, min_leaf)
+    if count[0] < min_leaf or count[1] < min_leaf:
+        return False, att, err, False, none, none
+    return True, att, err, weighted, left, right
 
 
 @njit(cache=True)
@@ -720,19 +762,6 @@ class Grower:
                 work.append((at, *child))
         return nodes, holes
 
-    def weights(self, lists):
-        """The weights by row of a node's rows: their own, or the node's own written
-        into ``scratch``."""
-        idx_all, span, node_w = lists
-        f = self.f
-        if node_w is None:
-            return f.w
-        if self.scratch is None:
-            self.scratch = np.empty(len(f.w))
-        first = f.attr_array[0]
-        self.scratch[idx_all[span[first, 0]:span[first, 1]]] = node_w
-        return self.scratch
-
     def make_node(self, nodes, at, lists, dist, total):
         """Fill node ``at`` from its rows: a leaf, or a split whose two children
         (with their side, rows, class weights and total weight) are returned to be
@@ -744,38 +773,38 @@ class Grower:
         s = _sum(dist)
         probs = dist / s if s != 0 else dist
         nodes.probs[at], nodes.has_probs[at] = probs, True
-        idx_all, span, _ = lists
-        wr = self.weights(lists)
-        entries = _entries(span)  # its own (the array is shared)
+        idx_all, span, node_w = lists
+        if node_w is None:
+            node_w, wr = NO_WEIGHTS, f.w
+        else:
+            if self.scratch is None:
+                self.scratch = np.empty(len(f.w))
+            wr = self.scratch
+        first = f.attr_array[0]  # every attribute lists the node's rows
+        entries = (span[first, 1] - span[first, 0]) * len(f.attr_array)
         best = _node_best_parallel if entries >= PARALLEL_ENTRIES else _node_best
         gains, cuts, dists, props, lefts, orders, sizes = best(
             f.X, f.y, f.w, f.nominal_mask, f.textual, f.n_values, f.attr_array, f.heuristic,
-            idx_all, span, wr, f.k)
+            idx_all, span, node_w, wr if wr is self.scratch else NO_WEIGHTS, f.k)
         texts = {}
-        for a in np.flatnonzero(np.isnan(gains)):  # the principal-component order
-            lo, hi = span[a]
-            gain, text, mask, d = self.nominal_split(a, idx_all[lo:hi], f.X[a][idx_all[lo:hi]],
-                                                     f.y[idx_all[lo:hi]], wr[idx_all[lo:hi]])
-            gains[a] = gain
-            if d is not None:
-                texts[a], dists[a], props[a] = text, d, _shares(d, np.bool_(True))
-                lefts[a, :len(mask)] = mask
-        att = _max_index(gains)
-        lo, hi = span[att]
-        # its errors as a leaf, on its rows as the chosen attribute lists them
-        nodes.model_err[at] = _incorrect(f.y, idx_all[lo:hi], wr, predicted(probs))
-        if att == f.target or gains[att] == 0:
-            return []
-        if total < 2 * f.min_leaf or props[att, 0] == 0 or props[att, 1] == 0:
-            return []
-        numeric = not f.nominal[att]
-        count, spread, left, right = _split_all(
-            idx_all, span, f.attr_array, f.X[att], numeric, cuts[att], lefts[att],
-            props[att], wr, lists[2] is not None, f.min_leaf)
-        if count[0] < f.min_leaf or count[1] < f.min_leaf:
+        if f.python_splits:
+            for a in np.flatnonzero(np.isnan(gains)):  # the principal-component order
+                lo, hi = span[a]
+                gain, text, mask, d = self.nominal_split(
+                    a, idx_all[lo:hi], f.X[a][idx_all[lo:hi]], f.y[idx_all[lo:hi]],
+                    wr[idx_all[lo:hi]])
+                gains[a] = gain
+                if d is not None:
+                    texts[a], dists[a], props[a] = text, d, _shares(d, np.bool_(True))
+                    lefts[a, :len(mask)] = mask
+        splits, att, nodes.model_err[at], spread, left, right = _chosen(
+            f.X, f.y, f.nominal_mask, f.attr_array, f.target, idx_all, span, wr,
+            predicted(probs), gains, cuts, lefts, props, total, f.min_leaf,
+            lists[2] is not None)
+        if not splits:
             return []
         nodes.attr[at], nodes.cut[at], nodes.props[at] = att, cuts[att], props[att]
-        if not numeric:
+        if f.nominal[att]:
             names = f.values[att]
             nodes.lefts[at, :len(names)] = lefts[att, :len(names)]
             nodes.texts[at] = texts.get(att) or "|".join(f"({names[v]})"
@@ -909,6 +938,10 @@ class Fit:
         self.textual = np.array([self.nominal[a] and any(set("()|") & set(v)
                                                          for v in self.values[a])
                                  for a in range(len(self.values))], np.bool_)
+        # whether a node may leave a split to Python (``_nominal_best``'s NaN gain)
+        self.python_splits = bool(self.textual.any()) or (
+            self.heuristic and self.k > 2
+            and any(self.nominal[a] and len(self.values[a]) > 4 for a in self.attrs))
 
     def grown_one(self):
         """Report the nodes grown so far, over every tree, and count one more
