@@ -215,9 +215,10 @@ def test_other_binder_errors_are_left_as_they_are():
     assert explain(err, "SELECT 1") is None
 
 
-def compilers_imported(code):
-    """The compiler's modules that running ``code`` in a fresh process imports."""
-    code += "; print(sorted(m for m in ('numba', 'llvmlite') if m in sys.modules))"
+def compilers_imported(code, modules=("numba", "llvmlite")):
+    """The compiler's modules (or ``modules``) that running ``code`` in a fresh
+    process imports."""
+    code += f"; print(sorted(m for m in {modules!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", "import sys, duckdb; " + code],
                          capture_output=True, text=True, check=True)
     return out.stdout.strip()
@@ -227,6 +228,13 @@ def test_loading_imports_no_compiler():
     """``load`` registers everything without importing numba: the compiler comes
     with the first fit (a stop flag, jobs and their threads need none of it)."""
     assert compilers_imported("import duckmine; duckmine.load(duckdb.connect())") == "[]"
+
+
+def test_loading_and_plain_sql_import_no_pandas():
+    """pandas, where it is installed, takes a third of a second to import, and
+    pyarrow imports it for any ``pa.array``: ``duckmine sql "SELECT 1"`` needs none."""
+    assert compilers_imported("from duckmine.extension import cli; cli.main(['sql', "
+                              "'SELECT 1'])", ("pandas",)).endswith("[]")
 
 
 def test_the_sample_baskets_are_the_generators_and_need_no_compiler():
