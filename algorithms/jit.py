@@ -29,7 +29,7 @@ from numba.core.compiler_lock import global_compiler_lock
 from numba.core.cpu import ParallelOptions
 from numba.typed import List
 
-from . import kernel_cache
+from . import kernel_cache, threading_layer
 
 kernel_cache.install()
 
@@ -42,10 +42,13 @@ def njit(*args, python=True, **options):
     and ``select_split_wide``) would load each other's code. ``python=False``: never
     run as Python (``interpreting``), for a kernel whose work is large even on
     small data (EM's and k-means' iterations) or that Python cannot run (an
-    intrinsic)."""
+    intrinsic). Where only numba's workqueue layer would load, no kernel is parallel
+    (``threading_layer``)."""
     options.setdefault("nogil", True)
     if args and callable(args[0]):
         return njit(python=python, **options)(args[0])
+    if not threading_layer.PARALLEL:  # the workqueue would abort on concurrent launches
+        options["parallel"] = False
 
     def make(fn):
         if options.get("parallel"):

@@ -72,8 +72,11 @@ def cache_root():
 
 def kernel_dir():
     """Where this duckmine's kernels are kept for this numba and Python."""
+    from .threading_layer import PARALLEL
+
     version = f"numba-{numba.__version__}-py{sys.version_info[0]}{sys.version_info[1]}"
-    return cache_root() / "kernels" / version / STAMP.hex()[:20]
+    return cache_root() / "kernels" / version / (STAMP.hex()[:20] + ("" if PARALLEL
+                                                                      else "-serial"))
 
 
 def _kept():
