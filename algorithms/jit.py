@@ -188,7 +188,7 @@ def by_columns(fn):
     being a Python function, it cannot be called from a kernel (see
     ``PRANGE_ONLY``)."""
     serial = njit(cache=True)(fn)
-    wide = njit(cache=True, parallel=PRANGE_ONLY)(fn)
+    wide = njit(cache=True, parallel=PRANGE_ONLY)(fn) if threading_layer.PARALLEL else serial
 
     def run(table, *args):
         return (wide if table.size >= COLUMN_PASS_CELLS and table.shape[0] > 1 else serial)(

@@ -774,18 +774,18 @@ class Grower:
         probs = dist / s if s != 0 else dist
         nodes.probs[at], nodes.has_probs[at] = probs, True
         idx_all, span, node_w = lists
-        if node_w is None:
-            node_w, wr = NO_WEIGHTS, f.w
-        else:
+        if node_w is None:  # its rows weigh their own weights
+            node_w, scratch, wr = NO_WEIGHTS, NO_WEIGHTS, f.w
+        else:  # the node's own, which the kernel writes into scratch
             if self.scratch is None:
                 self.scratch = np.empty(len(f.w))
-            wr = self.scratch
+            scratch = wr = self.scratch
         first = f.attr_array[0]  # every attribute lists the node's rows
         entries = (span[first, 1] - span[first, 0]) * len(f.attr_array)
         best = _node_best_parallel if entries >= PARALLEL_ENTRIES else _node_best
         gains, cuts, dists, props, lefts, orders, sizes = best(
             f.X, f.y, f.w, f.nominal_mask, f.textual, f.n_values, f.attr_array, f.heuristic,
-            idx_all, span, node_w, wr if wr is self.scratch else NO_WEIGHTS, f.k)
+            idx_all, span, node_w, scratch, f.k)
         texts = {}
         if f.python_splits:
             for a in np.flatnonzero(np.isnan(gains)):  # the principal-component order
