@@ -47,6 +47,8 @@ import numba
 from numba.core import caching, sigutils
 from numba.core.compiler_lock import global_compiler_lock
 
+from .threading_layer import PARALLEL
+
 ROOT = Path(__file__).resolve().parent
 KEEP_DAYS = 30
 
@@ -72,8 +74,6 @@ def cache_root():
 
 def kernel_dir():
     """Where this duckmine's kernels are kept for this numba and Python."""
-    from .threading_layer import PARALLEL
-
     version = f"numba-{numba.__version__}-py{sys.version_info[0]}{sys.version_info[1]}"
     return cache_root() / "kernels" / version / (STAMP.hex()[:20] + ("" if PARALLEL
                                                                       else "-serial"))

@@ -549,9 +549,10 @@ class Nodes:
         return out
 
 
-def _entries(span):
-    """A node's sorted rows, over all its attributes (its own: its array is shared)."""
-    return int((span[:, 1] - span[:, 0]).sum())
+def _entries(span, attrs):
+    """A node's sorted rows, over all its attributes ``attrs`` (each lists the node's
+    rows once: its array is shared with others)."""
+    return int(span[attrs[0], 1] - span[attrs[0], 0]) * len(attrs)
 
 
 def _size(hole):
@@ -628,12 +629,12 @@ class _Sharing:
         self.over = False
         self.root = root  # the root's hole, which one grower starts from
 
-    def hand(self, work):
+    def hand(self, work, attrs):
         """Hand the oldest node of ``work`` (a stack; the largest subtree still to
         grow) not handed already, and not the next to grow, to the waiting grower,
         if it is wide enough and the grower still waits."""
         j = next((j for j in range(len(work) - 1) if not isinstance(work[j][2], _Hole)), -1)
-        if j < 0 or _entries(work[j][2][1]) < HAND_ENTRIES:
+        if j < 0 or _entries(work[j][2][1], attrs) < HAND_ENTRIES:
             return
         parent, side, lists, dist, total = work[j]
         with self.cond:
@@ -751,7 +752,7 @@ class Grower:
             if share is not None and (share.waiting or share.over):
                 if share.over:  # the other grower failed: the fit fails with it
                     break
-                share.hand(work)
+                share.hand(work, f.attr_array)
             parent, side, lists, dist, total = work.pop()
             at = nodes.add(parent, side)
             if isinstance(lists, _Hole):
@@ -774,15 +775,15 @@ class Grower:
         probs = dist / s if s != 0 else dist
         nodes.probs[at], nodes.has_probs[at] = probs, True
         idx_all, span, node_w = lists
-        if node_w is None:  # its rows weigh their own weights
+        weighted = node_w is not None  # the node keeps weights of its own
+        if not weighted:  # its rows weigh their own weights
             node_w, scratch, wr = NO_WEIGHTS, NO_WEIGHTS, f.w
         else:  # the node's own, which the kernel writes into scratch
             if self.scratch is None:
                 self.scratch = np.empty(len(f.w))
             scratch = wr = self.scratch
-        first = f.attr_array[0]  # every attribute lists the node's rows
-        entries = (span[first, 1] - span[first, 0]) * len(f.attr_array)
-        best = _node_best_parallel if entries >= PARALLEL_ENTRIES else _node_best
+        best = _node_best_parallel if _entries(span, f.attr_array) >= PARALLEL_ENTRIES \
+            else _node_best
         gains, cuts, dists, props, lefts, orders, sizes = best(
             f.X, f.y, f.w, f.nominal_mask, f.textual, f.n_values, f.attr_array, f.heuristic,
             idx_all, span, node_w, scratch, f.k)
@@ -799,8 +800,7 @@ class Grower:
                     lefts[a, :len(mask)] = mask
         splits, att, nodes.model_err[at], spread, left, right = _chosen(
             f.X, f.y, f.nominal_mask, f.attr_array, f.target, idx_all, span, wr,
-            predicted(probs), gains, cuts, lefts, props, total, f.min_leaf,
-            lists[2] is not None)
+            predicted(probs), gains, cuts, lefts, props, total, f.min_leaf, weighted)
         if not splits:
             return []
         nodes.attr[at], nodes.cut[at], nodes.props[at] = att, cuts[att], props[att]
