@@ -35,7 +35,7 @@ def nodes(draw, missing):
         end.append(len(rows))
     e = len(rows)
     entries = (np.array(rows, np.int32), np.arange(e, dtype=np.float64) / 7,
-               np.array([r % 3 for r in rows], np.int32), np.arange(1, e + 1) / 4.0)
+               np.array([r % 3 for r in rows], np.int8), np.arange(1, e + 1) / 4.0)
     frac = np.array(draw(st.lists(st.sampled_from([0.0, 1e-7, 0.25, 0.5, 1.0]),
                                   min_size=nb, max_size=nb)))
     if frac.sum() == 0:
@@ -113,7 +113,7 @@ def test_unweighted_cut_search_as_weighted_by_ones(n, k, data):
     value = np.sort(np.array(data.draw(st.lists(st.integers(0, 6), min_size=n,
                                                  max_size=n)), np.float64))
     cls = np.array(data.draw(st.lists(st.integers(0, k - 1), min_size=n, max_size=n)),
-                   np.int32)
+                   np.int8)
     for table in (grow.lf_table(n), grow.NO_TABLE):
         for mdl in (True, False):
             want = grow.numeric_split(value, cls, np.ones(n), k, 2.0, float(n), mdl, table)

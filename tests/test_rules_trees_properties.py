@@ -388,6 +388,7 @@ def test_cart_numeric_split_spreads_missing_rows_as_the_reference(k, data):
     """Cuts are weighed first from the missing rows' weight by class, and spread
     one by one only where they may win: the best cut, its gain and its sides' class
     weights are still those of spreading at every cut, to the bit."""
+    from duckmine.algorithms.classes import class_codes
     from duckmine.algorithms.trees.cart import _numeric_split
 
     n = data.draw(st.integers(2, 60))
@@ -398,7 +399,7 @@ def test_cart_numeric_split_spreads_missing_rows_as_the_reference(k, data):
     y = data.draw(st.lists(st.integers(0, k - 1), min_size=n, max_size=n))
     w = data.draw(st.lists(st.sampled_from([1.0, 0.1, 1 / 3, 2.5, 0.7]), min_size=n,
                            max_size=n))
-    x, y, w = np.array(x), np.array(y, np.int64), np.array(w)
+    x, y, w = np.array(x), class_codes(y, k), np.array(w)  # as a fit holds them
     order = np.array(sorted(range(n), key=lambda i: (np.isnan(x[i]), x[i])), np.int32)
     gain, cut, dist = _numeric_split(x, y, order, w, k)
     want_gain, want_cut, want_dist = spread_at_every_cut(x, y, w, k)
