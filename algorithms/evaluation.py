@@ -53,7 +53,7 @@ def stratify(order: np.ndarray, y: np.ndarray, folds: int) -> np.ndarray:
         raise ValueError("Number of folds must be greater than 1")
     codes = np.asarray(y)
     codes = np.where(codes < 0, -1, codes).astype(np.int64)
-    return stratified(np.asarray(order, dtype=np.int64), codes, folds)
+    return stratified(np.asarray(order), codes, folds)
 
 
 @njit(cache=True)
@@ -97,16 +97,16 @@ def _fold_bounds(n: int, folds: int, fold: int) -> tuple[int, int]:
 
 
 def test_cv(order: np.ndarray, folds: int, fold: int) -> np.ndarray:
-    """``Instances.testCV``: the fold-th contiguous block of ``order``."""
+    """``Instances.testCV``: the fold-th contiguous block of ``order`` (a view)."""
     first, size = _fold_bounds(len(order), folds, fold)
-    return np.asarray(order[first:first + size], dtype=np.int64)
+    return order[first:first + size]
 
 
 def train_cv(order: np.ndarray, folds: int, fold: int, rng: JavaRandom | None = None):
     """``Instances.trainCV``: everything but the test block, shuffled with
     ``rng`` when one is given (which advances it)."""
     first, size = _fold_bounds(len(order), folds, fold)
-    train = np.concatenate([order[:first], order[first + size:]]).astype(np.int64)
+    train = np.concatenate([order[:first], order[first + size:]])
     return train if rng is None else randomize(train, rng)
 
 

@@ -48,10 +48,11 @@ class JavaRandom:
         return ((self.next(26) << 27) + self.next(27)) * 2.0**-53
 
 
-def randomize(order: np.ndarray, rng: JavaRandom, dtype=np.int64) -> np.ndarray:
+def randomize(order: np.ndarray, rng: JavaRandom) -> np.ndarray:
     """``Instances.randomize``: swap each position from the last down to 1 with
-    ``nextInt(position + 1)``. Returns the shuffled copy of ``order``, as ``dtype``."""
-    rows = np.array(order, dtype=dtype)
+    ``nextInt(position + 1)``. Returns the shuffled copy of ``order``, in its own
+    integer type (a fit's 32-bit rows stay 32-bit)."""
+    rows = np.array(order)
     rng.seed = int(_randomize(rows, np.uint64(rng.seed)))
     return rows
 

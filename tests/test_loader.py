@@ -215,8 +215,8 @@ def test_other_binder_errors_are_left_as_they_are():
     assert explain(err, "SELECT 1") is None
 
 
-def compilers_imported(code, modules=("numba", "llvmlite")):
-    """The compiler's modules (or ``modules``) that running ``code`` in a fresh
+def modules_imported(code, modules=("numba", "llvmlite")):
+    """Which of ``modules`` (by default the compiler's) running ``code`` in a fresh
     process imports."""
     code += f"; print(sorted(m for m in {modules!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", "import sys, duckdb; " + code],
@@ -227,13 +227,13 @@ def compilers_imported(code, modules=("numba", "llvmlite")):
 def test_loading_imports_no_compiler():
     """``load`` registers everything without importing numba: the compiler comes
     with the first fit (a stop flag, jobs and their threads need none of it)."""
-    assert compilers_imported("import duckmine; duckmine.load(duckdb.connect())") == "[]"
+    assert modules_imported("import duckmine; duckmine.load(duckdb.connect())") == "[]"
 
 
 def test_loading_and_plain_sql_import_no_pandas():
     """pandas, where it is installed, takes a third of a second to import, and
     pyarrow imports it for any ``pa.array``: ``duckmine sql "SELECT 1"`` needs none."""
-    assert compilers_imported("from duckmine.extension import cli; cli.main(['sql', "
+    assert modules_imported("from duckmine.extension import cli; cli.main(['sql', "
                               "'SELECT 1'])", ("pandas",)).endswith("[]")
 
 
@@ -243,7 +243,7 @@ def test_the_sample_baskets_are_the_generators_and_need_no_compiler():
     making the sample tables compiles nothing."""
     from duckmine.extension.samples import create_sample_tables, sample_baskets
 
-    assert compilers_imported("from duckmine.extension.samples import "
+    assert modules_imported("from duckmine.extension.samples import "
                               "create_sample_tables; create_sample_tables(duckdb.connect())"
                               ) == "[]"
     con = duckmine.connect()

@@ -1,12 +1,13 @@
 """Where numba would fall back to its workqueue threading layer (no TBB, no OpenMP
 runtime), kernels that threads call at once must not abort the process."""
 
+import json
 import os
 import subprocess
 import sys
 
-# a parallel kernel, and a kernel of the package that CART's two growers call on
-# large nodes, each called from four threads at once; then what was compiled
+# a parallel kernel made by duckmine's njit, called from four threads at once; then
+# its sums, whether it was compiled parallel, and its cache directory
 CONCURRENT = """
 import json, threading
 import numpy as np
@@ -45,8 +46,6 @@ def test_without_a_threadsafe_layer_kernels_run_serial_and_never_abort(tmp_path)
     """numba's workqueue aborts the process (SIGABRT) when two threads launch
     parallel code at once; duckmine then compiles its kernels serial, and keeps them
     apart from the parallel ones."""
-    import json
-
     done = run("workqueue", tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     got = json.loads(done.stdout)
@@ -55,8 +54,6 @@ def test_without_a_threadsafe_layer_kernels_run_serial_and_never_abort(tmp_path)
 
 
 def test_with_openmp_kernels_stay_parallel(tmp_path):
-    import json
-
     done = run("omp", tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     got = json.loads(done.stdout)

@@ -728,4 +728,4 @@ class Built:
 def shuffled(n):
     """The row order of the reference's randomize with seed 1 (32-bit numbers, as
     ``build_tree`` takes them)."""
-    return randomize(np.arange(n, dtype=np.int64), JavaRandom(1)).astype(np.int32)
+    return randomize(np.arange(n, dtype=np.int32), JavaRandom(1))

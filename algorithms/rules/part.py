@@ -480,10 +480,8 @@ class Learner:
             check_folds(folds, n)
             rng = JavaRandom(self.options["seed"])
             order = stratify(randomize(pos, rng), self.y[self.idx], folds)
-            # as wide as the rows of the fit without holding out: the node kernels
-            # compile once for both
-            train = train_cv(order, folds, folds - 1, rng).astype(pos.dtype)
-            held = test_cv(order, folds, folds - 1).astype(pos.dtype)
+            train = train_cv(order, folds, folds - 1, rng)  # 32-bit, as ``pos``
+            held = test_cv(order, folds, folds - 1)
             grow, prune = Data(self, train, w[train]), Data(self, held, w[held])
             self.touched[held] = True  # held-out rows have no place in the entries
             self.share[held] = 1.0

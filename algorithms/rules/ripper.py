@@ -703,7 +703,7 @@ class Fit:
         """``RuleStats.stratify``: the rows by class, each class shuffled, then dealt
         into the folds."""
         y = self.y[rows]
-        dealt = np.concatenate([randomize(rows[y == c], self.rng, rows.dtype)
+        dealt = np.concatenate([randomize(rows[y == c], self.rng)
                                 for c in range(self.n_classes)])
         return np.concatenate([dealt[k::self.folds] for k in range(self.folds)])
 
