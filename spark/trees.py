@@ -43,7 +43,8 @@ ADVICE = ("at the first level one worker scores an attribute over every row: fit
           "model per group (c45_fit(TABLE(t) PARTITION BY (g), ...)), a sample, or "
           "raise the limit")
 SPLITS = ("node long, attr int, gain double, ratio double, mid double, val int, "
-          "rows long, per_class array<double>, dist array<double>, low double, "
+          "rows long, per_class array<double>, dist array<double>, tot array<double>, "
+          "low double, "
           "high double, left double, missing long")
 LAST = {}  # the last fit's work: levels, thresholds walked, pruning passes, raisings
 ROWS = "attr int, bucket int, node binary, value binary, cls binary, weight binary, " \
@@ -171,11 +172,11 @@ class _Grower:
             self._more(sum(len(split[4]) for split in splits.values()))
             open_nodes = []
             for i in sorted(splits):
-                a, kind, mid, val, dist, rows = splits[i]
+                a, kind, mid, val, dist, rows, tot = splits[i]
                 threshold, walk = thresholds.get(i, (mid, False))
                 if walk:
                     self.walks[i] = (int(self.cols[a]), mid, threshold, *rows)
-                self._split(i, a, kind, threshold, val, dist, first)
+                self._split(i, a, kind, threshold, val, dist, tot, first)
                 open_nodes += range(first, first + len(dist))
                 first += len(dist)
             if at_nodes:
@@ -205,13 +206,13 @@ class _Grower:
         kind = c45.NUMERIC_SPLIT if self.n_values[a] == 0 else \
             c45.VALUE_SPLIT if self.opt.binary_splits else c45.NOMINAL_SPLIT
         return a, kind, f["mid"], f["val"], np.array(f["dist"]).reshape(-1, k), \
-            (f["low"], f["high"], f["left"], f["missing"])
+            (f["low"], f["high"], f["left"], f["missing"]), np.array(f["tot"])
 
     def _leaf(self, i, per_class):
         self.nodes[i, c45.ATTR] = -1
         self.nodes[i, c45.BAGS] = 1
         self.nodes[i, c45.EMPTY] = 1 if abs(per_class.sum()) < 1e-6 else 0
-        self.dists[i] = per_class
+        self.dists[i] = np.append(per_class, per_class.sum())  # and its total
 
     def _more(self, n):
         """Room for a level's ``n`` new (open) nodes, made once per level."""
@@ -222,14 +223,14 @@ class _Grower:
         self.dists += [None] * n
         self.chain += [0] * n
 
-    def _split(self, i, a, kind, threshold, val, dist, first):
+    def _split(self, i, a, kind, threshold, val, dist, tot, first):
         """Node ``i`` split, its children the open nodes from ``first`` on."""
         row = self.nodes[i]
         row[c45.ATTR], row[c45.KIND], row[c45.VALUE] = a, kind, val
         row[c45.BAGS], row[c45.CHILD], row[c45.EMPTY] = len(dist), first, 0
         self.thresholds[i] = threshold
-        self.dists[i] = dist
-        self.fracs[i] = c45.fractions(dist)
+        self.dists[i] = np.concatenate([dist.ravel(), tot])  # as ``grow`` lays them out
+        self.fracs[i] = c45.shares(tot, len(dist))
 
     def flat(self):
         """(nodes, thresholds, dists) as ``grow.fit`` returns them."""
@@ -300,7 +301,8 @@ class _Grower:
             starts = np.flatnonzero(np.r_[True, node[1:] != node[:-1]])
             node = node.astype(np.int64)
             out = {name: [] for name in ("node", "gain", "ratio", "mid", "val", "rows",
-                                         "per_class", "dist", "low", "high", "left",
+                                         "per_class", "dist", "tot", "low", "high",
+                                         "left",
                                          "missing")}
             for s, e in zip(starts, np.r_[starts[1:], len(node)]):
                 here = slice(s, e)
@@ -310,10 +312,11 @@ class _Grower:
                 got = levels.best_split(value_[here], cls[here], weight[here],
                                         int(n_values[a]), k, float(opt.min_leaf),
                                         opt.mdl_correction, opt.binary_splits, whole)
-                dist = got.pop("dist")
+                dist, tot = got.pop("dist"), got.pop("tot")
                 got.update(node=int(node[s]), rows=e - s, val=int(got["val"]),
                            per_class=got["per_class"].tolist(),
-                           dist=[] if dist is None else dist.ravel().tolist())
+                           dist=[] if dist is None else dist.ravel().tolist(),
+                           tot=[] if tot is None else tot.tolist())
                 for name in out:
                     out[name].append(got[name])
             return pa.table({"node": pa.array(out["node"], pa.int64()),
@@ -323,7 +326,7 @@ class _Grower:
                              "val": pa.array(out["val"], pa.int32()),
                              "rows": pa.array(out["rows"], pa.int64()),
                              **{name: pa.array(out[name], pa.list_(pa.float64()))
-                                for name in ("per_class", "dist")},
+                                for name in ("per_class", "dist", "tot")},
                              **{name: pa.array(out[name], pa.float64())
                                 for name in ("low", "high", "left")},
                              "missing": pa.array(out["missing"], pa.int64())})
@@ -454,8 +457,8 @@ class _Raiser:
             passed = self._through({i: c for i, c in largest.items()
                                     if nodes[c, c45.ATTR] >= 0})
             for i in wave:
-                dist = c45._dist(self.dists, nodes, i, k)
-                as_leaf = c45.estimated_errors(dist.sum(axis=0), cf, z)
+                as_leaf = c45.estimated_errors(c45.node_classes(self.dists, nodes, i, k),
+                                               cf, z)
                 c = largest[i]
                 branch = passed[i][0] if i in passed else as_leaf
                 as_tree = c45._subtree_errors(nodes, self.dists, i, k, cf, z)
@@ -467,7 +470,7 @@ class _Raiser:
                         at = i if s == c else s
                         self.dists[nodes[at, c45.DIST]:nodes[at, c45.DIST] + d.size] = \
                             d.ravel()
-                        if nodes[at, c45.ATTR] < 0 and abs(d.sum()) >= 1e-6:
+                        if nodes[at, c45.ATTR] < 0 and abs(d[-1]) >= 1e-6:
                             nodes[at, c45.EMPTY] = 0
                     done -= set(self._below(i))  # pruned again, with the node's rows
                     self.raised += 1
@@ -521,14 +524,18 @@ class _Raiser:
                 if self.nodes[s, c45.ATTR] < 0:
                     per_class = np.zeros(self.k) if stat is None else stat["leaf"]
                     errors += c45.estimated_errors(per_class, self.cf, self.z)
-                    dists[s] = per_class
-                elif stat is None:
-                    dists[s] = np.zeros((self.nodes[s, c45.BAGS], self.k))
-                else:
-                    known, missing = stat["known"], stat["missing"]
-                    share = c45.fractions(known)
-                    dists[s] = known + share[:, None] * missing[None, :] \
-                        if missing.sum() > 0 else known
+                    dists[s] = np.append(per_class, per_class.sum())  # and its total
+                else:  # the matrix and its totals, as ``grow`` lays them out
+                    nb = self.nodes[s, c45.BAGS]
+                    known = np.zeros((nb, self.k)) if stat is None else stat["known"]
+                    missing = np.zeros(self.k) if stat is None else stat["missing"]
+                    dist, tot = known, c45.totals_of(known)
+                    if missing.sum() > 0:
+                        share = c45.fractions(known)
+                        dist = known + share[:, None] * missing[None, :]
+                        tot[:nb] += share * missing.sum()
+                        tot[nb:] += np.append(missing, missing.sum())
+                    dists[s] = np.concatenate([dist.ravel(), tot])
             out[i] = errors, dists
         return out
 
@@ -555,7 +562,7 @@ class _Raiser:
         self.passes += 1
         p, t, k, cols = g.frame.p, g.t, self.k, g.cols
         nodes, thresholds = self.nodes.copy(), self.thresholds.copy()
-        fracs = {j: c45.fractions(c45._dist(self.dists, nodes, j, k))
+        fracs = {j: c45.node_shares(self.dists, nodes, j, k)
                  for j in range(len(nodes)) if nodes[j, c45.ATTR] >= 0}
         stops = nodes.copy()
         for i in asks:
@@ -580,4 +587,4 @@ class _Raiser:
             for i, s, stat in q["sums"]:
                 for key, v in stat.items():
                     levels.added(out, (i, s), key, np.array(v))
-        return out
+        return {key: levels.totals(stat) for key, stat in out.items()}

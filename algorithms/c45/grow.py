@@ -390,6 +390,64 @@ def class_weights(y, idx, w, n_classes):
 
 
 @njit(cache=True)
+def distribution(y, idx, w, sub, nb, k):
+    """A split's distribution on a node's rows as J48 builds it: each row with a
+    value added to its branch in order, then each row without one spread over the
+    branches by their shares of the known weight (``addInstWithUnknown``). Returns
+    the class weights per branch and J48's running totals beside them, in one array:
+    per branch, per class, overall. J48 spreads a row by a branch's running total
+    over the overall one, and merges the branches into the per-class totals; sums of
+    the matrix's cells differ from those in their last bits where a row was spread,
+    and so can break a tie the other way."""
+    dist = np.zeros((nb, k))
+    tot = np.zeros(nb + k + 1)
+    for i in range(idx.shape[0]):
+        b = sub[i]
+        if b >= 0:
+            c = y[idx[i]]
+            dist[b, c] += w[i]
+            tot[b] += w[i]
+            tot[nb + c] += w[i]
+            tot[nb + k] += w[i]
+    if tot[nb + k] < 1e-6 and tot[nb + k] > -1e-6:
+        probs = np.full(nb, 1.0 / nb)
+    else:
+        probs = tot[:nb] / tot[nb + k]
+    for i in range(idx.shape[0]):
+        if sub[i] < 0:
+            c = y[idx[i]]
+            tot[nb + c] += w[i]
+            tot[nb + k] += w[i]
+            for b in range(nb):
+                part = probs[b] * w[i]
+                dist[b, c] += part
+                tot[b] += part
+    return dist, tot
+
+
+@njit(cache=True)
+def totals_of(dist):
+    """``distribution``'s totals of a distribution known only as its matrix (the
+    sums of its cells): J48's where no row was spread."""
+    nb, k = dist.shape
+    tot = np.empty(nb + k + 1)
+    tot[:nb] = dist.sum(axis=1)
+    tot[nb:nb + k] = dist.sum(axis=0)
+    tot[nb + k] = tot[:nb].sum()
+    return tot
+
+
+@njit(cache=True)
+def shares(tot, nb):
+    """Each branch's share of a split's weight (``distribution``'s totals), by which
+    a row lacking the tested value is spread: J48's ``perBag / totaL``."""
+    total = tot[tot.shape[0] - 1]
+    if total < 1e-6 and total > -1e-6:
+        return np.full(nb, 1.0 / nb)
+    return tot[:nb] / total
+
+
+@njit(cache=True)
 def split_distribution(y, idx, w, sub, fractions, n_classes):
     """Per-bag class weights: known instances in their bag, missing ones spread by
     ``fractions``."""
@@ -505,6 +563,48 @@ def _grow(a, n):
 def _dist(dists, nodes, i, k):
     return dists[nodes[i, DIST]:nodes[i, DIST] + nodes[i, BAGS] * k].reshape(
         (nodes[i, BAGS], k))
+
+
+@njit(cache=True)
+def _totals(dists, nodes, i, k):
+    """A split node's running totals (``distribution``), kept after its matrix."""
+    at = nodes[i, DIST] + nodes[i, BAGS] * k
+    return dists[at:at + nodes[i, BAGS] + k + 1]
+
+
+@njit(cache=True)
+def node_shares(dists, nodes, i, k):
+    """Split node ``i``'s branches' shares of its weight."""
+    return shares(_totals(dists, nodes, i, k), nodes[i, BAGS])
+
+
+@njit(cache=True)
+def running_total(w):
+    """The weights' sum added one after another, as J48's ``totaL`` is (numpy's sum
+    adds in pairs)."""
+    total = 0.0
+    for i in range(w.shape[0]):
+        total += w[i]
+    return total
+
+
+@njit(cache=True)
+def node_total(dists, nodes, i, k):
+    """Node ``i``'s overall weight: a leaf's running total kept after its class
+    weights, a split's after its totals."""
+    if nodes[i, ATTR] < 0:
+        return dists[nodes[i, DIST] + k]
+    return dists[nodes[i, DIST] + nodes[i, BAGS] * (k + 1) + k]
+
+
+@njit(cache=True)
+def node_classes(dists, nodes, i, k):
+    """Node ``i``'s weight per class: a leaf's distribution, a split's running
+    per-class totals (what J48 merges its branches into)."""
+    if nodes[i, ATTR] < 0:
+        return dists[nodes[i, DIST]:nodes[i, DIST] + k]
+    at = nodes[i, DIST] + nodes[i, BAGS] * (k + 1)
+    return dists[at:at + k]
 
 
 @njit(cache=True)
@@ -730,14 +830,12 @@ WIDE_CELLS = 50_000
 
 @njit(cache=True)
 def spread(X, y, a, kind, threshold, value, nb, idx, w, k):
-    """Each instance's branch of a split and the split's distribution on that data:
-    missing values spread in proportion to the known weight of each branch."""
+    """Each instance's branch of a split, and the split's distribution on that data
+    with its totals (``distribution``): missing values spread in proportion to the
+    known weight of each branch."""
     sub = subsets(X[a], idx, kind, threshold, value)
-    known = split_distribution(y, idx, w, sub, np.zeros(nb), k)
-    for i in range(sub.shape[0]):
-        if sub[i] < 0:
-            return sub, split_distribution(y, idx, w, sub, fractions(known), k)
-    return sub, known  # no value missing: the same sums
+    dist, tot = distribution(y, idx, w, sub, nb, k)
+    return sub, dist, tot
 
 
 @njit(cache=True)
@@ -749,8 +847,8 @@ def spread_at(X, y, a, kind, threshold, mid, value, nb, idx, w, k):
     node, less than 1e-6 above it."""
     if kind != NUMERIC_SPLIT or threshold == mid:
         return spread(X, y, a, kind, threshold, value, nb, idx, w, k)
-    dist = spread(X, y, a, kind, mid, value, nb, idx, w, k)[1]
-    return subsets(X[a], idx, kind, threshold, value), dist
+    _, dist, tot = spread(X, y, a, kind, mid, value, nb, idx, w, k)
+    return subsets(X[a], idx, kind, threshold, value), dist, tot
 
 
 @njit(cache=True)
@@ -818,11 +916,12 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
         if best_a < 0:
             nodes[i, ATTR] = -1
             nodes[i, BAGS] = 1
-            if n_dist + k > dists.shape[0]:
-                dists = _grow(dists, n_dist + k)
+            if n_dist + k + 1 > dists.shape[0]:
+                dists = _grow(dists, n_dist + k + 1)
             nodes[i, DIST] = n_dist
             dists[n_dist:n_dist + k] = per_class
-            n_dist += k
+            dists[n_dist + k] = running_total(w)
+            n_dist += k + 1
             nodes[i, EMPTY] = 1 if abs(w.sum()) < 1e-6 else 0
             continue
         a = best_a
@@ -835,19 +934,21 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
         if kind == NUMERIC_SPLIT and value_off[a + 1] == value_off[a]:
             bounds[i] = cut_bounds(ent[1], start[a], end[a], threshold)
         nb = nodes[i, BAGS]
-        sub, dist = spread_at(X, y, a, kind, threshold, mid, value, nb, idx, w, k)
-        if n_dist + nb * k > dists.shape[0]:
-            dists = _grow(dists, n_dist + nb * k)
+        sub, dist, tot = spread_at(X, y, a, kind, threshold, mid, value, nb, idx, w, k)
+        size = nb * k + tot.shape[0]
+        if n_dist + size > dists.shape[0]:
+            dists = _grow(dists, n_dist + size)
         nodes[i, DIST] = n_dist
         dists[n_dist:n_dist + nb * k] = dist.ravel()
-        n_dist += nb * k
+        dists[n_dist + nb * k:n_dist + size] = tot
+        n_dist += size
         if n_nodes + nb > nodes.shape[0]:
             nodes = _grow_rows(nodes, n_nodes + nb, -1)
             thresholds = _grow(thresholds, n_nodes + nb)
             bounds = _grow_rows(bounds, n_nodes + nb, 0.0)
         nodes[i, CHILD] = n_nodes
         n_nodes += nb
-        frac = fractions(dist)
+        frac = shares(tot, nb)
         pos, wb = _branch_data(sub, nb, w, frac)
         missing = False
         one_way = np.int64(-1)  # the one branch every row with a value goes down, or -2
@@ -1008,11 +1109,14 @@ def child_sorted(branch_of, frac, srow, sval, scls, start, end, nb, first):
 
 @njit(cache=True)
 def _make_leaf(nodes, dists, i, k):
-    d = _dist(dists, nodes, i, k)
-    merged = d.sum(axis=0)
+    """Node ``i`` made a leaf of its running per-class totals (J48's ``NoSplit`` of
+    the split's distribution)."""
+    merged = node_classes(dists, nodes, i, k).copy()
+    total = node_total(dists, nodes, i, k)
     nodes[i, ATTR] = -1
     nodes[i, BAGS] = 1
     dists[nodes[i, DIST]:nodes[i, DIST] + k] = merged
+    dists[nodes[i, DIST] + k] = total
 
 
 @njit(cache=True)
@@ -1030,7 +1134,7 @@ def collapse(n_nodes, nodes, dists, k):
         i = stack.pop()
         if nodes[i, ATTR] < 0:
             continue
-        if errors[i] >= incorrect(_dist(dists, nodes, i, k).sum(axis=0)) - 1e-3:
+        if errors[i] >= incorrect(node_classes(dists, nodes, i, k)) - 1e-3:
             _make_leaf(nodes, dists, i, k)
         else:
             for b in range(nodes[i, BAGS]):
@@ -1070,15 +1174,18 @@ def _descend(X, y, nodes, thresholds, dists, i, idx, w, k, cf, z, write):
             total += estimated_errors(per_class, cf, z)
             if write:
                 dists[nodes[j, DIST]:nodes[j, DIST] + k] = per_class
+                dists[nodes[j, DIST] + k] = running_total(jw)
                 if abs(jw.sum()) >= 1e-6:
                     nodes[j, EMPTY] = 0
             continue
-        sub, dist = spread(X, y, nodes[j, ATTR], nodes[j, KIND], thresholds[j],
-                           nodes[j, VALUE], nodes[j, BAGS], jdx, jw, k)
+        sub, dist, tot = spread(X, y, nodes[j, ATTR], nodes[j, KIND], thresholds[j],
+                                nodes[j, VALUE], nodes[j, BAGS], jdx, jw, k)
         nb = nodes[j, BAGS]
         if write:
-            dists[nodes[j, DIST]:nodes[j, DIST] + nb * k] = dist.ravel()
-        pos, wb = _branch_data(sub, nb, jw, fractions(dist))
+            at = nodes[j, DIST] + nb * k
+            dists[nodes[j, DIST]:at] = dist.ravel()
+            dists[at:at + tot.shape[0]] = tot
+        pos, wb = _branch_data(sub, nb, jw, shares(tot, nb))
         for b in range(nb):
             s_node.append(nodes[j, CHILD] + b)
             s_idx.append(jdx[pos[b]])
@@ -1090,7 +1197,7 @@ def _descend(X, y, nodes, thresholds, dists, i, idx, w, k, cf, z, write):
 def largest_branch(dists, nodes, i, k):
     """The child on node ``i``'s branch of largest weight (the last of those within
     1e-6 of it): the one subtree raising would put in ``i``'s place."""
-    per_bag = _dist(dists, nodes, i, k).sum(axis=1)
+    per_bag = _totals(dists, nodes, i, k)
     largest, best = 0, 0.0
     for b in range(nodes[i, BAGS]):
         if best - per_bag[b] < 1e-6:
@@ -1137,7 +1244,7 @@ def prune(X, y, nodes, thresholds, dists, idx0, w0, k, cf, z, raising):
             if raising:  # spread by the shares the growth spread by: the node's
                 sub = subsets(X[nodes[i, ATTR]], idx, nodes[i, KIND],  # distribution
                               thresholds[i], nodes[i, VALUE])
-                pos, wb = _branch_data(sub, nb, w, fractions(_dist(dists, nodes, i, k)))
+                pos, wb = _branch_data(sub, nb, w, node_shares(dists, nodes, i, k))
             for b in range(nb - 1, -1, -1):
                 c = nodes[i, CHILD] + b
                 s_node.append(c)
@@ -1149,13 +1256,12 @@ def prune(X, y, nodes, thresholds, dists, idx0, w0, k, cf, z, raising):
                     s_idx.append(empty_idx)
                     s_w.append(empty_w)
             continue
-        dist = _dist(dists, nodes, i, k)
         c = largest_branch(dists, nodes, i, k)
         branch = 1.7976931348623157e308
         if raising:
             branch = _descend(X, y, nodes, thresholds, dists, c, idx, w, k, cf, z,
                               np.bool_(False))
-        as_leaf = estimated_errors(dist.sum(axis=0), cf, z)
+        as_leaf = estimated_errors(node_classes(dists, nodes, i, k), cf, z)
         as_tree = _subtree_errors(nodes, dists, i, k, cf, z)
         if as_leaf - (as_tree + 0.1) < 1e-6 and as_leaf - (branch + 0.1) < 1e-6:
             _make_leaf(nodes, dists, i, k)

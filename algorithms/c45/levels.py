@@ -22,6 +22,8 @@ a fraction, and then a sum can differ in its last bits, which changes a choice
 only where two candidates tie to those bits.
 """
 
+import math
+
 import numpy as np
 
 from ..classes import class_codes
@@ -121,21 +123,21 @@ def through(X, y, cols, nodes, thresholds, rows, ask, at, wt, shares, k, got):
         leaf = a < 0
         cls = y[rows]
         for (i, s), c, w in _groups(ask[leaf], at[leaf], cls[leaf], wt[leaf]):
-            added(got, (i, s), "leaf", np.bincount(c, w, k))
+            added(got, (i, s), "leaf", exact_cells(c, w, k))
         inner = ~leaf
         rows, ask, at, wt, a, cls = (x[inner] for x in (rows, ask, at, wt, a, cls))
         b = _branches(X[rows, cols[a]], nodes, thresholds, at)
         known = b >= 0
         for (i, s), c, w, bb in _groups(ask[known], at[known], cls[known], wt[known],
                                         b[known]):
-            sums = np.bincount(bb * k + c, w, nodes[s, BAGS] * k)
-            added(got, (i, s), "known", sums.reshape(-1, k))
+            sums = exact_cells(bb * k + c, w, nodes[s, BAGS] * k)
+            added(got, (i, s), "known", sums.reshape(nodes[s, BAGS], k, -1))
         next_rows, next_ask = [rows[known]], [ask[known]]
         next_at, next_w = [nodes[at[known], CHILD] + b[known]], [wt[known]]
         for (i, s), c, w, r in _groups(ask[~known], at[~known], cls[~known], wt[~known],
                                        rows[~known]):
-            added(got, (i, s), "missing", np.bincount(c, w, k))
-            added(got, (i, s), "known", np.zeros((nodes[s, BAGS], k)))
+            added(got, (i, s), "missing", exact_cells(c, w, k))
+            added(got, (i, s), "known", np.zeros((nodes[s, BAGS], k, 1)))
             if (i, s) in shares:
                 _spread(nodes, s, shares[(i, s)], r, w, next_rows, next_at, next_w,
                         [(next_ask, np.full(len(r), i))])
@@ -143,7 +145,7 @@ def through(X, y, cols, nodes, thresholds, rows, ask, at, wt, shares, k, got):
                                                          next_w))
     for stat in got.values():
         if "known" in stat and "missing" not in stat:
-            stat["missing"] = np.zeros(k)
+            stat["missing"] = np.zeros((k, 1))
 
 
 def _groups(ask, at, *cols):
@@ -160,10 +162,57 @@ def _groups(ask, at, *cols):
         yield (int(i), int(s)), *(c[sel] for c in cols)
 
 
+PARTIALS = 48  # a sum of doubles is never more non-overlapping partials than this
+
+
+@njit(cache=True)
+def exact_cells(cell, w, n_cells):
+    """Each cell's sum of the weights ``w`` of its rows (``cell``), held exactly as
+    non-overlapping partials (Shewchuk's), a row of them per cell, padded with zeros.
+    Rows spread by a missing value weigh fractions, whose plain sums depend on the
+    order they are added in, and so on how Spark split the table; partials from any
+    parts add up exactly (``added``) and round once (``totals``)."""
+    parts = np.zeros((n_cells, PARTIALS))
+    count = np.zeros(n_cells, np.int64)
+    for r in range(w.shape[0]):
+        c = cell[r]
+        x = w[r]
+        used = 0
+        for j in range(count[c]):
+            y = parts[c, j]
+            if abs(x) < abs(y):
+                x, y = y, x
+            hi = x + y
+            lo = y - (hi - x)
+            if lo != 0.0:
+                parts[c, used] = lo
+                used += 1
+            x = hi
+        parts[c, used] = x
+        for j in range(used + 1, count[c]):
+            parts[c, j] = 0.0
+        count[c] = used + 1
+    width = max(1, count.max()) if n_cells else 1
+    return parts[:, :width].copy()
+
+
 def added(got, key, name, v):
-    """``v`` added into ``got[key][name]``: the sums of one (asked node, node)."""
+    """``v`` (sums as ``exact_cells``' partials, on the last axis) added exactly
+    into ``got[key][name]``: the sums of one (asked node, node)."""
     stat = got.setdefault(key, {})
-    stat[name] = v if name not in stat else stat[name] + v
+    if name in stat:
+        both = np.concatenate([stat[name], v], axis=-1)
+        flat = both.reshape(-1, both.shape[-1])
+        cell = np.repeat(np.arange(len(flat)), flat.shape[1])
+        v = exact_cells(cell, flat.ravel(), len(flat)).reshape(both.shape[:-1] + (-1,))
+    stat[name] = v
+
+
+def totals(stat):
+    """``added``'s sums, each rounded once from its exact value: the same however
+    the rows were split into parts and ordered."""
+    return {name: np.array([math.fsum(p) for p in v.reshape(-1, v.shape[-1])]
+                           ).reshape(v.shape[:-1]) for name, v in stat.items()}
 
 
 def best_split(value, cls, weight, n_values, k, min_obj, mdl, binary, whole):
@@ -181,7 +230,7 @@ def best_split(value, cls, weight, n_values, k, min_obj, mdl, binary, whole):
     total = per_class.sum()
     mid, val = 0.0, -1
     known = ~np.isnan(value)
-    out = {"per_class": per_class, "dist": None, "low": 0.0, "high": 0.0, "left": 0.0,
+    out = {"per_class": per_class, "dist": None, "tot": None, "low": 0.0, "high": 0.0, "left": 0.0,
            "missing": int(len(value) - known.sum())}
     if n_values == 0:  # ties in the given order where sums of fractions need one
         order = np.argsort(value, kind="quicksort" if whole else "stable")[
@@ -204,8 +253,9 @@ def best_split(value, cls, weight, n_values, k, min_obj, mdl, binary, whole):
     out.update(gain=gain, ratio=ratio, mid=mid, val=val)
     if gain < 0:
         return out
-    out["dist"] = spread(np.ascontiguousarray(value).reshape(1, -1), cls, 0, kind, mid,
-                         int(val), nb, idx, np.ascontiguousarray(weight), k)[1]
+    out["dist"], out["tot"] = spread(np.ascontiguousarray(value).reshape(1, -1), cls, 0,
+                                     kind, mid, int(val), nb, idx,
+                                     np.ascontiguousarray(weight), k)[1:]
     return out
 
 

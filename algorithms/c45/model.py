@@ -3,7 +3,12 @@ with a numba kernel, print as the reference prints them, and list as rows.
 
 Node ``i`` hangs below ``parent[i]`` on branch ``branch[i]``; nodes are in
 depth-first order. ``dist[i]`` is a leaf's class distribution (one row) or a split's
-distribution per branch, with missing values spread across the branches.
+distribution per branch, with missing values spread across the branches;
+``totals[i]`` J48's running totals of it (``grow.distribution``): a leaf's overall
+weight, a split's weight per branch, per class and overall. J48 scores from them (a
+row lacking a tested value spread by each branch's share of the overall weight, a
+leaf's probabilities its class weights over its overall weight), and sums of the
+matrix's cells differ from them in their last bits where rows were spread.
 """
 
 import numpy as np
@@ -24,7 +29,7 @@ class Tree:
     prints with full-precision thresholds."""
 
     def __init__(self, attr, kind, threshold, value, parent, branch, dist, empty,
-                 binary=False):
+                 binary=False, totals=None):
         self.binary = bool(binary)
         self.attr = np.asarray(attr, np.int64)
         self.kind = np.asarray(kind, np.int64)
@@ -34,6 +39,10 @@ class Tree:
         self.branch = np.asarray(branch, np.int64)
         self.dist = [np.asarray(d, np.float64).reshape(-1, len(d[0])) for d in dist]
         self.empty = np.asarray(empty, np.bool_)
+        if totals is None:  # a model from before the totals were kept
+            totals = [[d.sum()] if a < 0 else c45.totals_of(d)
+                      for a, d in zip(self.attr, self.dist)]
+        self.totals = [np.asarray(t, np.float64) for t in totals]
         self.used = sorted({int(a) for a in self.attr if a >= 0})  # attributes tested
         n = len(self.attr)
         self.n_classes = self.dist[0].shape[1]
@@ -48,6 +57,7 @@ class Tree:
     def from_flat(cls, nodes, thresholds, dists, k, binary=False):
         """From the arrays ``c45.fit`` returns, walking down from the root."""
         cols = ([], [], [], [], [], [], [], [])
+        totals = []
         stack = [(0, -1, -1)]
         while stack:
             i, parent, branch = stack.pop()
@@ -60,23 +70,26 @@ class Tree:
                                      int(nodes[i, c45.VALUE]), parent, branch,
                                      d.tolist(), bool(nodes[i, c45.EMPTY] == 1))):
                 col.append(v)
+            at = nodes[i, c45.DIST] + nb * k  # J48's totals, after the matrix
+            totals.append(dists[at:at + (1 if leaf else nb + k + 1)].tolist())
             if not leaf:
                 me = len(cols[0]) - 1
                 first = nodes[i, c45.CHILD]
                 stack.extend((first + b, me, b) for b in range(nb - 1, -1, -1))
-        return cls(*cols, binary=binary)
+        return cls(*cols, binary=binary, totals=totals)
 
     def to_json(self):
         return {"attr": self.attr.tolist(), "kind": self.kind.tolist(),
                 "threshold": self.threshold.tolist(), "value": self.value.tolist(),
                 "parent": self.parent.tolist(), "branch": self.branch.tolist(),
                 "dist": [d.tolist() for d in self.dist], "empty": self.empty.tolist(),
-                "binary": self.binary}
+                "binary": self.binary, "totals": [t.tolist() for t in self.totals]}
 
     @classmethod
     def from_json(cls, d):
         return cls(d["attr"], d["kind"], d["threshold"], d["value"], d["parent"],
-                   d["branch"], d["dist"], d["empty"], d.get("binary", False))
+                   d["branch"], d["dist"], d["empty"], d.get("binary", False),
+                   d.get("totals"))
 
     def is_leaf(self, i):
         return self.attr[i] < 0
@@ -89,7 +102,7 @@ class Tree:
         n = len(self.attr)
         if n == 0 or any(len(a) != n for a in (self.kind, self.threshold, self.value,
                                                 self.parent, self.branch, self.dist,
-                                                self.empty)):
+                                                self.empty, self.totals)):
             raise ValueError("its tree's node arrays differ in length")
         if self.parent[0] != -1:
             raise ValueError("its tree's first node is not the root")
@@ -102,7 +115,10 @@ class Tree:
                     or not np.all(np.isfinite(d)) or (d < 0).any():
                 raise ValueError(f"node {i} does not hold finite class weights for "
                                  f"{n_classes} classes")
-            a = self.attr[i]
+            a, t = self.attr[i], self.totals[i]
+            size = 1 if a < 0 else d.shape[0] + n_classes + 1
+            if t.shape != (size,) or not np.all(np.isfinite(t)) or (t < 0).any():
+                raise ValueError(f"node {i} does not hold {size} finite total weights")
             if a < 0:
                 if a != -1 or self.children[i]:
                     raise ValueError(f"leaf {i} has children")
@@ -139,15 +155,16 @@ class Tree:
             frac = np.zeros(len(flat))
             fallback = np.zeros((len(flat), k))
             leaf_prob = np.zeros((n, k))
-            for i in range(n):
-                d = self.dist[i]
+            for i in range(n):  # J48's probabilities from its totals
+                d, t = self.dist[i], self.totals[i]
                 if self.is_leaf(i):
-                    leaf_prob[i] = _prob(d.sum(axis=0))
+                    leaf_prob[i] = _prob(d[0], t[0])
                     continue
-                frac[start[i]:start[i + 1]] = c45.fractions(d)
-                for b in range(d.shape[0]):
-                    fallback[start[i] + b] = _prob(d[b]) if c45.gr(d[b].sum(), 0) \
-                        else _prob(d.sum(axis=0))
+                nb = d.shape[0]
+                frac[start[i]:start[i + 1]] = c45.shares(t, nb)
+                for b in range(nb):
+                    fallback[start[i] + b] = _prob(d[b], t[b]) if c45.gr(t[b], 0) \
+                        else _prob(t[nb:nb + k], t[-1])
             column = np.full(max(self.used, default=-1) + 1, -1, np.int64)
             column[self.used] = np.arange(len(self.used))
             # ``_column`` first: a thread that finds ``_arrays`` set (DuckDB scores
@@ -242,8 +259,7 @@ class Tree:
         return out
 
 
-def _prob(per_class):
-    total = per_class.sum()
+def _prob(per_class, total):
     if c45.eq(total, 0):
         return np.zeros_like(per_class)
     return per_class / total
@@ -263,50 +279,73 @@ def _label(dist, b, classes):
 @njit(cache=True)
 def _proba(x, column, attr, kind, threshold, value, start, flat, frac, fallback,
            leaf_prob, empty):
-    """Row ``r`` of attribute ``a`` is ``x[column[a], r]``."""
+    """Row ``r`` of attribute ``a`` is ``x[column[a], r]``. Each row's probabilities
+    are J48's to the bit: where a value is missing, a node's sum adds its non-empty
+    branches' results in branch order, each already summed below, as J48's recursion
+    does (a stack of open nodes, each with its sum so far)."""
     n = x.shape[1]
     k = leaf_prob.shape[1]
     out = np.zeros((n, k))
-    stack_node = np.empty(64, np.int64)
-    stack_w = np.empty(64)
+    node_at = np.empty(64, np.int64)  # the open nodes, root first
+    weight = np.empty(64)  # the weight the row reaches each with
+    next_j = np.empty(64, np.int64)  # the branch each takes up next
+    acc = np.zeros((64, k))  # the sum of the branches each has added
+    got = np.empty(k)
     for r in range(n):
-        stack_node[0] = 0
-        stack_w[0] = 1.0
-        top = 1
-        while top > 0:
-            top -= 1
-            node = stack_node[top]
-            wt = stack_w[top]
-            if attr[node] < 0:
-                for c in range(k):
-                    out[r, c] += wt * leaf_prob[node, c]
-                continue
-            v = x[column[attr[node]], r]
-            if np.isnan(v):
-                for j in range(start[node], start[node + 1]):
-                    child = flat[j]
-                    if not empty[child]:
-                        if top == stack_node.shape[0]:
-                            stack_node = np.concatenate((stack_node, np.empty(top, np.int64)))
-                            stack_w = np.concatenate((stack_w, np.empty(top)))
-                        stack_node[top] = child
-                        stack_w[top] = wt * frac[j]
-                        top += 1
-                continue
-            if kind[node] == 0:
-                b = 0 if c45.below(v, threshold[node]) else 1
-            elif kind[node] == 1:
-                b = int(v)
-            else:
-                b = 0 if int(v) == value[node] else 1
-            j = start[node] + b
-            if empty[flat[j]]:
-                for c in range(k):
-                    out[r, c] += wt * fallback[j, c]
-            else:
-                stack_node[top] = flat[j]
-                stack_w[top] = wt
-                top += 1
+        depth = 0
+        node_at[0], weight[0] = 0, 1.0
+        entering = True
+        while True:
+            node, wt = node_at[depth], weight[depth]
+            done = False
+            if entering:
+                if attr[node] < 0:
+                    for c in range(k):
+                        got[c] = wt * leaf_prob[node, c]
+                    done = True
+                else:
+                    v = x[column[attr[node]], r]
+                    if not np.isnan(v):
+                        if kind[node] == 0:
+                            b = 0 if c45.below(v, threshold[node]) else 1
+                        elif kind[node] == 1:
+                            b = int(v)
+                        else:
+                            b = 0 if int(v) == value[node] else 1
+                        j = start[node] + b
+                        if empty[flat[j]]:
+                            for c in range(k):
+                                got[c] = wt * fallback[j, c]
+                            done = True
+                        else:  # the branch's result is the node's
+                            node_at[depth] = flat[j]
+                            continue
+                    else:
+                        acc[depth] = 0.0
+                        next_j[depth] = start[node]
+            if not done:  # spread: the next non-empty branch, or the node's sum
+                j = next_j[depth]
+                while j < start[node + 1] and empty[flat[j]]:
+                    j += 1
+                if j < start[node + 1]:
+                    next_j[depth] = j + 1
+                    if depth + 1 == node_at.shape[0]:
+                        node_at = np.concatenate((node_at, np.empty(depth + 1, np.int64)))
+                        weight = np.concatenate((weight, np.empty(depth + 1)))
+                        next_j = np.concatenate((next_j, np.empty(depth + 1, np.int64)))
+                        acc = np.concatenate((acc, np.zeros((depth + 1, k))))
+                    depth += 1
+                    node_at[depth], weight[depth] = flat[j], frac[j] * wt
+                    entering = True
+                    continue
+                got[:] = acc[depth]
+            if depth == 0:
+                out[r] = got
+                break
+            depth -= 1
+            for c in range(k):
+                acc[depth, c] += got[c]
+            entering = False
     return out
 
 

@@ -118,12 +118,29 @@ class DecList:
         self.split = None  # (attribute, kind, threshold, value, branches, the
         # threshold's midpoint) or None
         self.dist = None  # the split's distribution (branches, k), or (1, k) for a leaf
+        self.tot = None  # a split's running totals (``c45.distribution``)
         self.sons = None
         self.leaf = False
         self.index = 0
         self.test = None  # held-out class weights per branch (reduced-error pruning)
         self.pos = None  # a leaf's rows (positions)
         self.cut = -1  # its split's place in the learner's cuts, where it moves later
+
+    def per_bag(self):
+        """A split's weight per branch, as J48's distribution sums it."""
+        return self.tot[:len(self.dist)]
+
+    def per_class(self):
+        """The node's weight per class: a leaf's, or the split's running totals."""
+        return self.dist[0] if self.tot is None else self.tot[len(self.dist):-1]
+
+    def shares(self):
+        """A split's branches' shares of its weight, which spread a row lacking the
+        tested value."""
+        return c45.shares(self.tot, len(self.dist))
+
+    def become_leaf(self, dist):
+        self.leaf, self.sons, self.split, self.dist, self.tot = True, None, None, dist, None
 
     def path(self):
         """The conditions down to the rule's leaf, and the leaf: [(node, branch)]."""
@@ -262,9 +279,9 @@ class Learner:
                                     mid), per_class, cut)
 
     def branches(self, split, data):
-        """(the split distribution, each branch's Data)."""
-        sub, dist, frac, at, weights, cut, missing = _split(self.X, self.y, *split, data.rows,
-                                                            data.w, self.k)
+        """(the split distribution, its totals, each branch's Data)."""
+        sub, dist, tot, frac, at, weights, cut, missing = _split(
+            self.X, self.y, *split, data.rows, data.w, self.k)
         unit = data.unit and not missing or None  # the branches' rows weigh 1 as well
         if unit and self.ones is not None:  # one array serves them all
             weights = self.ones[:len(weights)]
@@ -273,7 +290,7 @@ class Learner:
         one_way = len(known) > 0 and known.min() == known.max()  # every row with a value
         chain = data.chain + 1 if one_way else 0
         self.deepest = max(self.deepest, chain)
-        return dist, [Data(self, data.pos[at[cut[b]:cut[b + 1]]], weights[cut[b]:cut[b + 1]],
+        return dist, tot, [Data(self, data.pos[at[cut[b]:cut[b + 1]]], weights[cut[b]:cut[b + 1]],
                            source=(dealing, b), unit=unit, chain=chain)
                       for b in range(len(cut) - 1)]
 
@@ -296,7 +313,7 @@ class Learner:
                 node.test = test_dist[None, :]
             return node
         node.split = split
-        node.dist, parts = self.branches(split, data)
+        node.dist, node.tot, parts = self.branches(split, data)
         test_parts = None
         if test is not None:
             test_parts, node.test = self.branches_of_test(node, test)
@@ -322,8 +339,7 @@ class Learner:
                         node.sons[j] = self.build(parts[j], True,
                                                   None if test_parts is None else test_parts[j])
                 if i < 2:
-                    node.split, node.sons, node.leaf = None, None, True
-                    node.dist = node.leaf_dist
+                    node.become_leaf(node.leaf_dist)
                     return True
                 ind = 0
                 break
@@ -346,7 +362,7 @@ class Learner:
         a, kind, threshold, value, nb, _ = node.split
         rows = test.rows
         sub = c45.subsets(frozen(self.X[a]), rows, kind, threshold, value)
-        frac = node.dist.sum(axis=1) / node.dist.sum()
+        frac = node.shares()
         at, weights, cut = c45.branch_data(sub, nb, test.w, frac)
         parts = [Data(self, test.pos[at[cut[b]:cut[b + 1]]], weights[cut[b]:cut[b + 1]])
                  for b in range(nb)]
@@ -356,15 +372,16 @@ class Learner:
     def choose_index(self, node):
         """The unexpanded branch of least entropy (-1 when none holds ``min_leaf``)."""
         open_ = np.array([son is None for son in node.sons])
-        return _least_entropy(node.dist, node.dist.sum(axis=1), open_, self.min_obj)
+        return _least_entropy(node.dist, node.per_bag(), open_, self.min_obj)
 
     def choose_last_index(self, node):
         """The expanded branch whose leaf covers the most weight."""
         best, at = np.finfo(np.float64).max, 0
         if node.leaf:
             return 0
+        per_bag = node.per_bag()
         for i, son in enumerate(node.sons):
-            if son is not None and node.dist[i].sum() - self.min_obj > -SMALL:
+            if son is not None and per_bag[i] - self.min_obj > -SMALL:
                 estimated = son.size()
                 if best - estimated > SMALL:
                     best, at = estimated, i
@@ -380,14 +397,12 @@ class Learner:
             tree_errors = self.errors_tree(node)
             replace = leaf_errors - (tree_errors + 0.1) < SMALL
         if replace:
-            flat = node.dist.sum(axis=0)
-            node.leaf, node.sons, node.split = True, None, None
-            node.dist = flat[None, :]
+            node.become_leaf(node.per_class().copy()[None, :])
             if node.test is not None:
                 node.test = node.test.sum(axis=0)[None, :]
 
     def errors_leaf(self, node):
-        per_class = node.dist.sum(axis=0)
+        per_class = node.per_class()
         e = per_class.sum() - per_class[c45.max_class(per_class)]
         return e + c45.add_errors(per_class.sum(), e, self.cf, self.z)
 
@@ -398,14 +413,14 @@ class Learner:
                    if not abs(s.dist.sum()) < SMALL)
 
     def test_errors_leaf(self, node):
-        majority = c45.max_class(node.dist.sum(axis=0))
+        majority = c45.max_class(node.per_class())
         test = node.test.sum(axis=0)
         return test.sum() - test[majority]
 
     def test_errors_tree(self, node):
         if node.leaf:
             return self.test_errors_leaf(node)
-        majority = c45.max_class(node.dist.sum(axis=0))
+        majority = c45.max_class(node.per_class())
         error = 0.0
         for i, s in enumerate(node.sons):
             if abs(s.dist.sum()) < SMALL:
@@ -432,8 +447,7 @@ class Learner:
             tests = np.array([node.split[:4] for node, _ in path],
                              np.float64).reshape(-1, 4)
             taken = np.array([b for _, b in path], np.int64)
-            share = np.array([(node.dist.sum(axis=1) / node.dist.sum())[b]
-                              for node, b in path], np.float64)
+            share = np.array([node.shares()[b] for node, b in path], np.float64)
             pos, w = _uncovered(self.X, self.idx, data.pos, data.w, tests, taken, share,
                                 touched, self.share)
         if root:
@@ -503,10 +517,10 @@ def _split(X, y, a, kind, threshold, value, nb, mid, rows, w, k):
     its threshold's midpoint ``mid``, ``c45.spread_at``), the branches' shares, the
     branches' rows as ``c45.branch_data`` deals them, and whether a row lacks the
     tested value."""
-    sub, dist = c45.spread_at(X, y, a, kind, threshold, mid, value, nb, rows, w, k)
-    frac = c45.fractions(dist)
+    sub, dist, tot = c45.spread_at(X, y, a, kind, threshold, mid, value, nb, rows, w, k)
+    frac = c45.shares(tot, nb)
     at, weights, cut = c45.branch_data(sub, nb, w, frac)
-    return sub, dist, frac, at, weights, cut, (sub < 0).any()
+    return sub, dist, tot, frac, at, weights, cut, (sub < 0).any()
 
 
 @njit(cache=True)
@@ -786,8 +800,7 @@ def _rule(tree):
     conditions = []
     for node, b in path:
         a, kind, threshold, value = node.split[:4]
-        per_bag = node.dist.sum(axis=1)
-        conditions.append([a, kind, threshold, value, b, per_bag[b] / node.dist.sum()])
+        conditions.append([a, kind, threshold, value, b, float(node.shares()[b])])
     label = path[-1][0].dist[path[-1][1]] if path else tree.dist[0]
     return {"conditions": conditions, "label": label, "leaf": leaf.dist.sum(axis=0),
             "cuts": [node.cut for node, _ in path]}
