@@ -24,9 +24,11 @@ from .conftest import arff_tables
 SETTINGS = settings(max_examples=100, deadline=None)
 
 
-def reference(y, w, sub, nb, k):
+def reference(y, w, sub, nb, k, merged=False):
     """The reference's Distribution, row by row in plain Python floats (IEEE
-    doubles, as Java's): (per branch and class, per branch, per class, total)."""
+    doubles, as Java's): (per branch and class, per branch, per class, total).
+    ``merged``: a binary split of a nominal value as it is chosen, its second branch
+    the known rows' totals less the first (``Distribution(Distribution, int)``)."""
     cells = [[0.0] * k for _ in range(nb)]
     per_bag, per_class, total = [0.0] * nb, [0.0] * k, 0.0
     for c, wt, b in zip(y, w, sub):
@@ -35,6 +37,9 @@ def reference(y, w, sub, nb, k):
             per_bag[b] += wt
             per_class[c] += wt
             total += wt
+    if merged:
+        cells[1] = [per_class[c] - cells[0][c] for c in range(k)]
+        per_bag[1] = total - per_bag[0]
     probs = [1.0 / nb] * nb if abs(total) < 1e-6 else [p / total for p in per_bag]
     for c, wt, b in zip(y, w, sub):
         if b < 0:
@@ -60,16 +65,17 @@ def nodes(draw):
         st.floats(1e-3, 3.0, allow_nan=False, allow_infinity=False)
     w = draw(st.lists(weight, min_size=n, max_size=n))
     sub = draw(st.lists(st.integers(-1, nb - 1), min_size=n, max_size=n))
-    return y, w, sub, nb, k
+    merged = nb == 2 and draw(st.booleans())
+    return y, w, sub, nb, k, merged
 
 
 @SETTINGS
 @given(nodes())
 def test_distribution_and_shares_are_the_references_to_the_bit(node):
-    y, w, sub, nb, k = node
+    y, w, sub, nb, k, merged = node
     dist, tot = grow.distribution(class_codes(y, k), np.arange(len(y), dtype=np.int32),
-                                  np.array(w), np.array(sub, np.int32), nb, k)
-    cells, per_bag, per_class, total = reference(y, w, sub, nb, k)
+                                  np.array(w), np.array(sub, np.int32), nb, k, merged)
+    cells, per_bag, per_class, total = reference(y, w, sub, nb, k, merged)
     assert dist.tolist() == cells
     assert tot.tolist() == per_bag + per_class + [total]
     want = [1.0 / nb] * nb if abs(total) < 1e-6 else [p / total for p in per_bag]
@@ -83,7 +89,7 @@ def test_spread_rows_share_by_running_sums_not_by_the_matrix():
     sub = [0, 1, 1, -1, -1, -1]
     codes, w = class_codes(y, 2), np.ones(len(y))
     dist, tot = grow.distribution(codes, np.arange(len(y), dtype=np.int32), w,
-                                  np.array(sub, np.int32), 2, 2)
+                                  np.array(sub, np.int32), 2, 2, False)
     by_matrix = grow.fractions(dist)
     by_sums = grow.shares(tot, 2)
     assert by_sums.tolist() == [p / reference(y, w, sub, 2, 2)[3]

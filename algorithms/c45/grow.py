@@ -390,9 +390,11 @@ def class_weights(y, idx, w, n_classes):
 
 
 @njit(cache=True)
-def distribution(y, idx, w, sub, nb, k):
+def distribution(y, idx, w, sub, nb, k, merged):
     """A split's distribution on a node's rows as J48 builds it: each row with a
-    value added to its branch in order, then each row without one spread over the
+    value added to its branch in order (``merged``: the second branch of a binary
+    split of a nominal value as the known rows' totals less the first, as J48 makes
+    it when it chooses the split), then each row without one spread over the
     branches by their shares of the known weight (``addInstWithUnknown``). Returns
     the class weights per branch and J48's running totals beside them, in one array:
     per branch, per class, overall. J48 spreads a row by a branch's running total
@@ -409,6 +411,10 @@ def distribution(y, idx, w, sub, nb, k):
             tot[b] += w[i]
             tot[nb + c] += w[i]
             tot[nb + k] += w[i]
+    if merged:
+        for c in range(k):
+            dist[1, c] = tot[nb + c] - dist[0, c]
+        tot[1] = tot[nb + k] - tot[0]
     if tot[nb + k] < 1e-6 and tot[nb + k] > -1e-6:
         probs = np.full(nb, 1.0 / nb)
     else:
@@ -829,12 +835,13 @@ WIDE_CELLS = 50_000
 
 
 @njit(cache=True)
-def spread(X, y, a, kind, threshold, value, nb, idx, w, k):
+def spread(X, y, a, kind, threshold, value, nb, idx, w, k, chosen):
     """Each instance's branch of a split, and the split's distribution on that data
     with its totals (``distribution``): missing values spread in proportion to the
-    known weight of each branch."""
+    known weight of each branch. ``chosen``: the split is being made at its node
+    (not its distribution reset for other rows, as pruning does)."""
     sub = subsets(X[a], idx, kind, threshold, value)
-    dist, tot = distribution(y, idx, w, sub, nb, k)
+    dist, tot = distribution(y, idx, w, sub, nb, k, chosen and kind == VALUE_SPLIT)
     return sub, dist, tot
 
 
@@ -846,8 +853,8 @@ def spread_at(X, y, a, kind, threshold, mid, value, nb, idx, w, k):
     the split. The two differ only where the threshold moved across a value of the
     node, less than 1e-6 above it."""
     if kind != NUMERIC_SPLIT or threshold == mid:
-        return spread(X, y, a, kind, threshold, value, nb, idx, w, k)
-    _, dist, tot = spread(X, y, a, kind, mid, value, nb, idx, w, k)
+        return spread(X, y, a, kind, threshold, value, nb, idx, w, k, True)
+    _, dist, tot = spread(X, y, a, kind, mid, value, nb, idx, w, k, True)
     return subsets(X[a], idx, kind, threshold, value), dist, tot
 
 
@@ -1179,7 +1186,7 @@ def _descend(X, y, nodes, thresholds, dists, i, idx, w, k, cf, z, write):
                     nodes[j, EMPTY] = 0
             continue
         sub, dist, tot = spread(X, y, nodes[j, ATTR], nodes[j, KIND], thresholds[j],
-                                nodes[j, VALUE], nodes[j, BAGS], jdx, jw, k)
+                                nodes[j, VALUE], nodes[j, BAGS], jdx, jw, k, False)
         nb = nodes[j, BAGS]
         if write:
             at = nodes[j, DIST] + nb * k

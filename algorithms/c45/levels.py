@@ -255,7 +255,7 @@ def best_split(value, cls, weight, n_values, k, min_obj, mdl, binary, whole):
         return out
     out["dist"], out["tot"] = spread(np.ascontiguousarray(value).reshape(1, -1), cls, 0,
                                      kind, mid, int(val), nb, idx,
-                                     np.ascontiguousarray(weight), k)[1:]
+                                     np.ascontiguousarray(weight), k, True)[1:]
     return out
 
 
