@@ -12,7 +12,7 @@ import pytest
 
 import duckmine
 
-from .conftest import DATA, arff_tables, table
+from .conftest import DATA, arff_tables, options_struct, table
 
 HERE = Path(__file__).parent
 GOLDEN = HERE / "golden" / "j48"
@@ -74,6 +74,30 @@ def test_probabilities_are_j48s(db, name):
         values = db.sql(f"SELECT enum_range(NULL::{enum_type(db, name)})").fetchall()[0][0]
         got = np.array([[r[0][v] for v in values] for r in rows])
         np.testing.assert_allclose(got, expected, atol=1e-9, err_msg=f"{name} {tag}")
+
+
+# J48 sums a node's rows in the order its split search sorted them (by each numeric
+# attribute in turn): where rows spread by a missing value meet in a tree over
+# numeric attributes, a fit in file order can still differ in the last bits there
+INEXACT = {"labor", "missing-deep", "missing-deep-weighted", "many-classes"}
+
+
+@pytest.mark.parametrize("name", [n for n in DATASETS if n not in INEXACT])
+def test_probabilities_are_j48s_to_the_bit_fitted_in_file_order(db, name):
+    """The table form reads the rows in file order, as J48 does, and a tree keeps
+    J48's running totals and adds as its recursion does: every probability is J48's
+    own double, rows with missing values and binary splits included."""
+    golden = json.loads((GOLDEN / f"{name}__dist.json").read_text())
+    t = table(name)
+    values = db.sql(f"SELECT enum_range(NULL::{enum_type(db, name)})").fetchall()[0][0]
+    for tag, g in golden.items():
+        options = options_struct(OPTIONS[tag])
+        model = (f"(SELECT model FROM fit('c45', '{t}', '{target(db, name)}'"
+                 f"{', ' + options if options else ''}))")
+        rows = db.sql(f"SELECT predict_proba(m.model, t) FROM {t} t, {model} m "
+                      "ORDER BY t.rowid").fetchall()
+        got = [[r[0][v] for v in values] for r in rows]
+        assert got == np.array(g["dists"])[g["row"]].tolist(), f"{name} {tag}"
 
 
 def enum_type(db, name):
