@@ -119,6 +119,7 @@ class DecList:
         # threshold's midpoint) or None
         self.dist = None  # the split's distribution (branches, k), or (1, k) for a leaf
         self.tot = None  # a split's running totals (``c45.distribution``)
+        self.total = 0.0  # a leaf's overall weight, a running sum as J48's ``totaL``
         self.sons = None
         self.leaf = False
         self.index = 0
@@ -139,8 +140,9 @@ class DecList:
         tested value."""
         return c45.shares(self.tot, len(self.dist))
 
-    def become_leaf(self, dist):
+    def become_leaf(self, dist, total):
         self.leaf, self.sons, self.split, self.dist, self.tot = True, None, None, dist, None
+        self.total = total
 
     def path(self):
         """The conditions down to the rule's leaf, and the leaf: [(node, branch)]."""
@@ -155,7 +157,7 @@ class DecList:
         node = self
         while not node.leaf:
             node = node.sons[node.index]
-        return -node.dist.sum()
+        return -node.total
 
 
 class Learner:
@@ -305,10 +307,11 @@ class Learner:
         if not (leaf or c45.unsplittable(per_class, self.min_obj)):
             split, per_class, node.cut = self.select(data)
         node.leaf_dist = per_class[None, :]
+        node.leaf_total = c45.running_total(data.w)
         if test is not None:
             test_dist = c45.class_weights(self.y, test.rows, test.w, self.k)
         if split is None:
-            node.leaf, node.dist = True, per_class[None, :]
+            node.become_leaf(per_class[None, :], node.leaf_total)
             if test is not None:
                 node.test = test_dist[None, :]
             return node
@@ -339,7 +342,7 @@ class Learner:
                         node.sons[j] = self.build(parts[j], True,
                                                   None if test_parts is None else test_parts[j])
                 if i < 2:
-                    node.become_leaf(node.leaf_dist)
+                    node.become_leaf(node.leaf_dist, node.leaf_total)
                     return True
                 ind = 0
                 break
@@ -397,7 +400,7 @@ class Learner:
             tree_errors = self.errors_tree(node)
             replace = leaf_errors - (tree_errors + 0.1) < SMALL
         if replace:
-            node.become_leaf(node.per_class().copy()[None, :])
+            node.become_leaf(node.per_class().copy()[None, :], float(node.tot[-1]))
             if node.test is not None:
                 node.test = node.test.sum(axis=0)[None, :]
 
@@ -656,7 +659,9 @@ _branch_entries_wide = njit(cache=True, parallel=PRANGE_ONLY)(_branch)
 def _score(X, conds, ends, probs, n):
     """Each row's class probabilities: the rules in order, each taking the share it
     covers of what the rules before it left (a missing tested value: the branch's
-    share), until less than 1e-6 is left."""
+    share), until less than 1e-6 is left. The products associate as the reference's
+    recursions do: a rule's cover from its last condition up, its probabilities'
+    weight from its first down."""
     out = np.zeros((n, probs.shape[1]))
     for i in range(n):
         left = 1.0
@@ -664,11 +669,11 @@ def _score(X, conds, ends, probs, n):
         for r in range(len(ends)):
             if left <= SMALL:
                 break
-            cover = 1.0
+            cover = 1.0  # the shares of the conditions whose value is missing
             for c in range(start, ends[r]):
                 v = X[int(conds[c, 0]), i]
                 if np.isnan(v):
-                    cover *= conds[c, 5]
+                    cover = conds[c, 5] * cover
                     continue
                 kind = int(conds[c, 1])
                 if kind == NUMERIC_SPLIT:
@@ -680,12 +685,17 @@ def _score(X, conds, ends, probs, n):
                 if at != int(conds[c, 4]):
                     cover = 0.0
                     break
-            start = ends[r]
-            if cover > SMALL:
-                share = left * cover
+            below = 0.0  # the cover again, from the last condition up
+            if cover > 0.0:
+                below = 1.0
+                for c in range(ends[r] - 1, start - 1, -1):
+                    if np.isnan(X[int(conds[c, 0]), i]):
+                        below = conds[c, 5] * below
+            if below > SMALL:
                 for j in range(probs.shape[1]):
-                    out[i, j] += share * probs[r, j]
-                left = left * (1.0 - cover)
+                    out[i, j] += left * (cover * probs[r, j])
+                left = left * (1.0 - below)
+            start = ends[r]
     return out
 
 
@@ -699,7 +709,11 @@ class PartModel(Classifier):
         self.rules = [{"conditions": [[int(c[0]), int(c[1]), float(c[2]), int(c[3]),
                                        int(c[4]), float(c[5])] for c in r["conditions"]],
                        "label": [float(x) for x in r["label"]],
-                       "leaf": [float(x) for x in r["leaf"]]} for r in rules]
+                       "leaf": [float(x) for x in r["leaf"]],
+                       # a model from before the leaf's running total was kept:
+                       "total": float(r["total"]) if "total" in r else  # its sum
+                       float(np.asarray(r["leaf"], np.float64).sum())}
+                      for r in rules]
         self.used = sorted({c[0] for r in self.rules for c in r["conditions"]})
 
     def to_json(self):
@@ -718,6 +732,8 @@ class PartModel(Classifier):
             where = f"rule {i}"
             check_weights(r["label"], k, where)
             check_weights(r["leaf"], k, where)
+            if not (math.isfinite(r["total"]) and r["total"] >= 0):
+                raise ValueError(f"{where}'s leaf does not hold a finite total weight")
             for a, kind, threshold, value, branch, frac in r["conditions"]:
                 attr = check_attribute(self.attributes, a, self.target, where)
                 n = len(attr.values)
@@ -741,12 +757,11 @@ class PartModel(Classifier):
         return _score(X, conds.reshape(-1, 6), ends, self.leaf_probs(), n)
 
     def leaf_probs(self):
-        """Each rule's class probabilities: its leaf's weights over their sum (none
-        for an empty leaf)."""
+        """Each rule's class probabilities: its leaf's weights over its total weight
+        (none for an empty leaf)."""
         probs = np.zeros((len(self.rules), len(self.classes)))
         for i, r in enumerate(self.rules):
-            leaf = np.asarray(r["leaf"])
-            total = leaf.sum()
+            leaf, total = np.asarray(r["leaf"]), r["total"]
             if abs(total) >= SMALL:
                 probs[i] = leaf / total
         return probs
@@ -803,6 +818,7 @@ def _rule(tree):
         conditions.append([a, kind, threshold, value, b, float(node.shares()[b])])
     label = path[-1][0].dist[path[-1][1]] if path else tree.dist[0]
     return {"conditions": conditions, "label": label, "leaf": leaf.dist.sum(axis=0),
+            "total": leaf.total,
             "cuts": [node.cut for node, _ in path]}
 
 
