@@ -44,8 +44,7 @@ ADVICE = ("at the first level one worker scores an attribute over every row: fit
           "raise the limit")
 SPLITS = ("node long, attr int, gain double, ratio double, mid double, val int, "
           "rows long, per_class array<double>, dist array<double>, tot array<double>, "
-          "low double, "
-          "high double, left double, missing long")
+          "low double, high double, left double, missing long")
 LAST = {}  # the last fit's work: levels, thresholds walked, pruning passes, raisings
 ROWS = "attr int, bucket int, node binary, value binary, cls binary, weight binary, " \
     "key binary"
@@ -302,8 +301,7 @@ class _Grower:
             node = node.astype(np.int64)
             out = {name: [] for name in ("node", "gain", "ratio", "mid", "val", "rows",
                                          "per_class", "dist", "tot", "low", "high",
-                                         "left",
-                                         "missing")}
+                                         "left", "missing")}
             for s, e in zip(starts, np.r_[starts[1:], len(node)]):
                 here = slice(s, e)
                 whole = bool((weight[here] == np.floor(weight[here])).all())
@@ -512,7 +510,8 @@ class _Raiser:
                     stat = sums.get((i, s))
                     if stat is not None and "missing" in stat and \
                             (i, s) not in shares and stat["missing"].sum() > 0:
-                        shares[(i, s)] = c45.fractions(stat["known"])
+                        shares[(i, s)] = c45.shares(c45.totals_of(stat["known"]),
+                                                    len(stat["known"]))
                         more = True
             if not more:
                 break
@@ -531,7 +530,7 @@ class _Raiser:
                     missing = np.zeros(self.k) if stat is None else stat["missing"]
                     dist, tot = known, c45.totals_of(known)
                     if missing.sum() > 0:
-                        share = c45.fractions(known)
+                        share = c45.shares(tot, nb)
                         dist = known + share[:, None] * missing[None, :]
                         tot[:nb] += share * missing.sum()
                         tot[nb:] += np.append(missing, missing.sum())

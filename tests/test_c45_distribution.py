@@ -90,7 +90,7 @@ def test_spread_rows_share_by_running_sums_not_by_the_matrix():
     codes, w = class_codes(y, 2), np.ones(len(y))
     dist, tot = grow.distribution(codes, np.arange(len(y), dtype=np.int32), w,
                                   np.array(sub, np.int32), 2, 2, False)
-    by_matrix = grow.fractions(dist)
+    by_matrix = grow.shares(grow.totals_of(dist), 2)
     by_sums = grow.shares(tot, 2)
     assert by_sums.tolist() == [p / reference(y, w, sub, 2, 2)[3]
                                 for p in reference(y, w, sub, 2, 2)[1]]

@@ -495,16 +495,6 @@ def incorrect(per_class):
 
 
 @njit(cache=True)
-def fractions(dist):
-    """The share of each bag in the weight, as missing values are spread."""
-    per_bag = dist.sum(axis=1)
-    total = per_bag.sum()
-    if total < 1e-6 and total > -1e-6:
-        return np.full(per_bag.shape[0], 1.0 / per_bag.shape[0])
-    return per_bag / total
-
-
-@njit(cache=True)
 def add_errors(n, e, cf, z):
     """The pessimistic number of additional errors of a leaf: the upper limit of
     the binomial confidence interval at confidence ``cf`` (``z`` its normal
@@ -928,8 +918,8 @@ def grow(X, n_values, y, k, idx0, w0, entries, start0, end0, values, value_off,
             nodes[i, DIST] = n_dist
             dists[n_dist:n_dist + k] = per_class
             dists[n_dist + k] = running_total(w)
+            nodes[i, EMPTY] = 1 if abs(dists[n_dist + k]) < 1e-6 else 0
             n_dist += k + 1
-            nodes[i, EMPTY] = 1 if abs(w.sum()) < 1e-6 else 0
             continue
         a = best_a
         nodes[i, ATTR] = a
@@ -1182,7 +1172,7 @@ def _descend(X, y, nodes, thresholds, dists, i, idx, w, k, cf, z, write):
             if write:
                 dists[nodes[j, DIST]:nodes[j, DIST] + k] = per_class
                 dists[nodes[j, DIST] + k] = running_total(jw)
-                if abs(jw.sum()) >= 1e-6:
+                if abs(dists[nodes[j, DIST] + k]) >= 1e-6:
                     nodes[j, EMPTY] = 0
             continue
         sub, dist, tot = spread(X, y, nodes[j, ATTR], nodes[j, KIND], thresholds[j],
