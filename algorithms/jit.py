@@ -200,8 +200,13 @@ def by_columns(fn):
 
 
 def threads(wide):
-    """The ``threads`` argument of a kernel that may call parallel kernels: None
-    unless ``wide`` (then numba compiles it without them), else True."""
+    """The ``threads`` argument of a kernel that may call parallel kernels and that
+    a first demo compiles (``python=False``: EM's and k-means' iterations): None
+    unless ``wide`` (then numba compiles it without them), else True. A kernel that
+    the demo runs as Python (REPTree's growth, RIPPER's, Ridor's rule sets) takes a
+    plain bool instead: one signature holds both paths, compiled once rather than
+    twice (``duckmine compile`` and CI spent a sixth of their compiling on the
+    second signatures)."""
     return True if wide else None
 
 

@@ -143,9 +143,10 @@ def test_compile_fits_and_scores_every_learner(monkeypatch, capsys):
 
 
 def test_compile_compiles_the_kernels_of_large_data_too():
-    """The kernels that run threads on large data only are compiled without them
-    for small data (``jit.threads``); ``duckmine compile``'s fits on its large table
-    compile them with threads as well."""
+    """EM's and k-means' kernels that run threads on large data only are compiled
+    without them for small data (``jit.threads``); ``duckmine compile``'s fits on its
+    large table compile them with threads as well. REPTree's, RIPPER's and Ridor's
+    hold both paths in one signature, chosen by a bool."""
     import inspect
 
     import numba
@@ -163,6 +164,8 @@ def test_compile_compiles_the_kernels_of_large_data_too():
                         (em.iterate_kernel, "par")):
         at = list(inspect.signature(kernel.py_func).parameters).index(arg)
         assert numba.types.boolean in {sig[at] for sig in kernel.signatures}, kernel
+        if kernel in (reptree._grow, ripper._grow, ridor._ruleset):
+            assert numba.types.none not in {sig[at] for sig in kernel.signatures}, kernel
 
 
 def test_sql_command_refuses_a_database_file_that_is_not_there(tmp_path, capsys):

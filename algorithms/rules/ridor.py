@@ -27,7 +27,7 @@ from ..evaluation import check_folds, stratified
 from ..halt import halted
 from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, _randomize, sorted_by
-from ..jit import PRANGE_ONLY, njit, prange, threads
+from ..jit import PRANGE_ONLY, njit, prange
 from ..models import Classifier, attributes_of, body, check_array, check_attribute, check_records
 from .presorted import (
     kept,
@@ -224,9 +224,9 @@ def _candidates(X, nominal, n_values, attrs, used, ids, w, label, min_weight,
                 default_rate, presorted, weighed, threads):
     """Every unused attribute's best condition; with ``exact``, ``presorted`` holds
     each numeric attribute's rows of ``ids`` in order; the rows' weights are
-    gathered only where some row weighs other than 1 (``weighed``); with ``threads`` (see
-    ``jit.threads``), from ``PARALLEL_ROWS`` rows, those are searched two at a time
-    (a kernel that calls a parallel one runs several times slower on small data)."""
+    gathered only where some row weighs other than 1 (``weighed``); with ``threads``
+    (see ``jit.threads``), from ``PARALLEL_ROWS`` rows, those are searched two at a
+    time (a kernel that calls a parallel one runs several times slower on small data)."""
     m = len(attrs)
     gains = np.zeros(m)
     rows = np.zeros((m, 7))
@@ -235,7 +235,7 @@ def _candidates(X, nominal, n_values, attrs, used, ids, w, label, min_weight,
     for counter in range(m):
         listed[counter] = exact and not used[counter] and not nominal[attrs[counter]]
     wide = False
-    if threads is not None and len(ids) >= PARALLEL_ROWS:
+    if threads and len(ids) >= PARALLEL_ROWS:
         wide = True
         _numeric_candidates(np.flatnonzero(listed), srt_off, srt_x, srt_lab, srt_w,
                             min_weight, default_rate, gains, rows)
@@ -542,14 +542,14 @@ class Learner:
         del rows  # not held through the rule sets
         if self.shuffles == 1 and len(jobs) > 1 and n >= PARALLEL_ROWS and \
                 13 * len(srt_rows) <= SIDE_BY_SIDE_BYTES:
-            out = stop.each(lambda job: self.ruleset(*job(), (srt_rows, srt_off, None), halt),
+            out = stop.each(lambda job: self.ruleset(*job(), (srt_rows, srt_off, False), halt),
                             jobs, threads=2)
             self.state = out[-1][2]
         else:
             out = []
             for job in jobs:
                 out.append(self.ruleset(*job(), (srt_rows, srt_off,
-                                                 threads(n >= PARALLEL_ROWS)), halt))
+                                                 n >= PARALLEL_ROWS), halt))
                 self.state = out[-1][2]
         stop.check(halt)
         return [(rate, rules) for rate, rules, _ in out]

@@ -28,7 +28,7 @@ from ..dataset import rows_where, stacked, whole_weights
 from ..evaluation import check_folds
 from ..javafmt import double_to_string, java_double
 from ..javautil import JavaRandom, randomize, sorted_by, weka_order
-from ..jit import PRANGE_ONLY, njit, prange, threads
+from ..jit import PRANGE_ONLY, njit, prange
 from ..models import Classifier, attributes_of, body, check_attribute, check_weights
 from ..stop import checkpoint
 from .description_length import RuleStats, check_stop, data_dl
@@ -461,7 +461,7 @@ def _grow(X, nominal, n_values, attrs, n_attributes, w, y, cls, min_no, ids, ant
             numeric = np.array([a for a in attrs if not nominal[a] and not used[a]],
                                np.int64)
             cover, accu = _weights(w, y, cls, cur)
-            if threads is not None and len(cur) >= PARALLEL_ROWS:
+            if threads and len(cur) >= PARALLEL_ROWS:
                 gains, outs = _presorted_gains(X, numeric, srt_rows, srt_off, srt_x, srt_w,
                                                srt_y, mark, cls, default_rate, cover, accu)
             else:
@@ -720,7 +720,7 @@ class Fit:
         antds, size, rows = _grow(self.X, self.nominal, self.n_values, self.attrs,
                                   self.n_attributes, self.w, self.y, self.cls, self.min_no,
                                   rows, start, size, self.presorted, self.sparse,
-                                  threads(len(rows) >= PARALLEL_ROWS))
+                                  len(rows) >= PARALLEL_ROWS)
         return antds[:size].copy(), rows
 
     def prune(self, rule, rows, use_whole):

@@ -48,7 +48,7 @@ from ..dataset import missing_in, stacked, whole_weights
 from ..evaluation import check_folds, randomize, stratify, test_cv, train_cv
 from ..halt import halted
 from ..javautil import JavaRandom, rows_in_order
-from ..jit import PRANGE_ONLY, frozen, njit, prange, threads
+from ..jit import PRANGE_ONLY, frozen, njit, prange
 from ..sorting import value_order
 
 LOG2 = math.log(2.0)
@@ -675,7 +675,7 @@ def _grow(parts_r, parts_v, parts_y, parts_w, lo0, hi0, depth0, held0, branch_of
     nodes left to grow: with ``defer``, a node narrower than ``wide_cells`` (its
     rows times the attributes) is not grown but handed back, as a row of [part, lo,
     hi, depth, node] and one of [weight, class weights or mean], its rows kept.
-    A node at least that wide is scored and dealt on two threads (``threads``: None
+    A node at least that wide is scored and dealt on two threads (``threads``: false
     when none is, see ``jit.threads``).
 
     A node's rows are columns of the presorted arrays, and its children's are
@@ -756,7 +756,7 @@ def _grow(parts_r, parts_v, parts_y, parts_w, lo0, hi0, depth0, held0, branch_of
                 leaf = leaf or prior / total_w < min_var
             if not leaf:
                 known = nprobs if plain and k > 0 else nprobs[:0]
-                if threads is not None and wide:
+                if threads and wide:
                     _score_parallel(val, yv, wts, lo, hi, nominal, n_values, k, table, known,
                                     gains, cuts, dists, sprops, sweights, tallies, sums)
                 else:
@@ -838,7 +838,7 @@ def _grow(parts_r, parts_v, parts_y, parts_w, lo0, hi0, depth0, held0, branch_of
                 args = (rid, val, yv, wts, lo, hi, share, keep, head, slot, stay, rest,
                         branch_of, *away, scratch_r[:w2], scratch_v[:w2], scratch_y[:w2],
                         scratch_w[:w2])
-                if threads is not None and wide:
+                if threads and wide:
                     _deal_parallel(*args)
                 else:
                     _deal_serial(*args)
@@ -946,7 +946,7 @@ def grow(columns, nominal, n_values, y, w, rows, target, k, min_leaf, min_varian
         try:
             return _grow(*lists, lo, hi, depth, held, branch_of, *settings, dist,
                          float(weight), table, plain, COMPACT_COLUMNS, wide_cells, defer,
-                         threads(len(attrs) * (hi - lo) >= wide_cells), halt, count)
+                         len(attrs) * (hi - lo) >= wide_cells, halt, count)
         finally:
             scratch.put(branch_of)
 
