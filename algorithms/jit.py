@@ -205,8 +205,7 @@ def threads(wide):
     unless ``wide`` (then numba compiles it without them), else True. A kernel that
     the demo runs as Python (REPTree's growth, RIPPER's, Ridor's rule sets) takes a
     plain bool instead: one signature holds both paths, compiled once rather than
-    twice (the second signatures took a seventh of a cold ``duckmine compile``'s
-    CPU time)."""
+    twice."""
     return True if wide else None
 
 
