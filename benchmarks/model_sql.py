@@ -1,8 +1,10 @@
 """model_to_sql on a long decision list: PART's rules on Agrawal data (the rules
 benchmark's file, made by Weka once), written as SQL for DuckDB and for SQLite and
 run on the first rows of the table in each engine, side by side with ``predict``.
+With ``--deep``, C4.5 trees hundreds of levels deep instead.
 
     python -m duckmine.benchmarks.model_sql [--rows 100000] [--score 2000]
+    python -m duckmine.benchmarks.model_sql --deep [--rows 20000]
 
 Prints the rules, the SQL's size and the seconds to write it, then per engine the
 seconds to score ``--score`` rows, the rows a second, and whether every label is
@@ -61,12 +63,60 @@ def run(n, score):
     con.close()
 
 
+# staircase targets: an unpruned C4.5 tree is a chain of one split per step (rows / 50
+# of them for two classes, rows / 40 for three, where missing values are spread
+# down every level of the sums)
+CHAINS = {
+    "two classes": "SELECT i::DOUBLE AS x, CASE WHEN (i // 50) % 2 = 0 THEN 'a' ELSE 'b' "
+                   "END AS y FROM range({n}) r(i)",
+    "three classes, missing values": (
+        "SELECT CASE WHEN i % 13 = 5 THEN NULL WHEN i % 17 = 3 THEN 'NaN'::DOUBLE "
+        "ELSE i::DOUBLE END AS x, CASE WHEN i % 11 < 2 THEN i::DOUBLE END AS z, "
+        "['a', 'b', 'c'][1 + (i // 40) % 3] AS y FROM range({n}) r(i)"),
+}
+
+
+def deep(n):
+    """Per chain: the SQL's size, DuckDB's time to plan it (EXPLAIN), and to score
+    the table's ``n`` rows with it, beside ``predict``'s."""
+    con = duckmine.connect()
+    con.execute("SET enable_progress_bar = false")
+    con.execute("SET max_expression_depth TO 100000")
+    for name, rows in CHAINS.items():
+        con.execute(f"CREATE OR REPLACE TABLE t AS {rows.format(n=n)}")
+        con.execute("CREATE OR REPLACE TABLE m AS SELECT c45_fit(t, 'y', pruned := false) "
+                    "AS model FROM t t")
+        depth = max(line.count("|") for line in con.execute(
+            "SELECT model_text(model) FROM m").fetchall()[0][0].splitlines())
+        start = time.perf_counter()
+        expr = con.execute("SELECT model_to_sql(model) FROM m").fetchall()[0][0]
+        written = time.perf_counter() - start
+        start = time.perf_counter()
+        con.execute(f"EXPLAIN SELECT ({expr}) FROM t").fetchall()
+        planned = time.perf_counter() - start
+        start = time.perf_counter()
+        got = con.execute(f"SELECT ({expr}) FROM t ORDER BY rowid").fetchall()
+        scored = time.perf_counter() - start
+        start = time.perf_counter()
+        want = con.execute("SELECT predict(m.model, t) FROM t, m ORDER BY t.rowid").fetchall()
+        predicted = time.perf_counter() - start
+        print(f"{name}: {n:,} rows, {depth} levels deep; {len(expr) / 1e6:.2f} MB of SQL "
+              f"written in {written:.2f} s, planned in {planned:.2f} s, scoring the rows "
+              f"{scored:.2f} s (predict {predicted:.2f} s); same as predict: {got == want}")
+    con.close()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--rows", type=int, default=None,
+                        help="rows of the table (100,000; 20,000 with --deep)")
     parser.add_argument("--score", type=int, default=2000)
+    parser.add_argument("--deep", action="store_true", help="C4.5 trees hundreds of levels deep")
     args = parser.parse_args()
-    run(args.rows, args.score)
+    if args.deep:
+        deep(args.rows or 20_000)
+    else:
+        run(args.rows or 100_000, args.score)
 
 
 if __name__ == "__main__":

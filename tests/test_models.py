@@ -389,3 +389,16 @@ def test_deep_trees(fresh):
     fresh.execute("SET max_expression_depth TO 100000")  # DuckDB's parser limit
     assert fresh.sql(f"SELECT count(*) FILTER (WHERE ({sql}) = y) FROM t").fetchall() == \
         [(20000,)]
+    # three classes, and missing values spread down a hundred levels of sums
+    fresh.execute("CREATE TABLE t3 AS SELECT CASE WHEN i % 13 = 5 THEN NULL WHEN i % 17 = 3 "
+                  "THEN 'NaN'::DOUBLE ELSE i::DOUBLE END AS x, CASE WHEN i % 11 < 2 THEN "
+                  "i::DOUBLE END AS z, ['a', 'b', 'c'][1 + (i // 40) % 3] AS y "
+                  "FROM range(4000) r(i)")
+    fresh.execute("CREATE TABLE m3 AS SELECT c45_fit(t, 'y', pruned := false) AS model "
+                  "FROM t3 t")
+    text = fresh.sql("SELECT model_text(model) FROM m3").fetchall()[0][0]
+    assert max(line.count("|") for line in text.splitlines()) > 60
+    sql = fresh.sql("SELECT model_to_sql(model) FROM m3").fetchall()[0][0]
+    assert fresh.sql(f"SELECT count(*) FILTER (WHERE ({sql}) = predict(m.model, t)), "
+                     f"count(*) FILTER (WHERE x IS NULL OR isnan(x)) FROM t3 t, m3 m"
+                     ).fetchall() == [(4000, 526)]

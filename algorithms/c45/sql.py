@@ -9,7 +9,9 @@ kernel ``model._proba`` and ``labels`` compute it::
     COALESCE(
       CASE WHEN "a" > <largest double> THEN NULL                 -- NaN
            WHEN "a" <= 2.5 THEN 'bad' WHEN "a" > 2.5 THEN CASE ... END END,
-      (SELECT <label> FROM (SELECT <probabilities> FROM (SELECT <cleaned row>))))
+      (SELECT <label> FROM (SELECT <probabilities> FROM
+        (SELECT <sums of level L> ... FROM (SELECT <branch weights> FROM
+          (SELECT <cleaned row>))))))
 
 The nested CASE follows the row's path and is NULL as soon as a value it tests is
 missing: NULL, a nominal value the model never saw, or NaN (missing to the model,
@@ -18,17 +20,22 @@ branch to an empty leaf gives the label of its fallback distribution.
 
 Only such rows need the scalar subquery. Its innermost SELECT has no FROM: it reads
 the outer row and maps each tested attribute to NULL where the model sees it as
-missing. The next computes the class probabilities the kernel computes, as nested
-sums in which every subtree appears once::
+missing. The next gives each branch's weight once, and the ones around it compute
+the class probabilities the kernel computes, as nested sums in which every subtree
+appears once::
 
     P(node) = sum over the branches b of weight_b * P(child_b)
     weight_b = CASE WHEN <the value goes down b> THEN 1
                     WHEN <it is missing> THEN fraction_b ELSE 0 END
 
 An empty branch adds its fallback probabilities when the value goes down it and
-nothing when it is missing, as in the kernel; zero terms are left out and a leaf's
-probabilities are folded into its branch weight. Two classes need one sum, of the
-differences ``P1 - P0``.
+nothing when it is missing, as in the kernel; zero terms are left out. Two classes
+need one sum, of the differences ``P1 - P0``. The sums are split into levels
+(``LEVELS`` at most, as the REPTree and CART export is): a level's columns are the
+sums below the nodes at its depth, read by the level around it. A sum nests no
+deeper than a level's span of depths, so planners whose time grows faster than the
+nesting (DuckDB's common-subexpression pass) plan a tree hundreds of levels deep in
+seconds, and the doubles are the ones nested sums give.
 
 The label is that of ``labels``: the first class whose probability exceeds the best
 so far by more than 1e-6; with two classes, ``P1 - P0 > 1e-6``. With more, the
@@ -43,6 +50,7 @@ exponentially often. The nesting stays shallow, for parsers with a small stack
 
 import sys
 
+import numpy as np
 from sqlglot import exp
 
 from ..classes import labels
@@ -63,6 +71,7 @@ from ..sqlgen import (
     dialect_of,
     first_best,
 )
+from ..trees.sql import LEVELS
 from .model import NOMINAL_SPLIT, NUMERIC_SPLIT
 
 
@@ -152,50 +161,92 @@ class TreeSql:
         """FROM-less SELECT of the cleaned attributes the tree tests."""
         return _select([_as(self.clean(a), f"_dm_a{a}") for a in self.used])
 
-    def weight(self, node, b, taken, other, missing):
-        """CASE on the cleaned attribute of ``node``: ``taken`` where the value goes
-        down branch ``b``, ``missing`` where it is missing, else ``other``."""
-        col = _var(f"_dm_a{self.attr[node]}")
-        pairs = [(self.test(node, b, col), _weight(taken))]
-        if missing != other:
-            pairs.append((exp.Is(this=col.copy(), expression=exp.Null()), _weight(missing)))
-        return _case(pairs, _weight(other))
+    def factor(self, node, b, spread, level):
+        """The column of the weight that branch ``b`` of ``node`` gives a row, read
+        by ``level``: 1 where the row goes down it, 0 where it goes down another,
+        and where the value is missing the branch's share (``spread``) or 0. A term
+        ``weight * x`` is then the kernel's ``x``, ``share * x`` or zero, in the same
+        doubles. ``self.factors`` keeps each column once, with the outermost level
+        that reads it."""
+        name = f"_dm_{'w' if spread else 'z'}{node}_{b}"
+        if name not in self.factors:
+            col = _var(f"_dm_a{self.attr[node]}")
+            missing = float(self.frac[self.start[node] + b]) if spread else 0.0
+            pairs = [(self.test(node, b, col), _weight(1))]
+            if missing:
+                pairs.append((exp.Is(this=col.copy(), expression=exp.Null()),
+                              _weight(missing)))
+            self.factors[name] = [_case(pairs, _weight(0)), level]
+        self.factors[name][1] = max(self.factors[name][1], level)
+        return _var(name)
 
-    def mass(self, value, node=0):
+    def depths(self):
+        """Each node's depth (the root's is 0)."""
+        depth = np.zeros(len(self.attr), np.int64)
+        for i in range(len(self.attr)):  # a child comes after its parent
+            depth[self.flat[self.start[i]:self.start[i + 1]]] = depth[i] + 1
+        return depth
+
+    def mass(self, value, node, level, name):
         """The kernel's sum, for a row, of ``value`` of the class probabilities
-        (a linear function of them) below ``node``: a float where it does not depend
-        on the row, None where it is zero."""
+        (a linear function of them) below ``node``, written in ``level``'s SELECT: a
+        float where it does not depend on the row, None where it is zero, else an
+        expression. Below a node at a cut depth (``self.cut``: its level, else -1)
+        the sum is that level's column ``name(node)`` (in ``self.sums``); the
+        operations are the kernel's either way, in its order."""
         if self.attr[node] < 0:
             return value(self.leaf_prob[node]) or None
         terms = []
         for b, (j, child) in enumerate(self.branches(node)):
-            if self.empty[child]:
+            if self.empty[child]:  # its fallback where the value goes down it
                 v = value(self.fallback[j])
                 if v:
-                    terms.append(self.weight(node, b, v, 0, 0))
+                    terms.append(exp.Mul(this=self.factor(node, b, False, level),
+                                         expression=_weight(v)))
                 continue
-            below = self.mass(value, child)
-            f = float(self.frac[j])
-            if isinstance(below, float):
-                terms.append(self.weight(node, b, below, 0, f * below))
-            elif below is not None:
-                terms.append(exp.Mul(this=self.weight(node, b, 1, 0, f),
-                                     expression=_paren(below)))
-        return _sum(terms) if terms else None
-
-    def mass_sql(self, value):
-        m = self.mass(value)
-        return _weight(0.0 if m is None else m) if not isinstance(m, exp.Expression) else m
+            below = self.mass(value, child, level if self.cut[child] < 0
+                              else self.cut[child], name)
+            if below is not None:
+                terms.append(exp.Mul(this=self.factor(node, b, True, level), expression=(
+                    _weight(below) if isinstance(below, float) else _paren(below))))
+        if not terms:
+            return None
+        if self.cut[node] < 0:
+            return _sum(terms)
+        self.sums[level].append(_as(_sum(terms), name(node)))
+        return _var(name(node))
 
     def missing_path(self):
-        """Scalar subquery: the label of any row, as the kernel computes it."""
-        rows = _from(self.rows(), "_dm_row")
+        """Scalar subquery: the label of any row, as the kernel computes it. Around
+        the cleaned row, one SELECT gives the branches' weights, and up to ``LEVELS``
+        more add up the sums: each gives the sums below the nodes at its depth from
+        those of the level inside it, so that no expression nests deeper than a
+        level's span of depths. Each SELECT names only what the ones around it
+        read."""
+        depth = self.depths()
+        step = max(1, -(-int(depth.max()) // LEVELS))
+        levels = -(-int(depth.max()) // step)  # the probabilities' SELECT is the last
+        self.cut = np.where((depth % step == 0) & (depth > 0) & (self.attr >= 0),
+                            levels - depth // step, -1)
+        self.sums, self.factors = [[] for _ in range(levels + 1)], {}
         if self.k == 2:
-            p1_minus_p0 = self.mass_sql(lambda p: float(p[1] - p[0]))
-            label = _case([(_wins(p1_minus_p0), self.label(1))], self.label(0))
+            sums = [self.mass(lambda p: float(p[1] - p[0]), 0, levels, lambda i: f"_dm_m{i}")]
+        else:
+            sums = [self.mass(lambda p, c=c: float(p[c]), 0, levels,
+                              lambda i, c=c: f"_dm_m{i}_{c}") for c in range(self.k)]
+        sums = [m if isinstance(m, exp.Expression) else _weight(0.0 if m is None else m)
+                for m in sums]
+        query = _select([_as(e, name) for name, (e, _) in self.factors.items()] or
+                        [_as(_weight(0), "_dm_none")], _from(self.rows(), "_dm_row"))
+        for level in range(levels):
+            if self.sums[level]:
+                read = [_var(name) for name, (_, last) in self.factors.items() if last > level]
+                query = _select(read + self.sums[level], _from(query, f"_dm_l{level}"))
+        rows = _from(query, "_dm_sums")
+        if self.k == 2:
+            label = _case([(_wins(sums[0]), self.label(1))], self.label(0))
             return exp.Subquery(this=_select([label], rows))
-        probs = [_as(self.mass_sql(lambda p, c=c: float(p[c])), f"_dm_p{c}")
-                 for c in range(self.k)]
+        probs = [_as(m, f"_dm_p{c}") for c, m in enumerate(sums)]
         return self.first_best(_select(probs, rows))
 
     def first_best(self, query):
