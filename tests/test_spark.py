@@ -324,6 +324,19 @@ def test_model_functions_answer_as_on_duckdb(engines):
     scored = session.sql(f"SELECT predict(m.model, struct(w.*)) AS p FROM weather_numeric w, "
                          f"{fit} m").collect()
     assert sorted(r[0] for r in predicted) == sorted(r[0] for r in scored)
+    # and where values are missing (labor: a third of its cells), row by row, the
+    # scalar subquery that spreads them as the model does, on an unpruned tree
+    con.execute("CREATE OR REPLACE TEMP TABLE labor_m AS SELECT c45_fit(t, 'class', "
+                "pruned := false) AS m FROM labor t")
+    expr = con.sql("SELECT model_to_sql(m, 'spark') FROM labor_m").fetchall()[0][0]
+    con.execute("CREATE OR REPLACE TEMP TABLE labor_numbered AS SELECT row_number() "
+                "OVER (ORDER BY rowid) AS _n, * FROM labor")
+    session.createDataFrame(con.sql("FROM labor_numbered").to_arrow_table()) \
+        .createOrReplaceTempView("labor_numbered")
+    want = con.sql("SELECT predict(m.m, t) FROM labor_numbered t, labor_m m "
+                   "ORDER BY t._n").fetchall()
+    assert session.sql(f"SELECT ({expr}) FROM labor_numbered ORDER BY _n").collect() == \
+        [tuple(r) for r in want]
 
 
 def test_register_lists_every_declared_learner(engines):
