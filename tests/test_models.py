@@ -2,6 +2,7 @@
 tree relation, rules from trees, and the data layer's column kinds."""
 
 import operator
+import sqlite3
 
 import duckdb
 import numpy as np
@@ -402,3 +403,11 @@ def test_deep_trees(fresh):
     assert fresh.sql(f"SELECT count(*) FILTER (WHERE ({sql}) = predict(m.model, t)), "
                      f"count(*) FILTER (WHERE x IS NULL OR isnan(x)) FROM t3 t, m3 m"
                      ).fetchall() == [(4000, 526)]
+    # SQLite's parser, which overflows on a CASE nested 17 deep, reads it too
+    rows = fresh.sql("SELECT predict(m.model, t), x, z FROM t3 t, m3 m").fetchall()
+    lite = sqlite3.connect(":memory:")
+    lite.execute("CREATE TABLE t3 (x, z)")
+    lite.executemany("INSERT INTO t3 VALUES (?, ?)", [r[1:] for r in rows])
+    sql = fresh.sql("SELECT model_to_sql(model, 'sqlite') FROM m3").fetchall()[0][0]
+    assert [r[0] for r in lite.execute(f"SELECT {sql} FROM t3 ORDER BY rowid")] == \
+        [r[0] for r in rows]

@@ -55,6 +55,7 @@ from sqlglot import exp
 
 from ..classes import labels
 from ..sqlgen import (
+    SHALLOW_PARSERS,
     _as,
     _below,
     _case,
@@ -74,6 +75,11 @@ from ..sqlgen import (
 from ..trees.sql import LEVELS
 from .model import NOMINAL_SPLIT, NUMERIC_SPLIT
 
+# for parsers with a small stack (SQLite's, before 3.46: 100 symbols, which a CASE
+# nested 17 deep overflows): the depths of the tree a level of sums spans at most, and
+# the deepest tree whose labels also come from the nested CASE
+SHALLOW_SPAN, SHALLOW_CASE = 8, 12
+
 
 class TreeSql:
     """The SQL expression of one C4.5 model."""
@@ -81,6 +87,7 @@ class TreeSql:
     def __init__(self, model, dialect="duckdb"):
         self.model = model
         self.ignore_nulls = _greatest_convention(dialect_of(dialect))
+        self.shallow = dialect.strip().lower() in SHALLOW_PARSERS
         (self.attr, self.kind, self.threshold, self.value, self.start, self.flat,
          self.frac, self.fallback, self.leaf_prob, self.empty) = model.tree.arrays()
         self.leaf_label = labels(self.leaf_prob)
@@ -225,6 +232,8 @@ class TreeSql:
         read."""
         depth = self.depths()
         step = max(1, -(-int(depth.max()) // LEVELS))
+        if self.shallow:  # as many levels as it takes: they are a flat WITH list there
+            step = min(step, SHALLOW_SPAN)
         levels = -(-int(depth.max()) // step)  # the probabilities' SELECT is the last
         self.cut = np.where((depth % step == 0) & (depth > 0) & (self.attr >= 0),
                             levels - depth // step, -1)
@@ -255,6 +264,8 @@ class TreeSql:
     def expression(self):
         if self.attr[0] < 0:
             return self.label(self.leaf_label[0])
+        if self.shallow and self.depths().max() > SHALLOW_CASE:  # the sums label every row
+            return self.missing_path()
         return exp.Coalesce(this=self.known_path(), expressions=[self.missing_path()])
 
 
