@@ -21,6 +21,10 @@ RECURSION_LIMIT = 20_000
 MAX_STEPS = 6  # classes compared per SELECT (each nests three calls deeper)
 
 SHALLOW_PARSERS = ("sqlite",)  # dialects whose parsers nest about 20 SELECTs at most
+# for them (SQLite's, before 3.46, holds 100 symbols, which a CASE nested 17 deep
+# overflows): the deepest tree a nested CASE is written for, and the tree's levels
+# one SELECT spans where it is walked (or summed) a few levels at a time instead
+SHALLOW_CASE, SHALLOW_SPAN = 12, 8
 
 _deep = threading.Lock()
 

@@ -223,6 +223,25 @@ def test_model_to_sql_runs_in_sqlite(db):
     np.testing.assert_allclose(got, expected, rtol=1e-12)
 
 
+def test_a_deep_tree_runs_in_sqlite(fresh):
+    """SQLite's parser overflows on a CASE nested 17 deep: a deeper tree is walked a
+    few levels per SELECT, through the filters (a nominal column, missing values)."""
+    fresh.execute("CREATE TABLE s AS SELECT CASE WHEN i % 97 = 5 THEN NULL ELSE i::DOUBLE "
+                  "END AS x, ['p', 'q', 'r'][1 + i % 3] AS c, ((i // 50) % 2) * 100.0 + "
+                  "sin(i) + CASE WHEN i % 3 = 1 THEN 3 ELSE 0 END AS y FROM range(12000) r(i)")
+    fresh.execute("CREATE TABLE m AS SELECT m5p_fit(t, 'y') AS model FROM s t")
+    text = fresh.sql("SELECT model_text(model) FROM m").fetchall()[0][0]
+    assert max(line.count("|") for line in text.splitlines()) > 16
+    sql = fresh.sql("SELECT model_to_sql(model, 'sqlite') FROM m").fetchall()[0][0]
+    rows = fresh.sql("SELECT predict_value(m.model, s), x, c FROM s, m ORDER BY s.rowid"
+                     ).fetchall()
+    lite = sqlite3.connect(":memory:")
+    lite.execute("CREATE TABLE s (x REAL, c TEXT)")
+    lite.executemany("INSERT INTO s VALUES (?, ?)", [r[1:] for r in rows])
+    got = [r[0] for r in lite.execute(f"SELECT {sql} FROM s ORDER BY rowid")]
+    np.testing.assert_allclose(got, [r[0] for r in rows], rtol=1e-12)
+
+
 def test_constant_and_collinear_attributes_are_handled(fresh):
     fresh.execute("""CREATE TABLE d AS
         SELECT i::DOUBLE AS a, 2.0 * i AS twice, i * 0.5 + 1 AS also, 7 AS constant,

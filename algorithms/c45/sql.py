@@ -55,7 +55,9 @@ from sqlglot import exp
 
 from ..classes import labels
 from ..sqlgen import (
+    SHALLOW_CASE,
     SHALLOW_PARSERS,
+    SHALLOW_SPAN,
     _as,
     _below,
     _case,
@@ -74,11 +76,6 @@ from ..sqlgen import (
 )
 from ..trees.sql import LEVELS
 from .model import NOMINAL_SPLIT, NUMERIC_SPLIT
-
-# for parsers with a small stack (SQLite's, before 3.46: 100 symbols, which a CASE
-# nested 17 deep overflows): the depths of the tree a level of sums spans at most, and
-# the deepest tree whose labels also come from the nested CASE
-SHALLOW_SPAN, SHALLOW_CASE = 8, 12
 
 
 class TreeSql:

@@ -10,21 +10,35 @@ does (a missing number becomes the training mean; a nominal attribute becomes
 its 0/1 columns "value ranks at or above r", a missing or unseen value counting
 as the training mode). The CASE
 follows the tree (a rule list: the first rule whose tests all hold) and each
-formula sums its terms in the model's order, so DuckDB gives the same double.
+formula sums its terms in the model's order, so DuckDB gives the same double. For a
+parser with a small stack (SQLite's) a tree deeper than ``SHALLOW_CASE`` is walked
+a few levels per SELECT instead (``walked``).
 """
 
 from sqlglot import exp
 
 from ..filters import output_name
-from ..sqlgen import _case, _from, _number, _select, _sum, _var
+from ..sqlgen import (
+    SHALLOW_CASE,
+    SHALLOW_PARSERS,
+    SHALLOW_SPAN,
+    _case,
+    _from,
+    _number,
+    _select,
+    _sum,
+    _var,
+)
 
 
 class LinearSql:
     """The SQL expression of one M5Model or M5RulesModel."""
 
-    def __init__(self, model):
+    def __init__(self, model, dialect="duckdb"):
         self.model = model
         self.filters = model.filters
+        self.shallow = dialect.strip().lower() in SHALLOW_PARSERS
+        self.internal = False  # the coded columns under names of their own (``walked``)
 
     def formula(self, lm):
         terms = [exp.Mul(this=_number(c, double=True), expression=self.var(j))
@@ -36,7 +50,7 @@ class LinearSql:
         return op(this=self.var(j), expression=_number(value, double=True))
 
     def var(self, j):
-        return _var(self.name(j))
+        return _var(f"_dm_c{j}" if self.internal else self.name(j))
 
     def name(self, j):
         return output_name(self.filters.keep[j])
@@ -67,7 +81,58 @@ class LinearSql:
             return self.body()
         f = self.filters
         row = f.pipeline.select({f.keep[j] for j in needed})
+        if self.shallow and self.model.learner == "m5p" and self.depth() > SHALLOW_CASE:
+            return self.walked(row, needed)
         return exp.Subquery(this=_select([self.body()], _from(row, "_dm_row")))
+
+    def depth(self):
+        t, deepest, stack = self.model.tree, 0, [(0, 0)]
+        while stack:
+            u, d = stack.pop()
+            deepest = max(deepest, d)
+            if t["attr"][u] >= 0:
+                stack += [(t["left"][u], d + 1), (t["right"][u], d + 1)]
+        return deepest
+
+    def walked(self, row, needed):
+        """The tree for a parser with a small stack (SQLite's), which a CASE nested as
+        deep as the tree overflows: each SELECT moves the row's node (``_dm_n``)
+        ``SHALLOW_SPAN`` levels down its path, and the last gives its leaf's
+        formula. The SELECTs read flat as a WITH list there."""
+        t = self.model.tree
+        self.internal = True
+        carried = [_var(f"_dm_c{j}") for j in needed]
+
+        def down(u, left):  # the node ``left`` levels below ``u`` on the row's path
+            if t["attr"][u] < 0 or left == 0:
+                return exp.Literal.number(u)
+            return _case([(self.test(t["attr"][u], t["split"][u], True),
+                           down(t["left"][u], left - 1))], down(t["right"][u], left - 1))
+
+        def below(u, left):  # the splits ``left`` levels below ``u``
+            if t["attr"][u] < 0:
+                return []
+            if left == 0:
+                return [u]
+            return below(t["left"][u], left - 1) + below(t["right"][u], left - 1)
+
+        query = _select([exp.alias_(_var(self.name(j)), f"_dm_c{j}", quoted=True)
+                         for j in needed], _from(row, "_dm_row"))
+        node, heads, level = _var("_dm_n"), [0], 0
+        while heads:
+            moved = down(0, SHALLOW_SPAN) if level == 0 else _case(
+                [(exp.EQ(this=node.copy(), expression=exp.Literal.number(u)),
+                  down(u, SHALLOW_SPAN)) for u in heads], node.copy())
+            query = _select([c.copy() for c in carried] + [exp.alias_(moved, "_dm_n",
+                                                                      quoted=True)],
+                            _from(query, f"_dm_l{level}"))
+            heads = [v for u in heads for v in below(u, SHALLOW_SPAN)]
+            level += 1
+        leaves = [u for u in range(len(t["attr"])) if t["attr"][u] < 0]
+        answer = _case([(exp.EQ(this=node.copy(), expression=exp.Literal.number(u)),
+                         self.formula(self.model.models[u])) for u in leaves[:-1]],
+                       self.formula(self.model.models[leaves[-1]]))
+        return exp.Subquery(this=_select([answer], _from(query, "_dm_leaf")))
 
     def _columns(self):
         m = self.model
@@ -81,4 +146,4 @@ class LinearSql:
 
 
 def expression(model, dialect):
-    return LinearSql(model).expression()
+    return LinearSql(model, dialect).expression()
