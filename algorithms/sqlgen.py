@@ -25,6 +25,10 @@ SHALLOW_PARSERS = ("sqlite",)  # dialects whose parsers nest about 20 SELECTs at
 # overflows): the deepest tree a nested CASE is written for, and the tree's levels
 # one SELECT spans where it is walked (or summed) a few levels at a time instead
 SHALLOW_CASE, SHALLOW_SPAN = 12, 8
+# the levels of SELECTs a tree's sums or weights are split into at most: each nests a
+# SELECT deeper, and SQLite's parser takes about a dozen (with first_best's); a
+# deeper tree's levels span several depths
+LEVELS = 4
 
 _deep = threading.Lock()
 
@@ -182,6 +186,22 @@ def first_best(query, k, label, ignore_nulls):
     return exp.Subquery(this=_select([chosen], _from(query, "_dm_best")))
 
 
+def shallow(dialect):
+    """Whether ``dialect``'s parser has a small stack (``SHALLOW_PARSERS``)."""
+    return dialect.strip().lower() in SHALLOW_PARSERS
+
+
+def depths(children):
+    """Each node's depth (the root, node 0, at 0) from each node's list of children."""
+    depth, stack = [0] * len(children), [0]
+    while stack:
+        i = stack.pop()
+        for c in children[i]:
+            depth[c] = depth[i] + 1
+            stack.append(c)
+    return depth
+
+
 def model_sql(expression, model, dialect):
     """The SQL text of ``model`` for the sqlglot dialect name, from its learner's
     ``expression(model, dialect)`` (a sqlglot expression)."""
@@ -191,7 +211,7 @@ def model_sql(expression, model, dialect):
         sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
         try:
             tree = expression(model, dialect)
-            if dialect.strip().lower() in SHALLOW_PARSERS:
+            if shallow(dialect):
                 tree = with_lists(tree)
             try:
                 return tree.sql(dialect=d, copy=False)  # built for this call alone

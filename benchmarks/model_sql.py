@@ -23,6 +23,19 @@ import duckmine
 from .rules_trees import TARGET, database
 
 
+def sqlite_copy(con, select, table):
+    """An in-memory SQLite database holding the rows of ``select`` (run on ``con``)
+    as ``table``, in their order."""
+    rel = con.execute(select)
+    names = [d[0] for d in rel.description]
+    lite = sqlite3.connect(":memory:")
+    quoted = ", ".join('"' + name.replace('"', '""') + '"' for name in names)
+    lite.execute(f'CREATE TABLE "{table}" ({quoted})')
+    lite.executemany(f'INSERT INTO "{table}" VALUES ({", ".join("?" * len(names))})',
+                     rel.fetchall())
+    return lite
+
+
 def run(n, score):
     con = duckmine.connect(str(database(n)), read_only=True)
     con.execute("SET enable_progress_bar = false")
@@ -31,8 +44,6 @@ def run(n, score):
     rules = re.search(r"Number of Rules\s*:\s*(\d+)", text)[1]
     print(f"{n:,} rows: {rules} rules")
     con.execute(f"CREATE TEMP TABLE s AS SELECT * FROM agrawal LIMIT {score}")
-    names = con.execute("SELECT * FROM s LIMIT 0").description
-    rows = con.execute("SELECT s.* FROM s ORDER BY rowid").fetchall()
     want = [r[0] for r in con.execute("SELECT predict(m.model, s) FROM s, m "
                                       "ORDER BY s.rowid").fetchall()]
     for dialect in ("duckdb", "sqlite"):
@@ -43,10 +54,7 @@ def run(n, score):
             start = time.perf_counter()
             got = [r[0] for r in con.execute(f"SELECT {expr} FROM s ORDER BY rowid").fetchall()]
         else:
-            lite = sqlite3.connect(":memory:")
-            quoted = ", ".join('"' + d[0].replace('"', '""') + '"' for d in names)
-            lite.execute(f"CREATE TABLE s ({quoted})")
-            lite.executemany(f"INSERT INTO s VALUES ({', '.join('?' * len(names))})", rows)
+            lite = sqlite_copy(con, "SELECT s.* FROM s ORDER BY rowid", "s")
             start = time.perf_counter()
             try:
                 got = [r[0] for r in lite.execute(f"SELECT {expr} FROM s ORDER BY rowid")]
@@ -103,11 +111,7 @@ def deep(n):
         print(f"{name}: {n:,} rows, {depth} levels deep; {len(expr) / 1e6:.2f} MB of SQL "
               f"written in {written:.2f} s, planned in {planned:.2f} s, scoring the rows "
               f"{scored:.2f} s (predict {predicted:.2f} s); same as predict: {got == want}")
-        lite = sqlite3.connect(":memory:")
-        names = [d[0] for d in con.execute("SELECT * EXCLUDE (y) FROM t LIMIT 0").description]
-        lite.execute(f"CREATE TABLE t ({', '.join(names)})")
-        lite.executemany(f"INSERT INTO t VALUES ({', '.join('?' * len(names))})",
-                         con.execute("SELECT * EXCLUDE (y) FROM t ORDER BY rowid").fetchall())
+        lite = sqlite_copy(con, "SELECT * EXCLUDE (y) FROM t ORDER BY rowid", "t")
         expr = con.execute("SELECT model_to_sql(model, 'sqlite') FROM m").fetchall()[0][0]
         start = time.perf_counter()
         got = lite.execute(f"SELECT {expr} FROM t ORDER BY rowid").fetchall()

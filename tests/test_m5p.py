@@ -208,19 +208,24 @@ def test_model_to_sql_gives_predict_value(db, run):
     assert odd == [(True,)]
 
 
-def test_model_to_sql_runs_in_sqlite(db):
-    sql = db.sql("SELECT model_to_sql(model, 'sqlite') FROM "
-                 + fit(db, "regression.nominal__default")).fetchall()[0][0]
-    rows = db.sql("SELECT x, colour::VARCHAR, size::VARCHAR, y FROM regression_nominal "
-                  "ORDER BY rowid").fetchall()
-    expected = [r[0] for r in db.sql(
-        "SELECT predict_value(m.model, t) FROM regression_nominal t, "
-        + fit(db, "regression.nominal__default") + " m ORDER BY t.rowid").fetchall()]
+def assert_sqlite_values(db, models, rows, columns):
+    """The model's SQLite SQL on ``rows`` (its ``columns``, as SQLite types them)
+    gives ``predict_value``'s numbers."""
+    sql = db.sql(f"SELECT model_to_sql(model, 'sqlite') FROM {models}").fetchall()[0][0]
+    names = [c.split()[0] for c in columns]
+    fetched = db.sql(f"SELECT predict_value(m.model, t), {', '.join(names)} FROM {rows} t, "
+                     f"{models} m ORDER BY t.rowid").fetchall()
     lite = sqlite3.connect(":memory:")
-    lite.execute("CREATE TABLE t (x REAL, colour TEXT, size TEXT, y REAL)")
-    lite.executemany("INSERT INTO t VALUES (?, ?, ?, ?)", rows)
-    got = [r[0] for r in lite.execute(f"SELECT {sql} FROM t")]
-    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    lite.execute(f"CREATE TABLE t ({', '.join(columns)})")
+    lite.executemany(f"INSERT INTO t VALUES ({', '.join('?' * len(names))})",
+                     [r[1:] for r in fetched])
+    got = [r[0] for r in lite.execute(f"SELECT {sql} FROM t ORDER BY rowid")]
+    np.testing.assert_allclose(got, [r[0] for r in fetched], rtol=1e-12)
+
+
+def test_model_to_sql_runs_in_sqlite(db):
+    assert_sqlite_values(db, fit(db, "regression.nominal__default"), "regression_nominal",
+                         ["x REAL", "colour TEXT", "size TEXT", "y REAL"])
 
 
 def test_a_deep_tree_runs_in_sqlite(fresh):
@@ -232,14 +237,7 @@ def test_a_deep_tree_runs_in_sqlite(fresh):
     fresh.execute("CREATE TABLE m AS SELECT m5p_fit(t, 'y') AS model FROM s t")
     text = fresh.sql("SELECT model_text(model) FROM m").fetchall()[0][0]
     assert max(line.count("|") for line in text.splitlines()) > 16
-    sql = fresh.sql("SELECT model_to_sql(model, 'sqlite') FROM m").fetchall()[0][0]
-    rows = fresh.sql("SELECT predict_value(m.model, s), x, c FROM s, m ORDER BY s.rowid"
-                     ).fetchall()
-    lite = sqlite3.connect(":memory:")
-    lite.execute("CREATE TABLE s (x REAL, c TEXT)")
-    lite.executemany("INSERT INTO s VALUES (?, ?)", [r[1:] for r in rows])
-    got = [r[0] for r in lite.execute(f"SELECT {sql} FROM s ORDER BY rowid")]
-    np.testing.assert_allclose(got, [r[0] for r in rows], rtol=1e-12)
+    assert_sqlite_values(fresh, "m", "s", ["x REAL", "c TEXT"])
 
 
 def test_constant_and_collinear_attributes_are_handled(fresh):

@@ -55,8 +55,8 @@ from sqlglot import exp
 
 from ..classes import labels
 from ..sqlgen import (
+    LEVELS,
     SHALLOW_CASE,
-    SHALLOW_PARSERS,
     SHALLOW_SPAN,
     _as,
     _below,
@@ -71,10 +71,11 @@ from ..sqlgen import (
     _var,
     _weight,
     _wins,
+    depths,
     dialect_of,
     first_best,
+    shallow,
 )
-from ..trees.sql import LEVELS
 from .model import NOMINAL_SPLIT, NUMERIC_SPLIT
 
 
@@ -84,9 +85,11 @@ class TreeSql:
     def __init__(self, model, dialect="duckdb"):
         self.model = model
         self.ignore_nulls = _greatest_convention(dialect_of(dialect))
-        self.shallow = dialect.strip().lower() in SHALLOW_PARSERS
+        self.shallow = shallow(dialect)
         (self.attr, self.kind, self.threshold, self.value, self.start, self.flat,
          self.frac, self.fallback, self.leaf_prob, self.empty) = model.tree.arrays()
+        self.depth = np.array(depths([self.flat[self.start[i]:self.start[i + 1]]
+                                      for i in range(len(self.attr))]))
         self.leaf_label = labels(self.leaf_prob)
         self.fallback_label = labels(self.fallback)
         self.used = model.used
@@ -184,13 +187,6 @@ class TreeSql:
         self.factors[name][1] = max(self.factors[name][1], level)
         return _var(name)
 
-    def depths(self):
-        """Each node's depth (the root's is 0)."""
-        depth = np.zeros(len(self.attr), np.int64)
-        for i in range(len(self.attr)):  # a child comes after its parent
-            depth[self.flat[self.start[i]:self.start[i + 1]]] = depth[i] + 1
-        return depth
-
     def mass(self, value, node, level, name):
         """The kernel's sum, for a row, of ``value`` of the class probabilities
         (a linear function of them) below ``node``, written in ``level``'s SELECT: a
@@ -227,7 +223,7 @@ class TreeSql:
         those of the level inside it, so that no expression nests deeper than a
         level's span of depths. Each SELECT names only what the ones around it
         read."""
-        depth = self.depths()
+        depth = self.depth
         step = max(1, -(-int(depth.max()) // LEVELS))
         if self.shallow:  # as many levels as it takes: they are a flat WITH list there
             step = min(step, SHALLOW_SPAN)
@@ -261,7 +257,7 @@ class TreeSql:
     def expression(self):
         if self.attr[0] < 0:
             return self.label(self.leaf_label[0])
-        if self.shallow and self.depths().max() > SHALLOW_CASE:  # the sums label every row
+        if self.shallow and self.depth.max() > SHALLOW_CASE:  # the sums label every row
             return self.missing_path()
         return exp.Coalesce(this=self.known_path(), expressions=[self.missing_path()])
 

@@ -20,7 +20,6 @@ from sqlglot import exp
 from ..filters import output_name
 from ..sqlgen import (
     SHALLOW_CASE,
-    SHALLOW_PARSERS,
     SHALLOW_SPAN,
     _case,
     _from,
@@ -28,6 +27,8 @@ from ..sqlgen import (
     _select,
     _sum,
     _var,
+    depths,
+    shallow,
 )
 
 
@@ -37,8 +38,7 @@ class LinearSql:
     def __init__(self, model, dialect="duckdb"):
         self.model = model
         self.filters = model.filters
-        self.shallow = dialect.strip().lower() in SHALLOW_PARSERS
-        self.internal = False  # the coded columns under names of their own (``walked``)
+        self.shallow = shallow(dialect)
 
     def formula(self, lm):
         terms = [exp.Mul(this=_number(c, double=True), expression=self.var(j))
@@ -50,7 +50,7 @@ class LinearSql:
         return op(this=self.var(j), expression=_number(value, double=True))
 
     def var(self, j):
-        return _var(f"_dm_c{j}" if self.internal else self.name(j))
+        return _var(self.name(j))
 
     def name(self, j):
         return output_name(self.filters.keep[j])
@@ -81,18 +81,12 @@ class LinearSql:
             return self.body()
         f = self.filters
         row = f.pipeline.select({f.keep[j] for j in needed})
-        if self.shallow and self.model.learner == "m5p" and self.depth() > SHALLOW_CASE:
-            return self.walked(row, needed)
+        if self.shallow and self.model.learner == "m5p":
+            t = self.model.tree
+            if max(depths([[t["left"][u], t["right"][u]] if a >= 0 else []
+                           for u, a in enumerate(t["attr"])])) > SHALLOW_CASE:
+                return self.walked(row, needed)
         return exp.Subquery(this=_select([self.body()], _from(row, "_dm_row")))
-
-    def depth(self):
-        t, deepest, stack = self.model.tree, 0, [(0, 0)]
-        while stack:
-            u, d = stack.pop()
-            deepest = max(deepest, d)
-            if t["attr"][u] >= 0:
-                stack += [(t["left"][u], d + 1), (t["right"][u], d + 1)]
-        return deepest
 
     def walked(self, row, needed):
         """The tree for a parser with a small stack (SQLite's), which a CASE nested as
@@ -100,8 +94,7 @@ class LinearSql:
         ``SHALLOW_SPAN`` levels down its path, and the last gives its leaf's
         formula. The SELECTs read flat as a WITH list there."""
         t = self.model.tree
-        self.internal = True
-        carried = [_var(f"_dm_c{j}") for j in needed]
+        carried = [self.var(j) for j in needed]
 
         def down(u, left):  # the node ``left`` levels below ``u`` on the row's path
             if t["attr"][u] < 0 or left == 0:
@@ -116,15 +109,12 @@ class LinearSql:
                 return [u]
             return below(t["left"][u], left - 1) + below(t["right"][u], left - 1)
 
-        query = _select([exp.alias_(_var(self.name(j)), f"_dm_c{j}", quoted=True)
-                         for j in needed], _from(row, "_dm_row"))
-        node, heads, level = _var("_dm_n"), [0], 0
+        query, node, heads, level = row, _var("_dm_n"), [0], 0  # coded: "_dm_x<j>"
         while heads:
             moved = down(0, SHALLOW_SPAN) if level == 0 else _case(
                 [(exp.EQ(this=node.copy(), expression=exp.Literal.number(u)),
                   down(u, SHALLOW_SPAN)) for u in heads], node.copy())
-            query = _select([c.copy() for c in carried] + [exp.alias_(moved, "_dm_n",
-                                                                      quoted=True)],
+            query = _select([c.copy() for c in carried] + [exp.alias_(moved, "_dm_n", quoted=True)],
                             _from(query, f"_dm_l{level}"))
             heads = [v for u in heads for v in below(u, SHALLOW_SPAN)]
             level += 1

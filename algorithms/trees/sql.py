@@ -25,6 +25,7 @@ from types import SimpleNamespace
 from sqlglot import exp
 
 from ..sqlgen import (
+    LEVELS,
     _as,
     _case,
     _from,
@@ -34,13 +35,10 @@ from ..sqlgen import (
     _sum,
     _var,
     _widened,
+    depths,
     dialect_of,
     first_best,
 )
-
-# the levels of weights at most: each nests a SELECT deeper, and SQLite's parser
-# takes about a dozen (with first_best's); a deeper tree's levels span several depths
-LEVELS = 4
 
 
 def _route(attribute, cut, lefts=None):
@@ -73,7 +71,7 @@ def expression(model, dialect):
     if nd["attr"][0] < 0:  # a single leaf, of weight 1
         return _answer(model, dialect, [(0, nd["probs"][0])],
                        _select([_as(_number(1.0, double=True), "_dm_w0")]))
-    depth = _depth(nd)
+    depth = max(depths([c if a >= 0 else [] for a, c in zip(nd["attr"], nd["children"])]))
     step = -(-depth // LEVELS)  # the depths each level spans
     leaves = []  # (the node whose weight column it reads, the probabilities it answers with)
     levels = [[] for _ in range(-(-depth // step))]
@@ -99,17 +97,6 @@ def expression(model, dialect):
     for level, columns in enumerate(levels):
         query = _widened(query, columns, f"_dm_d{level}")
     return _answer(model, dialect, leaves, query)
-
-
-def _depth(nd):
-    """The depth of the deepest leaf (the root's children are at depth 1)."""
-    deepest, stack = 0, [(0, 0)]
-    while stack:
-        i, d = stack.pop()
-        deepest = max(deepest, d)
-        if nd["attr"][i] >= 0:
-            stack.extend((c, d + 1) for c in nd["children"][i])
-    return deepest
 
 
 def _answer(model, dialect, leaves, weights):
