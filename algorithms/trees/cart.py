@@ -29,6 +29,7 @@ from ..classes import class_codes
 from ..dataset import stacked
 from ..eigen import symmetric_eigen
 from ..evaluation import check_folds, stratify, test_cv, train_cv
+from ..halt import halted
 from ..javafmt import java_double
 from ..javautil import JavaRandom, randomize, rows_in_order
 from ..jit import PRANGE_ONLY, njit, prange
@@ -48,7 +49,9 @@ from .reptree import _sum, _totals
 DBL_MAX = sys.float_info.max
 EPSILON = sys.float_info.epsilon / 2  # the unit roundoff
 PARALLEL_ENTRIES = 40_000  # a node's sorted rows (all attributes) worth two threads
-HAND_ENTRIES = 5_000  # the narrowest node one grower hands the other (its sorted rows)
+# the narrowest node one grower hands the other (its sorted rows); a narrower one
+# grows its whole subtree in one kernel call, where it can (``Fit.whole_subtrees``)
+HAND_ENTRIES = 5_000
 NO_WEIGHTS = np.empty(0)  # a node whose rows weigh their own weights
 
 
@@ -113,6 +116,32 @@ def _gain_given(parent_total, parent_gini, child):
 
 
 @njit(cache=True)
+def _best_estimate(x, y, rows, wr, k, sides0, missing, parent_total, parent_gini, temp):
+    """The largest of ``_numeric_split``'s estimated gains (the rows missing the
+    value spread by their weight by class), over a sweep of its own."""
+    sides = sides0.copy()
+    best = -DBL_MAX
+    current = x[rows[0]]
+    for i in range(len(rows)):
+        r = rows[i]
+        v = x[r]
+        if np.isnan(v):
+            break
+        if v > current:
+            props = _shares(sides, np.bool_(False))
+            for s in range(2):
+                for c in range(k):
+                    temp[s, c] = sides[s, c] + props[s] * missing[c]
+            gain = _gain_given(parent_total, parent_gini, temp)
+            if gain > best:
+                best = gain
+        current = v
+        sides[0, y[r]] += wr[r]
+        sides[1, y[r]] -= wr[r]
+    return best
+
+
+@njit(cache=True)
 def _numeric_split(x, y, rows, wr, k):
     """The best cut of one numeric attribute at a node: (gain, cut, class weights
     per side). ``rows``: the node's rows in the attribute's order (missing last),
@@ -146,9 +175,16 @@ def _numeric_split(x, y, rows, wr, k):
     # reference does, costs (cuts x rows missing it). A cut's gain is first
     # estimated from their weight by class; it differs from the row-by-row gain by
     # less than ``slack`` (rounding: each spread weight is off by under (2m + 5)u
-    # of the node's, and the gain moves at most 6k times that), so a cut whose
-    # estimate is below the best by more cannot win and is not spread.
+    # of the node's, and the gain moves at most 6k times that). So a cut whose
+    # estimate is below the best estimate by more than twice that cannot win, nor
+    # tie: a first sweep finds the best estimate, and the second spreads only the
+    # cuts within twice the slack of it (where the gains rise cut after cut, the
+    # sweep that compared each cut with the best so far spread nearly every one).
     slack = 64.0 * k * (n - start + 4) * EPSILON
+    bound = -DBL_MAX
+    if start < n:
+        bound = _best_estimate(x, y, rows, wr, k, sides, missing, parent_total,
+                               parent_gini, temp) - 2.0 * slack
     best = -DBL_MAX
     cut = np.nan
     current = x[rows[0]]
@@ -164,10 +200,12 @@ def _numeric_split(x, y, rows, wr, k):
                     for c in range(k):
                         temp[s, c] = sides[s, c] + props[s] * missing[c]
                 gain = _gain_given(parent_total, parent_gini, temp)
-                if gain >= best - slack:  # it may win: spread as the reference does
+                if gain >= bound:  # it may win: spread as the reference does
                     temp[:] = sides
                     _spread_missing(temp, props, missing_y, missing_w, np.int64(0))
                     gain = _gain_given(parent_total, parent_gini, temp)
+                else:
+                    gain = -DBL_MAX
             else:
                 gain = _gain_given(parent_total, parent_gini, sides)
             if gain > best:
@@ -480,6 +518,89 @@ def _incorrect(y, rows, wr, pred):
     return s
 
 
+@njit(cache=True)
+def _subtree(X, y, w, nominal, textual, n_values, attrs, heuristic, target, min_leaf,
+             idx_all, span, node_w, scratch, dist0, total0, k, width, halt, count):
+    """A node's whole subtree, grown as ``Grower._grown`` and ``make_node`` grow it
+    (depth first, a node numbered when taken from the stack, the left child
+    first), in one call: for narrow nodes, where the calls of a node's kernels
+    from Python cost more than their work. No split of it may be left to Python
+    (``Fit.python_splits``). The nodes as ``Nodes`` holds them, numbered from 0
+    (the node itself), each nominal split's values in its text's order (``orders``,
+    ``sizes``; -1 for no such split), each counted into ``count[0]``; no nodes
+    where ``halt`` was set."""
+    cap = 16
+    left, right = np.full(cap, -1, np.int64), np.full(cap, -1, np.int64)
+    attr, cut = np.zeros(cap, np.int64), np.full(cap, np.nan)
+    props, lefts = np.zeros((cap, 2)), np.zeros((cap, width), np.bool_)
+    dist, probs = np.zeros((cap, k)), np.zeros((cap, k))
+    has_probs, model_err = np.zeros(cap, np.bool_), np.zeros(cap)
+    orders, sizes = np.zeros((cap, width), np.int64), np.full(cap, -1, np.int64)
+    stack = [(np.int64(-1), np.int64(0), idx_all, span, node_w, dist0, total0)]
+    n = 0
+    while len(stack):
+        if halted(halt):
+            return 0, left, right, attr, cut, props, lefts, dist, probs, has_probs, \
+                model_err, orders, sizes
+        parent, side, ii, sp, nw, d, total = stack.pop()
+        if n == cap:  # room for twice as many
+            cap *= 2
+            left, right = _doubled(left, cap, -1), _doubled(right, cap, -1)
+            attr, cut = _doubled(attr, cap, 0), _doubled(cut, cap, np.nan)
+            props, lefts = _doubled(props, cap, 0), _doubled(lefts, cap, False)
+            dist, probs = _doubled(dist, cap, 0), _doubled(probs, cap, 0)
+            has_probs, model_err = _doubled(has_probs, cap, False), _doubled(model_err, cap, 0)
+            orders, sizes = _doubled(orders, cap, 0), _doubled(sizes, cap, -1)
+        at = n
+        n += 1
+        count[0] += 1
+        if parent >= 0:
+            if side == 0:
+                left[parent] = at
+            else:
+                right[parent] = at
+        if total == 0:
+            continue
+        dist[at] = d
+        s = _sum(d)
+        if s != 0:
+            probs[at] = d / s
+        else:
+            probs[at] = d
+        has_probs[at] = True
+        weighted = len(nw) > 0
+        gains, cuts, dists, props_, lefts_, orders_, sizes_ = _node_best(
+            X, y, w, nominal, textual, n_values, attrs, heuristic, ii, sp, nw, scratch, k)
+        wr = scratch if weighted else w
+        splits, att, err, spread, l_side, r_side = _chosen(
+            X, y, nominal, attrs, target, ii, sp, wr, predicted(probs[at]), gains, cuts,
+            lefts_, props_, total, min_leaf, weighted)
+        model_err[at] = err
+        if not splits:
+            continue
+        attr[at], cut[at], props[at] = att, cuts[att], props_[att]
+        if nominal[att]:
+            lefts[at, :n_values[att]] = lefts_[att, :n_values[att]]
+            sizes[at] = sizes_[att]
+            orders[at, :sizes_[att]] = orders_[att, :sizes_[att]]
+        dd = dists[att]
+        stack.append((at, np.int64(1), r_side[0], r_side[1], r_side[2], dd[1].copy(),
+                      _sum(dd[1])))
+        stack.append((at, np.int64(0), l_side[0], l_side[1], l_side[2], dd[0].copy(),
+                      _sum(dd[0])))
+    return n, left[:n], right[:n], attr[:n], cut[:n], props[:n], lefts[:n], dist[:n], \
+        probs[:n], has_probs[:n], model_err[:n], orders[:n], sizes[:n]
+
+
+@njit(cache=True)
+def _doubled(a, cap, fill):
+    """``a`` in an array of ``cap`` rows, the new ones ``fill``."""
+    out = np.empty((cap,) + a.shape[1:], a.dtype)
+    out[:len(a)] = a
+    out[len(a):] = fill
+    return out
+
+
 def _max_index(values):
     best, pick = values[0], 0
     for i in range(1, len(values)):
@@ -525,18 +646,36 @@ class Nodes:
 
     def add(self, parent, side):
         """A new node, below ``parent`` (-1: the root) on ``side``."""
-        if self.n == len(self.left):
-            for name, (_, shape, fill) in self.columns.items():
-                # in place (the allocator moves a large block's pages, not its bytes,
-                # so the old and new arrays are never held at once)
-                column = getattr(self, name)
-                column.resize((2 * self.n, *shape), refcheck=False)
-                column[self.n:] = fill
+        self._room(self.n + 1)
         at = self.n
         self.n += 1
         if parent >= 0:
             (self.left if side == 0 else self.right)[parent] = at
         return at
+
+    def graft(self, parent, side, grown):
+        """The nodes of a subtree grown whole (``_subtree``'s), its root below
+        ``parent`` on ``side``: the number of that root."""
+        m, *columns = grown[:11]
+        at = self.add(parent, side)
+        self._room(at + m)
+        for name, values in zip(self.columns, columns):
+            getattr(self, name)[at:at + m] = values
+        for links in (self.left[at:at + m], self.right[at:at + m]):
+            links[links >= 0] += at
+        self.n = at + m
+        return at
+
+    def _room(self, n):
+        """Room for ``n`` nodes, the arrays doubled as often as it takes."""
+        while n > len(self.left):
+            size = len(self.left)
+            for name, (_, shape, fill) in self.columns.items():
+                # in place (the allocator moves a large block's pages, not its bytes,
+                # so the old and new arrays are never held at once)
+                column = getattr(self, name)
+                column.resize((2 * size, *shape), refcheck=False)
+                column[size:] = fill
 
     def trimmed(self):
         """{column: its array cut to the nodes grown}, in place (shrunk where it
@@ -754,14 +893,38 @@ class Grower:
                     break
                 share.hand(work, f.attr_array)
             parent, side, lists, dist, total = work.pop()
+            if f.whole_subtrees and not isinstance(lists, _Hole) and \
+                    _entries(lists[1], f.attr_array) < HAND_ENTRIES:
+                self.subtree(nodes, parent, side, lists, dist, total)
+                continue
             at = nodes.add(parent, side)
             if isinstance(lists, _Hole):
                 holes.append((at, lists))
                 continue
-            f.grown_one()
+            f.count[0] += 1  # (from two threads, a count may be lost: it only reports)
             for child in reversed(self.make_node(nodes, at, lists, dist, total)):
                 work.append((at, *child))
         return nodes, holes
+
+    def subtree(self, nodes, parent, side, lists, dist, total):
+        """Grow a narrow node's whole subtree in one kernel call (``_subtree``) into
+        ``nodes``, below ``parent`` on ``side``."""
+        f = self.f
+        idx, span, node_w = lists
+        if self.scratch is None:
+            self.scratch = np.empty(len(f.w))
+        halt = stop.flag()
+        grown = _subtree(f.X, f.y, f.w, f.nominal_mask, f.textual, f.n_values, f.attr_array,
+                         f.heuristic, f.target, f.min_leaf, idx, span,
+                         NO_WEIGHTS if node_w is None else node_w, self.scratch,
+                         np.ascontiguousarray(dist, np.float64), float(total), f.k, f.width,
+                         halt, f.count)
+        stop.check(halt)
+        at = nodes.graft(parent, side, grown)
+        attr, orders, sizes = grown[3], grown[11], grown[12]
+        for i in np.flatnonzero(sizes >= 0):
+            names = f.values[attr[i]]
+            nodes.texts[at + i] = "|".join(f"({names[v]})" for v in orders[i, :sizes[i]])
 
     def make_node(self, nodes, at, lists, dist, total):
         """Fill node ``at`` from its rows: a leaf, or a split whose two children
@@ -916,7 +1079,8 @@ class Fit:
     nodes its trees have grown."""
 
     def __init__(self, data, target, y, options):
-        self.grown, self.lock = 0, threading.Lock()
+        # the nodes grown over every tree, which the job's waiting thread reports
+        self.count = progress.counter("CART: nodes grown")
         self.X = stacked(data.columns, data.n)
         self.nominal = [a.nominal for a in data.attributes]
         self.values = [a.values for a in data.attributes]
@@ -938,17 +1102,12 @@ class Fit:
         self.textual = np.array([self.nominal[a] and any(set("()|") & set(v)
                                                          for v in self.values[a])
                                  for a in range(len(self.values))], np.bool_)
-        # whether a node may leave a split to Python (``_nominal_best``'s NaN gain)
+        # whether a node may leave a split to Python (``_nominal_best``'s NaN gain);
+        # where none can, narrow nodes' subtrees grow whole in one kernel call
         self.python_splits = bool(self.textual.any()) or (
             self.heuristic and self.k > 2
             and any(self.nominal[a] and len(self.values[a]) > 4 for a in self.attrs))
-
-    def grown_one(self):
-        """Report the nodes grown so far, over every tree, and count one more
-        (subtrees grow two at a time)."""
-        with self.lock:
-            progress.report("CART: nodes grown", self.grown)
-            self.grown += 1
+        self.whole_subtrees = not self.python_splits
 
     def tree(self, rows):
         return Tree(Grower(self, rows).grow(), rows)
