@@ -282,6 +282,7 @@ class Frame:
         self.values = None  # per nominal column, its values in code order
         self.count = None  # the row count, where read_values counted
         self.blocks = None
+        self.kept = {}  # other forms of the table a fit reads more than once (``keep``)
 
     def read_values(self, count=False):
         """Each nominal column's values (``values``), from one aggregation in the
@@ -331,7 +332,19 @@ class Frame:
         _record(time.perf_counter() - start)
         return self.summed(texts)
 
+    def keep(self, name, make):
+        """The DataFrame ``make()`` made once and cached until ``close``, for a fit
+        that reads it pass after pass (C4.5's rows sorted for its walks)."""
+        from pyspark import StorageLevel
+
+        if name not in self.kept:
+            self.kept[name] = make().persist(StorageLevel.MEMORY_AND_DISK)
+        return self.kept[name]
+
     def close(self):
+        for df in self.kept.values():
+            df.unpersist()
+        self.kept.clear()
         if self.blocks is not None:
             self.blocks.unpersist()
             self.blocks = None

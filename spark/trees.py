@@ -402,7 +402,13 @@ class _Grower:
             return {"steps": out}
 
         schema = ", ".join(f"{n} long" for n in names)
-        ordered = frame.blocks.mapInArrow(bits, schema).orderBy(*names)
+        def sort():
+            return frame.blocks.mapInArrow(bits, schema).orderBy(*names)
+
+        # a tree whose thresholds are walked at their levels (``across``) walks at each:
+        # the rows are then sorted once and kept
+        ordered = frame.keep("c45 order", sort) if across or "c45 order" in frame.kept \
+            else sort()
         parts = frames.run_pass(ordered, steps)
         LAST["walked"] += len(self.walks)
         for q, (i, (_, _, top, low, high, left, missing)) in enumerate(self.walks.items()):
