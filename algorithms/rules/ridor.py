@@ -18,6 +18,7 @@ order in which it merges the classes' rows), because the rules depend on it.
 """
 
 import math
+from collections import deque
 
 import numpy as np
 
@@ -54,6 +55,15 @@ def _eq(a, b):
 def _sum(w):
     """The weights summed in order, as the reference adds them."""
     return float(_wsum(w, np.arange(len(w)), np.zeros(len(w), np.int64), -1))
+
+
+NO_LABELS = np.empty(0, np.int8)
+
+
+def _weight_of(w, ids):
+    """The weights of the rows ``ids`` (32-bit numbers) summed in their order, as
+    ``_sum`` sums them gathered; the signature the rule sets' kernel compiles."""
+    return float(_wsum(w, ids, NO_LABELS, np.int64(-1)))
 
 
 @njit(cache=True)
@@ -580,21 +590,26 @@ class Learner:
 
     def merged(self, by_class, i):
         """The rows of class ``i`` (labelled 1) with the others' (0), merged in the
-        reference's order, the labels in a byte."""
-        ids, label = by_class[i], np.ones(len(by_class[i]), np.int8)
+        reference's order (each other class's rows after the rows so far, or before
+        them where they are more), the labels in a byte: joined once."""
+        ids, labels = deque([by_class[i]]), deque([np.ones(len(by_class[i]), np.int8)])
+        size = len(by_class[i])
         for k, other in enumerate(by_class):
             if k == i:
                 continue
             zeros = np.zeros(len(other), np.int8)
-            if len(ids) >= len(other):
-                ids, label = np.concatenate([ids, other]), np.concatenate([label, zeros])
+            if size >= len(other):
+                ids.append(other)
+                labels.append(zeros)
             else:
-                ids, label = np.concatenate([other, ids]), np.concatenate([zeros, label])
-        return ids, label
+                ids.appendleft(other)
+                labels.appendleft(zeros)
+            size += len(other)
+        return np.concatenate(ids), np.concatenate(labels)
 
     def find_rules(self, by_class, level):
         node = {"level": level + 1, "default": 0, "rules": None, "excepts": None}
-        pure = [_sum(self.w[b]) for b in by_class]
+        pure = [_weight_of(self.w, b) for b in by_class]
         if sum(p - self.folds > -SMALL for p in pure) <= 1:
             node["default"] = int(np.argmax(pure))
             return node
@@ -616,7 +631,7 @@ class Learner:
             def job(i):
                 def rows():
                     ids, label = self.merged(by_class, i)
-                    return ids, label, _sum(self.w[ids]) - pure[i]
+                    return ids, label, _weight_of(self.w, ids) - pure[i]
                 return rows
 
             jobs = [job(i) for i in classes]
@@ -633,8 +648,11 @@ class Learner:
         uncovered[default] = uncovered[default][:0]
         node["rules"] = final
         node["excepts"] = []
+        rows = np.concatenate(uncovered)  # every class's, tested at once by a rule
+        ends = np.cumsum([len(b) for b in uncovered])
         for rule in final:
-            covered = [b[_covers(rule, self.columns, b)] for b in uncovered]
+            hit = np.split(_covers(rule, self.columns, rows), ends[:-1])
+            covered = [b[h] for b, h in zip(uncovered, hit)]
             node["excepts"].append(self.find_rules(covered, node["level"]))
         return node
 
