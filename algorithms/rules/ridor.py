@@ -52,17 +52,13 @@ def _eq(a, b):
     return abs(a - b) < SMALL
 
 
-def _sum(w):
-    """The weights summed in order, as the reference adds them."""
-    return float(_wsum(w, np.arange(len(w)), np.zeros(len(w), np.int64), -1))
-
-
 NO_LABELS = np.empty(0, np.int8)
 
 
 def _weight_of(w, ids):
     """The weights of the rows ``ids`` (32-bit numbers) summed in their order, as
-    ``_sum`` sums them gathered; the signature the rule sets' kernel compiles."""
+    the reference adds them: through the row numbers, with the signature the rule
+    sets' kernel compiles."""
     return float(_wsum(w, ids, NO_LABELS, np.int64(-1)))
 
 
@@ -845,7 +841,7 @@ def fit(data, target, options, settings):
                       options)
     # rows as 32-bit numbers: the presorted lists, read and narrowed often, hold them
     by_class = [keep[y[keep] == c].astype(np.int32) for c in range(k)]
-    cover, known = _sum(data.weights[keep]), len(keep)
+    cover, known = _weight_of(data.weights, keep.astype(np.int32)), len(keep)
     del keep  # not held through the fit
     data.spend(target)  # read no more: the classes are by_class
     root = learner.find_rules(by_class, 0)

@@ -50,7 +50,7 @@ DBL_MAX = sys.float_info.max
 EPSILON = sys.float_info.epsilon / 2  # the unit roundoff
 PARALLEL_ENTRIES = 40_000  # a node's sorted rows (all attributes) worth two threads
 # the narrowest node one grower hands the other (its sorted rows); a narrower one
-# grows its whole subtree in one kernel call, where it can (``Fit.whole_subtrees``)
+# grows its whole subtree in one kernel call, where no split is left to Python
 HAND_ENTRIES = 5_000
 NO_WEIGHTS = np.empty(0)  # a node whose rows weigh their own weights
 
@@ -116,11 +116,20 @@ def _gain_given(parent_total, parent_gini, child):
 
 
 @njit(cache=True)
-def _best_estimate(x, y, rows, wr, k, sides0, missing, parent_total, parent_gini, temp):
-    """The largest of ``_numeric_split``'s estimated gains (the rows missing the
-    value spread by their weight by class), over a sweep of its own."""
+def _sweep(x, y, rows, wr, k, sides0, parent_total, parent_gini, missing, missing_y,
+           missing_w, estimates, bound):
+    """One sweep of ``_numeric_split`` over the cuts: (best gain, cut, class weights
+    per side). Where rows miss the value (``missing_y``), a cut's gain is first
+    estimated with them spread by their weight by class: ``estimates`` gives the
+    best estimate alone; otherwise a cut whose estimate reaches ``bound`` has them
+    spread row by row, as the reference does, and the others cannot win."""
     sides = sides0.copy()
+    dist = np.zeros((2, k))
+    dist[1] = sides[1]
+    temp = np.empty((2, k))
+    spread = len(missing_y) > 0
     best = -DBL_MAX
+    cut = np.nan
     current = x[rows[0]]
     for i in range(len(rows)):
         r = rows[i]
@@ -128,17 +137,30 @@ def _best_estimate(x, y, rows, wr, k, sides0, missing, parent_total, parent_gini
         if np.isnan(v):
             break
         if v > current:
-            props = _shares(sides, np.bool_(False))
-            for s in range(2):
-                for c in range(k):
-                    temp[s, c] = sides[s, c] + props[s] * missing[c]
-            gain = _gain_given(parent_total, parent_gini, temp)
+            if spread:  # rows missing the value go to both sides
+                props = _shares(sides, np.bool_(False))
+                for s in range(2):
+                    for c in range(k):
+                        temp[s, c] = sides[s, c] + props[s] * missing[c]
+                gain = _gain_given(parent_total, parent_gini, temp)
+                if estimates:
+                    pass
+                elif gain >= bound:  # it may win: spread as the reference does
+                    temp[:] = sides
+                    _spread_missing(temp, props, missing_y, missing_w, np.int64(0))
+                    gain = _gain_given(parent_total, parent_gini, temp)
+                else:
+                    gain = -DBL_MAX
+            else:
+                gain = _gain_given(parent_total, parent_gini, sides)
             if gain > best:
                 best = gain
+                cut = (v + current) / 2.0
+                dist[:] = temp if spread else sides
         current = v
         sides[0, y[r]] += wr[r]
         sides[1, y[r]] -= wr[r]
-    return best
+    return best, cut, dist
 
 
 @njit(cache=True)
@@ -159,11 +181,8 @@ def _numeric_split(x, y, rows, wr, k):
             start += 1
             sides[1, y[r]] += wr[r]
         parent[y[r]] += wr[r]
-    dist = np.zeros((2, k))
-    dist[1] = sides[1]
     parent_total = _sum(parent)
     parent_gini = _gini(parent, parent_total)
-    temp = np.empty((2, k))
     missing_y = np.empty(n - start, np.int64)  # the classes of the rows missing it,
     missing_w = np.empty(n - start)  # their weights,
     missing = np.zeros(k)  # and their weight by class
@@ -183,39 +202,10 @@ def _numeric_split(x, y, rows, wr, k):
     slack = 64.0 * k * (n - start + 4) * EPSILON
     bound = -DBL_MAX
     if start < n:
-        bound = _best_estimate(x, y, rows, wr, k, sides, missing, parent_total,
-                               parent_gini, temp) - 2.0 * slack
-    best = -DBL_MAX
-    cut = np.nan
-    current = x[rows[0]]
-    for i in range(n):
-        r = rows[i]
-        v = x[r]
-        if np.isnan(v):
-            break
-        if v > current:
-            if start < n:  # rows missing the value go to both sides
-                props = _shares(sides, np.bool_(False))
-                for s in range(2):
-                    for c in range(k):
-                        temp[s, c] = sides[s, c] + props[s] * missing[c]
-                gain = _gain_given(parent_total, parent_gini, temp)
-                if gain >= bound:  # it may win: spread as the reference does
-                    temp[:] = sides
-                    _spread_missing(temp, props, missing_y, missing_w, np.int64(0))
-                    gain = _gain_given(parent_total, parent_gini, temp)
-                else:
-                    gain = -DBL_MAX
-            else:
-                gain = _gain_given(parent_total, parent_gini, sides)
-            if gain > best:
-                best = gain
-                cut = (v + current) / 2.0
-                dist[:] = temp if start < n else sides
-        current = v
-        sides[0, y[r]] += wr[r]
-        sides[1, y[r]] -= wr[r]
-    return best, cut, dist
+        bound = _sweep(x, y, rows, wr, k, sides, parent_total, parent_gini, missing,
+                       missing_y, missing_w, np.bool_(True), bound)[0] - 2.0 * slack
+    return _sweep(x, y, rows, wr, k, sides, parent_total, parent_gini, missing, missing_y,
+                  missing_w, np.bool_(False), bound)
 
 
 @njit(cache=True)
@@ -519,6 +509,42 @@ def _incorrect(y, rows, wr, pred):
 
 
 @njit(cache=True)
+def _opened(at, d, dist, probs, has_probs):
+    """Node ``at``'s class weights ``d`` and its probabilities, written."""
+    dist[at] = d
+    s = _sum(d)
+    if s != 0:
+        probs[at] = d / s
+    else:
+        probs[at] = d
+    has_probs[at] = True
+
+
+@njit(cache=True)
+def _settled(at, X, y, nominal, n_values, attrs, target, ii, sp, wr, total, min_leaf,
+             weighted, gains, cuts, dists, props_, lefts_, probs, attr, cut, props, lefts,
+             model_err):
+    """Node ``at``'s choice (``_chosen``), written: its errors as a leaf and, where
+    it splits, its test. (The split attribute, -1 for a leaf; each child's rows,
+    spans, weights (empty unless the rows keep weights of their own), class weights
+    and total weight.)"""
+    splits, att, err, _, l_side, r_side = _chosen(
+        X, y, nominal, attrs, target, ii, sp, wr, predicted(probs[at]), gains, cuts,
+        lefts_, props_, total, min_leaf, weighted)
+    model_err[at] = err
+    dd = dists[att]
+    # a side's weights are empty where the rows keep none of their own (``spread``)
+    children = ((l_side[0], l_side[1], l_side[2], dd[0].copy(), _sum(dd[0])),
+                (r_side[0], r_side[1], r_side[2], dd[1].copy(), _sum(dd[1])))
+    if not splits:
+        return np.int64(-1), children
+    attr[at], cut[at], props[at] = att, cuts[att], props_[att]
+    if nominal[att]:
+        lefts[at, :n_values[att]] = lefts_[att, :n_values[att]]
+    return np.int64(att), children
+
+
+@njit(cache=True)
 def _subtree(X, y, w, nominal, textual, n_values, attrs, heuristic, target, min_leaf,
              idx_all, span, node_w, scratch, dist0, total0, k, width, halt, count):
     """A node's whole subtree, grown as ``Grower._grown`` and ``make_node`` grow it
@@ -561,33 +587,21 @@ def _subtree(X, y, w, nominal, textual, n_values, attrs, heuristic, target, min_
                 right[parent] = at
         if total == 0:
             continue
-        dist[at] = d
-        s = _sum(d)
-        if s != 0:
-            probs[at] = d / s
-        else:
-            probs[at] = d
-        has_probs[at] = True
-        weighted = len(nw) > 0
+        _opened(at, d, dist, probs, has_probs)
         gains, cuts, dists, props_, lefts_, orders_, sizes_ = _node_best(
             X, y, w, nominal, textual, n_values, attrs, heuristic, ii, sp, nw, scratch, k)
-        wr = scratch if weighted else w
-        splits, att, err, spread, l_side, r_side = _chosen(
-            X, y, nominal, attrs, target, ii, sp, wr, predicted(probs[at]), gains, cuts,
-            lefts_, props_, total, min_leaf, weighted)
-        model_err[at] = err
-        if not splits:
+        att, children = _settled(at, X, y, nominal, n_values, attrs, target, ii, sp,
+                                 scratch if len(nw) else w, total, min_leaf, len(nw) > 0,
+                                 gains, cuts, dists, props_, lefts_, probs, attr, cut,
+                                 props, lefts, model_err)
+        if att < 0:
             continue
-        attr[at], cut[at], props[at] = att, cuts[att], props_[att]
         if nominal[att]:
-            lefts[at, :n_values[att]] = lefts_[att, :n_values[att]]
             sizes[at] = sizes_[att]
             orders[at, :sizes_[att]] = orders_[att, :sizes_[att]]
-        dd = dists[att]
-        stack.append((at, np.int64(1), r_side[0], r_side[1], r_side[2], dd[1].copy(),
-                      _sum(dd[1])))
-        stack.append((at, np.int64(0), l_side[0], l_side[1], l_side[2], dd[0].copy(),
-                      _sum(dd[0])))
+        for j in (1, 0):  # the left child on top
+            ii_, sp_, w_, d_, t_ = children[j]
+            stack.append((at, np.int64(j), ii_, sp_, w_, d_, t_))
     return n, left[:n], right[:n], attr[:n], cut[:n], props[:n], lefts[:n], dist[:n], \
         probs[:n], has_probs[:n], model_err[:n], orders[:n], sizes[:n]
 
@@ -893,7 +907,7 @@ class Grower:
                     break
                 share.hand(work, f.attr_array)
             parent, side, lists, dist, total = work.pop()
-            if f.whole_subtrees and not isinstance(lists, _Hole) and \
+            if not f.python_splits and not isinstance(lists, _Hole) and \
                     _entries(lists[1], f.attr_array) < HAND_ENTRIES:
                 self.subtree(nodes, parent, side, lists, dist, total)
                 continue
@@ -933,10 +947,7 @@ class Grower:
         f = self.f
         if total == 0:
             return []
-        nodes.dist[at] = dist
-        s = _sum(dist)
-        probs = dist / s if s != 0 else dist
-        nodes.probs[at], nodes.has_probs[at] = probs, True
+        _opened(at, dist, nodes.dist, nodes.probs, nodes.has_probs)
         idx_all, span, node_w = lists
         weighted = node_w is not None  # the node keeps weights of its own
         if not weighted:  # its rows weigh their own weights
@@ -961,20 +972,18 @@ class Grower:
                 if d is not None:
                     texts[a], dists[a], props[a] = text, d, _shares(d, np.bool_(True))
                     lefts[a, :len(mask)] = mask
-        splits, att, nodes.model_err[at], spread, left, right = _chosen(
-            f.X, f.y, f.nominal_mask, f.attr_array, f.target, idx_all, span, wr,
-            predicted(probs), gains, cuts, lefts, props, total, f.min_leaf, weighted)
-        if not splits:
+        att, children = _settled(at, f.X, f.y, f.nominal_mask, f.n_values, f.attr_array,
+                                 f.target, idx_all, span, wr, total, f.min_leaf, weighted,
+                                 gains, cuts, dists, props, lefts, nodes.probs, nodes.attr,
+                                 nodes.cut, nodes.props, nodes.lefts, nodes.model_err)
+        if att < 0:
             return []
-        nodes.attr[at], nodes.cut[at], nodes.props[at] = att, cuts[att], props[att]
         if f.nominal[att]:
             names = f.values[att]
-            nodes.lefts[at, :len(names)] = lefts[att, :len(names)]
             nodes.texts[at] = texts.get(att) or "|".join(f"({names[v]})"
                                                          for v in orders[att, :sizes[att]])
-        d = dists[att]
-        return [(side, (ii, o, w if spread else None), d[side].copy(), _sum(d[side]))
-                for side, (ii, o, w) in enumerate((left, right))]
+        return [(side, (ii, o, w if len(w) else None), d, t)
+                for side, (ii, o, w, d, t) in enumerate(children)]
 
     def nominal_split(self, a, idx, x, y, wts):
         """(gain, split string, value mask of the left side, class weights per
@@ -1107,7 +1116,6 @@ class Fit:
         self.python_splits = bool(self.textual.any()) or (
             self.heuristic and self.k > 2
             and any(self.nominal[a] and len(self.values[a]) > 4 for a in self.attrs))
-        self.whole_subtrees = not self.python_splits
 
     def tree(self, rows):
         return Tree(Grower(self, rows).grow(), rows)
