@@ -29,8 +29,21 @@ SHALLOW_CASE, SHALLOW_SPAN = 12, 8
 # SELECT deeper, and SQLite's parser takes about a dozen (with first_best's); a
 # deeper tree's levels span several depths
 LEVELS = 4
+# the most depths one level of REPTree's or CART's weights spans, however deep the
+# tree: a node's weight names the factors of the edges since its level began, so the
+# text grows with the nodes times the span (a REPTree 2,976 deep in four levels took
+# 534 s to write, as 147 MB)
+SPAN = 16
+# the fewest terms a long sum adds up in one run before the runs' sums are added:
+# DuckDB plans a sum nested n deep in time growing as n cubed (800 terms took it 53 s;
+# in runs of 48, 1 s)
+TERMS = 48
+# dialects whose planners compute a derived table's columns once without ``LIMIT 1``
+# (see ``_from``), and turn that LIMIT into a window per level of a correlated query
+BARE_DERIVED = ("duckdb",)
 
 _deep = threading.Lock()
+_writing = threading.local()  # bare: the text being written is for a BARE_DERIVED dialect
 
 
 def dialect_of(name):
@@ -50,7 +63,7 @@ def _number(x, double=False):
     text = repr(abs(x))
     if double and "e" not in text:
         text += "e0"
-    lit = exp.Literal.number(text)
+    lit = exp.Literal(this=text, is_string=False)  # (Literal.number parses it again)
     return exp.Neg(this=lit) if x < 0 else lit
 
 
@@ -89,8 +102,12 @@ def _from(query, alias):
     """``query`` as a derived table called ``alias``, of its one row: ``LIMIT 1``
     keeps an engine that merges a derived table into the query around it (SQLite)
     from writing each column's expression in at every use. On a deep CART tree's
-    SQL SQLite takes 1.5 s in place of 14 to 17; DuckDB 6.0 s in place of 4.5."""
-    query.set("limit", exp.Limit(expression=exp.Literal.number(1)))
+    SQL SQLite takes 1.5 s in place of 14 to 17. The text for ``BARE_DERIVED``
+    dialects has none (``model_sql`` says which it writes): DuckDB makes each into
+    a window over the rows scored, which took a deep CART tree's SQL 12.6 s on
+    100,000 rows in place of 6.5."""
+    if not getattr(_writing, "bare", False):
+        query.set("limit", exp.Limit(expression=exp.Literal.number(1)))
     return exp.Subquery(this=query, alias=exp.TableAlias(
         this=exp.to_identifier(alias, quoted=True)))
 
@@ -210,6 +227,7 @@ def model_sql(expression, model, dialect):
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
         try:
+            _writing.bare = dialect.strip().lower() in BARE_DERIVED
             tree = expression(model, dialect)
             if shallow(dialect):
                 tree = with_lists(tree)
@@ -223,6 +241,7 @@ def model_sql(expression, model, dialect):
         except RecursionError:
             raise ValueError(f"{FN}: the tree is too deep to write as SQL") from None
         finally:
+            _writing.bare = False
             sys.setrecursionlimit(limit)
 
 

@@ -1,10 +1,11 @@
 """model_to_sql on a long decision list: PART's rules on Agrawal data (the rules
 benchmark's file, made by Weka once), written as SQL for DuckDB and for SQLite and
 run on the first rows of the table in each engine, side by side with ``predict``.
-With ``--deep``, C4.5 trees hundreds of levels deep instead.
+With ``--deep``, trees hundreds of levels deep instead (C4.5's, or REPTree's or
+CART's with ``--learner``).
 
     python -m duckmine.benchmarks.model_sql [--rows 100000] [--score 2000]
-    python -m duckmine.benchmarks.model_sql --deep [--rows 20000]
+    python -m duckmine.benchmarks.model_sql --deep [--rows 20000] [--learner c45]
 
 Prints the rules, the SQL's size and the seconds to write it, then per engine the
 seconds to score ``--score`` rows, the rows a second, and whether every label is
@@ -84,16 +85,17 @@ CHAINS = {
 }
 
 
-def deep(n):
+def deep(n, learner):
     """Per chain: the SQL's size, DuckDB's time to plan it (EXPLAIN), and to score
-    the table's ``n`` rows with it, beside ``predict``'s; then SQLite's."""
+    the table's ``n`` rows with it, beside ``predict``'s; then SQLite's. The tree is
+    ``learner``'s, unpruned."""
     con = duckmine.connect()
     con.execute("SET enable_progress_bar = false")
     con.execute("SET max_expression_depth TO 100000")
     for name, rows in CHAINS.items():
         con.execute(f"CREATE OR REPLACE TABLE t AS {rows.format(n=n)}")
-        con.execute("CREATE OR REPLACE TABLE m AS SELECT c45_fit(t, 'y', pruned := false) "
-                    "AS model FROM t t")
+        con.execute(f"CREATE OR REPLACE TABLE m AS SELECT model FROM fit('{learner}', 't', "
+                    "'y', options := {'pruned': false})")
         depth = max(line.count("|") for line in con.execute(
             "SELECT model_text(model) FROM m").fetchall()[0][0].splitlines())
         start = time.perf_counter()
@@ -126,10 +128,12 @@ def main():
     parser.add_argument("--rows", type=int, default=None,
                         help="rows of the table (100,000; 20,000 with --deep)")
     parser.add_argument("--score", type=int, default=2000)
-    parser.add_argument("--deep", action="store_true", help="C4.5 trees hundreds of levels deep")
+    parser.add_argument("--deep", action="store_true", help="trees hundreds of levels deep")
+    parser.add_argument("--learner", default="c45", choices=["c45", "rep_tree", "cart"],
+                        help="whose trees --deep writes (C4.5's)")
     args = parser.parse_args()
     if args.deep:
-        deep(args.rows or 20_000)
+        deep(args.rows or 20_000, args.learner)
     else:
         run(args.rows or 100_000, args.score)
 

@@ -406,3 +406,35 @@ def test_deep_trees(fresh):
     # SQLite's parser, which overflows on a CASE nested 17 deep, reads it too
     sql = fresh.sql("SELECT model_to_sql(model, 'sqlite') FROM m3").fetchall()[0][0]
     assert_same(sqlite_labels(fresh, "m3", "t3", sql))
+
+
+@pytest.mark.parametrize("learner", ["rep_tree", "cart"])
+def test_rep_tree_and_cart_thousands_deep(fresh, learner):
+    """Labels that alternate row by row grow a chain deeper than Python's recursion
+    limit: it fits, prints, scores and draws. The SQL of a chain 148 deep spans it
+    ``SPAN`` depths a level, in DuckDB (without LIMIT 1) and SQLite, on rows whose
+    missing values are spread down the whole chain."""
+    from duckmine.algorithms.sqlgen import SPAN
+
+    options = "{'pruned': false, 'min_leaf': 1}"
+    fresh.execute("CREATE TABLE t AS SELECT i::DOUBLE AS x, ['a', 'b'][1 + i % 2] AS y "
+                  "FROM range(1500) r(i)")
+    fresh.execute(f"CREATE TABLE m AS SELECT model FROM fit('{learner}', 't', 'y', "
+                  f"options := {options})")
+    text = fresh.execute("SELECT model_text(model) FROM m").fetchall()[0][0]
+    assert max(line.count("|") for line in text.splitlines()) == 1498
+    assert fresh.execute("SELECT count(*) FILTER (WHERE predict(m.model, t) = t.y), "
+                         "count(*) FILTER (WHERE predict_proba(m.model, t)[t.y] = 1) "
+                         "FROM t, m").fetchall() == [(1500, 1500)]
+    assert fresh.execute("SELECT model_svg(model) LIKE '%<svg%' FROM m").fetchall() == [(True,)]
+    fresh.execute("CREATE TABLE s AS SELECT CASE WHEN i % 7 <> 3 THEN i::DOUBLE END AS x, "
+                  "['a', 'b'][1 + i % 2] AS y FROM range(150) r(i)")
+    fresh.execute(f"CREATE TABLE n AS SELECT model FROM fit('{learner}', 's', 'y', "
+                  f"options := {options})")
+    sql = fresh.execute("SELECT model_to_sql(model) FROM n").fetchall()[0][0]
+    assert "LIMIT" not in sql and sql.count("SELECT") > 148 // SPAN
+    assert_same(fresh.execute(f"SELECT {sql}, predict(n.model, s) FROM s, n "
+                              f"ORDER BY s.rowid").fetchall())
+    sql = fresh.execute("SELECT model_to_sql(model, 'sqlite') FROM n").fetchall()[0][0]
+    assert "LIMIT 1" in sql
+    assert_same(sqlite_labels(fresh, "n", "s", sql))

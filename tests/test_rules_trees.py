@@ -175,13 +175,14 @@ def test_model_to_sql_gives_what_scoring_gives(db, data, config):
     db.execute(f"CREATE OR REPLACE TEMP TABLE m AS SELECT model AS m FROM "
                f"{fitted(learner, t, target, given, 'w' if weight else None)}")
     score = "predict_value" if numeric else "predict"
-    fetched = db.sql(f"SELECT {score}(m.m, row_), row_.* FROM {t} row_, m "
-                     f"ORDER BY row_.rowid").fetchall()
+    fetched = db.execute(f"SELECT {score}(m.m, row_), row_.* FROM {t} row_, m "
+                         f"ORDER BY row_.rowid").fetchall()
     names = db.sql(f"SELECT * FROM {t} LIMIT 0").columns
-    for dialect in ("duckdb", "sqlite"):
-        expr = db.sql(f"SELECT model_to_sql(m, '{dialect}') FROM m").fetchall()[0][0]
+    for dialect in ("duckdb", "sqlite"):  # (a relation would plan the query twice)
+        expr = db.execute(f"SELECT model_to_sql(m, '{dialect}') FROM m").fetchall()[0][0]
         if dialect == "duckdb":
-            got = [r[0] for r in db.sql(f"SELECT {expr} FROM {t} ORDER BY rowid").fetchall()]
+            got = [r[0] for r in db.execute(f"SELECT {expr} FROM {t} ORDER BY rowid")
+                   .fetchall()]
         else:
             lite = sqlite3.connect(":memory:")
             quoted = ", ".join('"' + n.replace('"', '""') + '"' for n in names)

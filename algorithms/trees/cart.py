@@ -1201,13 +1201,23 @@ class CartModel(Classifier):
         nodes = []
 
         def count(i):  # (nodes, leaves) of the subtree, as the reference counts them
-            if tree.is_leaf[i]:
-                return 1, 1
-            a, b = count(tree.left[i]), count(tree.right[i])
-            return 1 + a[0] + b[0], a[1] + b[1]
+            size, leaves, stack = 0, 0, [i]
+            while stack:
+                j = stack.pop()
+                size += 1
+                if tree.is_leaf[j]:
+                    leaves += 1
+                else:
+                    stack += [tree.right[j], tree.left[j]]
+            return size, leaves
 
-        def visit(i):
-            at = len(nodes)
+        # depth first, without recursion (a tree may be thousands deep): (node, the
+        # number of its parent, which side of it)
+        stack = [(0, None, 0)]
+        while stack:
+            i, parent, side = stack.pop()
+            if parent is not None:
+                nodes[parent]["children"][side] = len(nodes)
             inner = not tree.is_leaf[i] and not tree.attr_none[i]
             nominal = inner and np.isnan(tree.cut[i])
             values = len(attributes[tree.attr[i]].values) if nominal else 0
@@ -1220,14 +1230,13 @@ class CartModel(Classifier):
                 "probs": [float(p) for p in tree.probs[i]] if tree.has_probs[i] else None,
                 "dist": [float(d) for d in tree.dist[i]],
                 "cls": _max_index(tree.probs[i]) if tree.has_probs[i] else -1,
-                "children": None,
+                "children": [None, None] if inner else None,
                 # a node cut back for good, then grown back without its test, prints
                 # as a leaf yet counts its subtree, as in the reference
                 "size": None if inner else list(count(i))})
             if inner:
-                nodes[at]["children"] = [visit(tree.left[i]), visit(tree.right[i])]
-            return at
-        visit(0)
+                at = len(nodes) - 1
+                stack += [(tree.right[i], at, 1), (tree.left[i], at, 0)]
         return cls(attributes, target, nodes, options, instances)
 
     def to_json(self):
@@ -1264,36 +1273,57 @@ class CartModel(Classifier):
                 raise ValueError(f"node {i} has no finite cut")
 
     def proba(self, columns, n):
+        """As the reference's recursion: a known value's rows take their branch's
+        probabilities, a missing value's the branches' sum weighted by their shares.
+        Each (node, rows) is a task made before the tasks of its branches and worked
+        out after them, so that no Python stack grows with the tree's depth."""
         x = {a: np.asarray(c, np.float64) for a, c in zip(self.used, columns)}
-        return self._dist(0, x, np.arange(n))
-
-    def _dist(self, at, x, rows):
-        node = self.nodes[at]
         k = len(self.classes)
-        out = np.zeros((len(rows), k))
-        if node["attr"] < 0:
-            out[:] = node["probs"] if node["probs"] is not None else 0.0
-            return out
-        v = x[node["attr"]][rows]
-        missing = np.isnan(v)
-        if missing.any():
-            sub = rows[missing]
-            acc = np.zeros((len(sub), k))
-            for p, child in zip(node["props"], node["children"]):
-                acc = acc + p * self._dist(child, x, sub)
-            out[missing] = acc
-        known = ~missing
-        if node["lefts"] is not None:
-            lefts = np.asarray(node["lefts"], np.bool_)
-            go_left = np.zeros(len(rows), np.bool_)
-            go_left[known] = lefts[v[known].astype(np.int64)]
-        else:
-            go_left = known & (np.where(known, v, 0.0) < node["cut"])
-        for side, child in ((go_left, node["children"][0]),
-                            (known & ~go_left, node["children"][1])):
-            if side.any():
-                out[side] = self._dist(child, x, rows[side])
-        return out
+        tasks, parts = [(0, np.arange(n))], []  # parts: (missing, [(share, task)], [(rows, task)])
+        for at, rows in tasks:  # grows as it goes
+            node = self.nodes[at]
+            if node["attr"] < 0:
+                parts.append(None)
+                continue
+            v = x[node["attr"]][rows]
+            missing = np.isnan(v)
+            spread = []
+            if missing.any():
+                for p, child in zip(node["props"], node["children"]):
+                    spread.append((p, len(tasks)))
+                    tasks.append((child, rows[missing]))
+            known = ~missing
+            if node["lefts"] is not None:
+                go_left = np.zeros(len(rows), np.bool_)
+                go_left[known] = np.asarray(node["lefts"], np.bool_)[v[known].astype(np.int64)]
+            else:
+                go_left = known & (np.where(known, v, 0.0) < node["cut"])
+            sides = []
+            for side, child in ((go_left, node["children"][0]),
+                                (known & ~go_left, node["children"][1])):
+                if side.any():
+                    sides.append((side, len(tasks)))
+                    tasks.append((child, rows[side]))
+            parts.append((missing, spread, sides))
+        done = [None] * len(tasks)
+        for t in range(len(tasks) - 1, -1, -1):  # a task's branches come after it
+            at, rows = tasks[t]
+            out = np.zeros((len(rows), k))
+            if parts[t] is None:
+                out[:] = self.nodes[at]["probs"] if self.nodes[at]["probs"] is not None else 0.0
+            else:
+                missing, spread, sides = parts[t]
+                if spread:
+                    acc = np.zeros((int(missing.sum()), k))
+                    for p, c in spread:
+                        acc = acc + p * done[c]
+                        done[c] = None
+                    out[missing] = acc
+                for side, c in sides:
+                    out[side] = done[c]
+                    done[c] = None
+            done[t] = out
+        return done[0]
 
     def _leaf_text(self, node):
         if node["probs"] is None:  # no training weight reached it
@@ -1310,18 +1340,18 @@ class CartModel(Classifier):
             return f"{name} {'<' if side == 0 else '>='} {java_double(node['cut'])}"
         return f"{name}{'=' if side == 0 else '!='}{node['split']}"
 
-    def _text(self, at, level, out):
-        node = self.nodes[at]
-        if node["attr"] < 0:
-            out.append(self._leaf_text(node))
-            return
-        for side in range(2):
-            out.append("\n" + "|  " * level + self._test(node, side))
-            self._text(node["children"][side], level + 1, out)
-
     def text(self):
-        out = []
-        self._text(0, 0, out)
+        out, stack = [], [(0, 0, "")]  # (node, depth, the test line printed before it)
+        while stack:  # depth first, without recursion
+            at, level, test = stack.pop()
+            out.append(test)
+            node = self.nodes[at]
+            if node["attr"] < 0:
+                out.append(self._leaf_text(node))
+                continue
+            for side in (1, 0):
+                stack.append((node["children"][side], level + 1,
+                              "\n" + "|  " * level + self._test(node, side)))
         size = sum(n["size"][0] if n["attr"] < 0 else 1 for n in self.nodes)
         leaves = sum(n["size"][1] for n in self.nodes if n["attr"] < 0)
         return (f"CART Decision Tree\n{''.join(out)}\n\nNumber of Leaf Nodes: {leaves}\n\n"
@@ -1335,9 +1365,9 @@ class CartModel(Classifier):
     def rows(self):
         """One row per node, depth first, with its parent, the test that leads to
         it, and (at a leaf) its class and weights."""
-        out = []
-
-        def visit(at, parent, depth, test):
+        out, stack = [], [(0, None, 0, None)]
+        while stack:  # depth first, without recursion
+            at, parent, depth, test = stack.pop()
             node = self.nodes[at]
             leaf = node["attr"] < 0
             dist = node["dist"]
@@ -1349,7 +1379,7 @@ class CartModel(Classifier):
                         "weight": float(_sum(np.asarray(dist))),
                         "errors": float(_sum(np.asarray(dist)) - dist[best])})
             if not leaf:
-                for side in range(2):
-                    visit(node["children"][side], at, depth + 1, self._test(node, side))
-        visit(0, None, 0, None)
+                for side in (1, 0):
+                    stack.append((node["children"][side], at, depth + 1,
+                                  self._test(node, side)))
         return out

@@ -138,25 +138,24 @@ class RepTreeModel:
         return (f" : {self.classes[best]} ({_dts(total)}/{_dts(total - dist[best])})"
                 f" [{_dts(held_total)}/{_dts(held_total - held[best])}]")
 
-    def _lines(self, i, level, parent, out):
-        nd = self.nodes
-        a = nd["attr"][i]
-        if a < 0:
-            out.append(self._leaf(i, parent))
-            return
-        attr = self.attributes[a]
-        bar = "|   " * level
-        for b, child in enumerate(nd["children"][i]):
-            if attr.nominal:
-                test = f"{attr.name} = {attr.values[b]}"
-            else:
-                test = f"{attr.name} {'<' if b == 0 else '>='} {_dts(nd['cut'][i])}"
-            out.append("\n" + bar + test)
-            self._lines(child, level + 1, i, out)
-
     def text(self):
-        out = []
-        self._lines(0, 0, None, out)
+        nd, out = self.nodes, []
+        stack = [(0, 0, None, "")]  # (node, depth, parent, the test line printed before it)
+        while stack:  # depth first, without recursion: a tree may be thousands deep
+            i, level, parent, test = stack.pop()
+            out.append(test)
+            a = nd["attr"][i]
+            if a < 0:
+                out.append(self._leaf(i, parent))
+                continue
+            attr = self.attributes[a]
+            bar = "\n" + "|   " * level
+            for b in range(len(nd["children"][i]) - 1, -1, -1):
+                if attr.nominal:
+                    test = f"{attr.name} = {attr.values[b]}"
+                else:
+                    test = f"{attr.name} {'<' if b == 0 else '>='} {_dts(nd['cut'][i])}"
+                stack.append((nd["children"][i][b], level + 1, i, bar + test))
         return ("\nREPTree\n============\n" + "".join(out) + "\n"
                 + f"\nSize of the tree : {len(self.nodes['attr'])}")
 

@@ -10,15 +10,17 @@ or ``predict_value`` (a number) gives::
 
 The innermost FROM-less SELECT reads the outer row and gives, per split, the branch
 the row takes (NULL when the tested value is missing, NaN or unseen). Each level
-around it (``LEVELS`` at most) adds the weights the row gives the leaves and the
-nodes at its last depth: the weight of the last level's node above, times, for each
-edge since, 1 or 0 (the row's branch or another) or, where the branch is NULL, the
-branch's share of the training weight, as scoring spreads a missing value. So the
-text grows with the nodes times the depths a level spans, not times the depth. A
-leaf that no training row reached adds nothing on a spread path and answers with
-its parent's probabilities on a known one.
+around it (``LEVELS``, or more where one would span more than ``SPAN`` depths) adds
+the weights the row gives the leaves and the nodes at its last depth: the weight of
+the last level's node above, times, for each edge since, 1 or 0 (the row's branch or
+another) or, where the branch is NULL, the branch's share of the training weight, as
+scoring spreads a missing value. So the text grows with the nodes times the depths a
+level spans, not times the depth. A leaf that no training row reached adds nothing
+on a spread path and answers with its parent's probabilities on a known one. The
+sums over many leaves go in runs (``_answer``).
 """
 
+import math
 import sys
 from types import SimpleNamespace
 
@@ -26,6 +28,8 @@ from sqlglot import exp
 
 from ..sqlgen import (
     LEVELS,
+    SPAN,
+    TERMS,
     _as,
     _case,
     _from,
@@ -59,10 +63,9 @@ def _route(attribute, cut, lefts=None):
 def _factor(node, branch, prop, spread):
     """The weight one edge gives: 1 or 0 on a known value, ``prop`` (or 0 when
     ``spread`` is false) on a missing one."""
-    r = _var(f"_dm_r{node}")
     missing = _number(prop, double=True) if spread else exp.Literal.number(0)
-    return _case([(exp.Is(this=r, expression=exp.Null()), missing),
-                  (exp.EQ(this=r.copy(), expression=exp.Literal.number(branch)),
+    return _case([(exp.Is(this=_var(f"_dm_r{node}"), expression=exp.Null()), missing),
+                  (exp.EQ(this=_var(f"_dm_r{node}"), expression=exp.Literal.number(branch)),
                    exp.Literal.number(1))], exp.Literal.number(0))
 
 
@@ -72,7 +75,7 @@ def expression(model, dialect):
         return _answer(model, dialect, [(0, nd["probs"][0])],
                        _select([_as(_number(1.0, double=True), "_dm_w0")]))
     depth = max(depths([c if a >= 0 else [] for a, c in zip(nd["attr"], nd["children"])]))
-    step = -(-depth // LEVELS)  # the depths each level spans
+    step = min(-(-depth // LEVELS), SPAN)  # the depths each level spans
     leaves = []  # (the node whose weight column it reads, the probabilities it answers with)
     levels = [[] for _ in range(-(-depth // step))]
     # a node, its depth, and its weight: the last level's column times the edges since
@@ -101,18 +104,27 @@ def expression(model, dialect):
 
 def _answer(model, dialect, leaves, weights):
     """The class of the first best, or the number, from the leaves' weights: each
-    leaf's probabilities times its weight column, summed."""
+    leaf's probabilities times its weight column, summed. A long sum is added up in
+    two steps: runs of at least ``TERMS`` leaves, then the runs' sums, so that no
+    sum nests deeper than about the square root of the leaves (DuckDB plans a sum
+    nested n deep in time growing as n cubed)."""
     width = 1 if model.classes is None else len(model.classes)
-    sums = []
-    for c in range(width):  # a zero probability adds nothing
-        terms = [exp.Mul(this=_var(f"_dm_w{node}"), expression=_number(probs[c], double=True))
-                 for node, probs in leaves
-                 if probs is not None and probs[c] != 0.0]  # None: no weight reached it
-        sums.append(_sum(terms) if terms else _number(0.0, double=True))
+    terms = [[exp.Mul(this=_var(f"_dm_w{node}"), expression=_number(probs[c], double=True))
+              for node, probs in leaves
+              if probs is not None and probs[c] != 0.0]  # None: no weight reached it
+             for c in range(width)]  # a zero probability adds nothing
+    run, alias = max(TERMS, math.isqrt(max(len(t) for t in terms)) + 1), "_dm_leaf"
+    if any(len(t) > run for t in terms):
+        runs = [_as(_sum(t[j:j + run]), f"_dm_s{c}_{j}")
+                for c, t in enumerate(terms) for j in range(0, len(t), run)]
+        terms = [[_var(f"_dm_s{c}_{j}") for j in range(0, len(t), run)]
+                 for c, t in enumerate(terms)]
+        weights, alias = _select(runs, _from(weights, alias)), "_dm_runs"
+    sums = [_sum(t) if t else _number(0.0, double=True) for t in terms]
     if model.classes is None:
-        return exp.Subquery(this=_select([sums[0]], _from(weights, "_dm_leaf")))
+        return exp.Subquery(this=_select([sums[0]], _from(weights, alias)))
     probs = _select([_as(s, f"_dm_p{c}") for c, s in enumerate(sums)],
-                    _from(weights, "_dm_leaf"))
+                    _from(weights, alias))
     ignore_nulls = _greatest_convention(dialect_of(dialect))
     return first_best(probs, width, lambda c: exp.Literal.string(model.classes[c]),
                       ignore_nulls)
