@@ -1276,11 +1276,14 @@ class CartModel(Classifier):
         """As the reference's recursion: a known value's rows take their branch's
         probabilities, a missing value's the branches' sum weighted by their shares.
         Each (node, rows) is a task made before the tasks of its branches and worked
-        out after them, so that no Python stack grows with the tree's depth."""
+        out after them, so that no Python stack grows with the tree's depth; a task
+        keeps only its number of rows once its branches' tasks are made, so the rows
+        held are those of about two depths of the tree, not of every node."""
         x = {a: np.asarray(c, np.float64) for a, c in zip(self.used, columns)}
         k = len(self.classes)
         tasks, parts = [(0, np.arange(n))], []  # parts: (missing, [(share, task)], [(rows, task)])
-        for at, rows in tasks:  # grows as it goes
+        for t, (at, rows) in enumerate(tasks):  # it grows as it goes, a depth after another
+            tasks[t] = (at, len(rows))
             node = self.nodes[at]
             if node["attr"] < 0:
                 parts.append(None)
@@ -1289,9 +1292,10 @@ class CartModel(Classifier):
             missing = np.isnan(v)
             spread = []
             if missing.any():
+                sub = rows[missing]
                 for p, child in zip(node["props"], node["children"]):
                     spread.append((p, len(tasks)))
-                    tasks.append((child, rows[missing]))
+                    tasks.append((child, sub))
             known = ~missing
             if node["lefts"] is not None:
                 go_left = np.zeros(len(rows), np.bool_)
@@ -1307,8 +1311,8 @@ class CartModel(Classifier):
             parts.append((missing, spread, sides))
         done = [None] * len(tasks)
         for t in range(len(tasks) - 1, -1, -1):  # a task's branches come after it
-            at, rows = tasks[t]
-            out = np.zeros((len(rows), k))
+            at, size = tasks[t]
+            out = np.zeros((size, k))
             if parts[t] is None:
                 out[:] = self.nodes[at]["probs"] if self.nodes[at]["probs"] is not None else 0.0
             else:
