@@ -170,6 +170,18 @@ def check_tree(attributes, attr, children, props, probs, width, branches, target
         raise ValueError(f"node {below.index(False)} hangs below no node")
 
 
+def preorder(children):
+    """(node, parent, branch, depth) of every node under the root, node 0, depth
+    first in branch order, without recursion (a tree may be thousands deep);
+    ``children[i]`` lists node i's children (empty or None at a leaf)."""
+    stack = [(0, None, None, 0)]
+    while stack:
+        node = stack.pop()
+        yield node
+        kids = children[node[0]] or ()
+        stack += [(kids[b], node[0], b, node[3] + 1) for b in range(len(kids) - 1, -1, -1)]
+
+
 def check_records(records, keys, where):
     """Raise ValueError unless ``records`` is a non-empty list of objects, each with
     exactly the fields ``keys`` (a model's nodes or rules, before any is read)."""

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import duckmine
+from duckmine.algorithms.sqlgen import SPAN
 
 from .conftest import SAMPLES
 from .test_model_to_sql import assert_same, sqlite_labels
@@ -414,8 +415,6 @@ def test_rep_tree_and_cart_thousands_deep(fresh, learner):
     limit: it fits, prints, scores and draws. The SQL of a chain 148 deep spans it
     ``SPAN`` depths a level, in DuckDB (without LIMIT 1) and SQLite, on rows whose
     missing values are spread down the whole chain."""
-    from duckmine.algorithms.sqlgen import SPAN
-
     options = "{'pruned': false, 'min_leaf': 1}"
     fresh.execute("CREATE TABLE t AS SELECT i::DOUBLE AS x, ['a', 'b'][1 + i % 2] AS y "
                   "FROM range(1500) r(i)")

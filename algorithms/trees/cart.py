@@ -41,6 +41,7 @@ from ..models import (
     check_array,
     check_records,
     check_tree,
+    preorder,
 )
 from ..stop import checkpoint
 from .cost_complexity import Tree, predicted
@@ -1345,17 +1346,12 @@ class CartModel(Classifier):
         return f"{name}{'=' if side == 0 else '!='}{node['split']}"
 
     def text(self):
-        out, stack = [], [(0, 0, "")]  # (node, depth, the test line printed before it)
-        while stack:  # depth first, without recursion
-            at, level, test = stack.pop()
-            out.append(test)
-            node = self.nodes[at]
-            if node["attr"] < 0:
-                out.append(self._leaf_text(node))
-                continue
-            for side in (1, 0):
-                stack.append((node["children"][side], level + 1,
-                              "\n" + "|  " * level + self._test(node, side)))
+        out = []
+        for at, parent, side, level in preorder([n["children"] for n in self.nodes]):
+            if parent is not None:  # the test that leads to it
+                out.append("\n" + "|  " * (level - 1) + self._test(self.nodes[parent], side))
+            if self.nodes[at]["attr"] < 0:
+                out.append(self._leaf_text(self.nodes[at]))
         size = sum(n["size"][0] if n["attr"] < 0 else 1 for n in self.nodes)
         leaves = sum(n["size"][1] for n in self.nodes if n["attr"] < 0)
         return (f"CART Decision Tree\n{''.join(out)}\n\nNumber of Leaf Nodes: {leaves}\n\n"
@@ -1369,21 +1365,17 @@ class CartModel(Classifier):
     def rows(self):
         """One row per node, depth first, with its parent, the test that leads to
         it, and (at a leaf) its class and weights."""
-        out, stack = [], [(0, None, 0, None)]
-        while stack:  # depth first, without recursion
-            at, parent, depth, test = stack.pop()
+        out = []
+        for at, parent, side, depth in preorder([n["children"] for n in self.nodes]):
             node = self.nodes[at]
             leaf = node["attr"] < 0
             dist = node["dist"]
             best = _max_index(dist)
-            out.append({"node": at, "parent": parent, "depth": depth, "test": test,
+            out.append({"node": at, "parent": parent, "depth": depth,
+                        "test": None if parent is None else self._test(self.nodes[parent], side),
                         "is_leaf": leaf,
                         "class": self.classes[node["cls"]] if leaf and node["cls"] >= 0
                         else None,
                         "weight": float(_sum(np.asarray(dist))),
                         "errors": float(_sum(np.asarray(dist)) - dist[best])})
-            if not leaf:
-                for side in (1, 0):
-                    stack.append((node["children"][side], at, depth + 1,
-                                  self._test(node, side)))
         return out

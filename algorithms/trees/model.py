@@ -8,7 +8,7 @@ import numpy as np
 from .. import pictures
 from ..javafmt import double_to_string
 from ..jit import njit
-from ..models import attributes_of, body, check_array, check_tree
+from ..models import attributes_of, body, check_array, check_tree, preorder
 from . import reptree
 
 
@@ -140,22 +140,14 @@ class RepTreeModel:
 
     def text(self):
         nd, out = self.nodes, []
-        stack = [(0, 0, None, "")]  # (node, depth, parent, the test line printed before it)
-        while stack:  # depth first, without recursion: a tree may be thousands deep
-            i, level, parent, test = stack.pop()
-            out.append(test)
-            a = nd["attr"][i]
-            if a < 0:
+        for i, parent, b, level in preorder(nd["children"]):
+            if parent is not None:  # the test that leads to it
+                attr = self.attributes[nd["attr"][parent]]
+                test = (f"{attr.name} = {attr.values[b]}" if attr.nominal else
+                        f"{attr.name} {'<' if b == 0 else '>='} {_dts(nd['cut'][parent])}")
+                out.append("\n" + "|   " * (level - 1) + test)
+            if nd["attr"][i] < 0:
                 out.append(self._leaf(i, parent))
-                continue
-            attr = self.attributes[a]
-            bar = "\n" + "|   " * level
-            for b in range(len(nd["children"][i]) - 1, -1, -1):
-                if attr.nominal:
-                    test = f"{attr.name} = {attr.values[b]}"
-                else:
-                    test = f"{attr.name} {'<' if b == 0 else '>='} {_dts(nd['cut'][i])}"
-                stack.append((nd["children"][i][b], level + 1, i, bar + test))
         return ("\nREPTree\n============\n" + "".join(out) + "\n"
                 + f"\nSize of the tree : {len(self.nodes['attr'])}")
 

@@ -113,7 +113,8 @@ def _answer(model, dialect, leaves, weights):
               for node, probs in leaves
               if probs is not None and probs[c] != 0.0]  # None: no weight reached it
              for c in range(width)]  # a zero probability adds nothing
-    run, alias = max(TERMS, math.isqrt(max(len(t) for t in terms)) + 1), "_dm_leaf"
+    run = max(TERMS, math.isqrt(max(len(t) for t in terms)) + 1)
+    alias = "_dm_leaf"
     if any(len(t) > run for t in terms):
         runs = [_as(_sum(t[j:j + run]), f"_dm_s{c}_{j}")
                 for c, t in enumerate(terms) for j in range(0, len(t), run)]
